@@ -1,0 +1,108 @@
+// Backend and DelegateHandle: the host's C++ view of one backend table and of one
+// delegate instance. Both keep the plugin that provides them loaded while they live.
+#ifndef PLUGRT_BACKEND_H_
+#define PLUGRT_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "plugrt/plugrt_abi.h"
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt {
+
+namespace internal {
+struct PluginRecord;
+struct BackendTable;
+}  // namespace internal
+
+using PluginId = uint64_t;
+
+/// Where a plugin came from and what it says about itself.
+struct PluginInfo {
+  PluginId id = 0;
+  std::string name;
+  std::string version;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  /// "built-in", or the path of the plugin file.
+  std::string origin;
+};
+
+/// The answer of a backend's is_available.
+struct Availability {
+  bool available = false;
+  std::string reason;  // why not, when not available
+};
+
+/// What `init` gets. Pointers are borrowed: `blob` must stay valid and unmoved until the
+/// handle is destroyed; the option arrays only during the call.
+struct InitOptions {
+  const void* blob = nullptr;
+  size_t blob_size = 0;
+  Span<const plugrt_option> compile_specs;
+  Span<const plugrt_option> runtime_options;
+  size_t num_threads = 0;  // 0: the backend's default
+};
+
+class DelegateHandle;
+
+/// One backend of a registered plugin. Cheap to copy; keeps the plugin loaded.
+class Backend {
+ public:
+  const std::string& name() const;
+  const std::string& description() const;
+  const PluginInfo& plugin() const;
+  plugrt_backend_capabilities capabilities() const;
+  bool can_execute_concurrently() const;
+  bool has_aot() const;
+
+  /// Asks the backend whether it can run here, with its reason when not.
+  Availability is_available() const;
+
+  /// Creates a delegate instance. Errors carry the backend's code and the message it
+  /// reported, prefixed with "backend '<name>' (<origin>): init: ".
+  Result<DelegateHandle> init(const InitOptions& options) const;
+
+ private:
+  friend class Registry;
+  friend class DelegateHandle;
+  Backend(std::shared_ptr<const internal::PluginRecord> plugin, const internal::BackendTable* table)
+      : plugin_(std::move(plugin)), table_(table) {}
+  Status failure(std::string_view call, plugrt_status status) const;
+
+  std::shared_ptr<const internal::PluginRecord> plugin_;
+  const internal::BackendTable* table_;
+};
+
+/// A live delegate instance. Move-only; destroys the plugin's handle when it goes away.
+class DelegateHandle {
+ public:
+  DelegateHandle(DelegateHandle&& other) noexcept;
+  DelegateHandle& operator=(DelegateHandle&& other) noexcept;
+  DelegateHandle(const DelegateHandle&) = delete;
+  DelegateHandle& operator=(const DelegateHandle&) = delete;
+  ~DelegateHandle();
+
+  /// Runs the delegate. Allocates nothing on success. Calls on one handle are
+  /// serialised unless the backend declares PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE.
+  Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs);
+
+  const Backend& backend() const { return backend_; }
+
+ private:
+  friend class Backend;
+  DelegateHandle(Backend backend, plugrt_delegate_handle handle);
+  void reset();
+
+  Backend backend_;
+  plugrt_delegate_handle handle_ = nullptr;
+  std::unique_ptr<std::mutex> serialize_;  // null when the backend allows concurrency
+};
+
+}  // namespace plugrt
+
+#endif  // PLUGRT_BACKEND_H_

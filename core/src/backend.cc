@@ -1,0 +1,116 @@
+#include "plugrt/backend.h"
+
+#include "plugin_record.h"
+
+namespace plugrt {
+namespace {
+
+constexpr size_t kReasonCapacity = 512;
+
+}  // namespace
+
+const std::string& Backend::name() const { return table_->name; }
+const std::string& Backend::description() const { return table_->description; }
+const PluginInfo& Backend::plugin() const { return plugin_->info; }
+plugrt_backend_capabilities Backend::capabilities() const { return table_->capabilities; }
+bool Backend::can_execute_concurrently() const {
+  return (table_->capabilities & PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE) != 0;
+}
+bool Backend::has_aot() const { return table_->partition != nullptr; }
+
+Status Backend::failure(std::string_view call, plugrt_status status) const {
+  std::string message = "backend '" + table_->name + "' (" + plugin_->info.origin + "): " +
+                        std::string(call) + " failed";
+  Error code = error_from_abi(status);
+  if (std::optional<ReportedError> reported = take_reported_error()) {
+    message += ": " + reported->message;
+  } else {
+    message += " with " + std::string(to_string(code)) + " and reported no reason";
+  }
+  if (code == Error::kOk) code = Error::kInternal;  // a failure dressed as success
+  return Status(code, std::move(message));
+}
+
+Availability Backend::is_available() const {
+  char reason[kReasonCapacity];
+  plugrt_text_buffer buffer{reason, sizeof(reason), 0};
+  Availability availability;
+  availability.available = table_->is_available(table_->context, plugin_->host->table(), &buffer);
+  if (!availability.available) {
+    availability.reason.assign(reason, std::min(buffer.size, sizeof(reason)));
+    if (availability.reason.empty()) availability.reason = "the backend gave no reason";
+  }
+  return availability;
+}
+
+Result<DelegateHandle> Backend::init(const InitOptions& options) const {
+  plugrt_init_args args{};
+  args.struct_size = sizeof(args);
+  args.blob = options.blob;
+  args.blob_size = options.blob_size;
+  args.compile_specs = options.compile_specs.data();
+  args.num_compile_specs = options.compile_specs.size();
+  args.runtime_options = options.runtime_options.data();
+  args.num_runtime_options = options.runtime_options.size();
+  args.num_threads = options.num_threads;
+
+  take_reported_error();  // a stale report must not explain this call
+  plugrt_delegate_handle handle = nullptr;
+  const plugrt_status status =
+      table_->init(table_->context, plugin_->host->table(), &args, &handle);
+  if (status != PLUGRT_STATUS_OK) return failure("init", status);
+  if (handle == nullptr) {
+    return Status(Error::kDelegateInvalidHandle,
+                  "backend '" + table_->name + "' (" + plugin_->info.origin +
+                      "): init succeeded but returned a NULL handle");
+  }
+  return DelegateHandle(*this, handle);
+}
+
+DelegateHandle::DelegateHandle(Backend backend, plugrt_delegate_handle handle)
+    : backend_(std::move(backend)), handle_(handle) {
+  if (!backend_.can_execute_concurrently()) serialize_ = std::make_unique<std::mutex>();
+}
+
+DelegateHandle::DelegateHandle(DelegateHandle&& other) noexcept
+    : backend_(other.backend_), handle_(other.handle_), serialize_(std::move(other.serialize_)) {
+  other.handle_ = nullptr;
+}
+
+DelegateHandle& DelegateHandle::operator=(DelegateHandle&& other) noexcept {
+  if (this != &other) {
+    reset();
+    backend_ = other.backend_;
+    handle_ = other.handle_;
+    serialize_ = std::move(other.serialize_);
+    other.handle_ = nullptr;
+  }
+  return *this;
+}
+
+DelegateHandle::~DelegateHandle() { reset(); }
+
+void DelegateHandle::reset() {
+  if (handle_ != nullptr) backend_.table_->destroy(handle_);
+  handle_ = nullptr;
+}
+
+Status DelegateHandle::execute(Span<const DLTensor* const> inputs,
+                               Span<const DLTensor* const> outputs) {
+  if (handle_ == nullptr) {
+    return Status(Error::kDelegateInvalidHandle, "execute on a moved-from or destroyed handle");
+  }
+  const plugrt_execute_args args{sizeof(plugrt_execute_args), inputs.data(), inputs.size(),
+                                 outputs.data(), outputs.size()};
+  plugrt_status status;
+  if (serialize_ == nullptr) {
+    status = backend_.table_->execute(handle_, &args);
+  } else {
+    std::lock_guard<std::mutex> lock(*serialize_);
+    status = backend_.table_->execute(handle_, &args);
+  }
+  if (status == PLUGRT_STATUS_OK) return Status::ok();
+  return backend_.failure("execute", status);
+}
+
+}  // namespace plugrt

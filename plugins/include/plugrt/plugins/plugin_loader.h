@@ -1,0 +1,103 @@
+// The plugin loader: finds plugin files, reads their metadata without running their
+// code, and loads a plugin (dlopen, entry function, registration) only when one of its
+// backends is first looked up in the registry. It keeps a verdict on every file it
+// considered, for `plugrt doctor`.
+#ifndef PLUGRT_PLUGINS_PLUGIN_LOADER_H_
+#define PLUGRT_PLUGINS_PLUGIN_LOADER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugrt/plugins/plugin_metadata.h"
+#include "plugrt/plugins/search_path.h"
+#include "plugrt/registry.h"
+#include "plugrt/status.h"
+
+namespace plugrt::plugins {
+
+class PluginLibrary;
+
+/// What the loader concluded about one file.
+struct PluginReport {
+  enum class State {
+    kAccepted,  ///< Its metadata passed every check; not loaded yet.
+    kLoaded,    ///< Loaded and registered.
+    kRefused,   ///< Refused; `refusal` says why.
+  };
+  std::string path;
+  /// Which search-path source found it ("application", "PLUGRT_PLUGIN_PATH", "install",
+  /// "executable"), or "explicit" for a file the application loaded by path.
+  std::string found_in;
+  State state = State::kAccepted;
+  Status refusal;
+  std::optional<PluginMetadata> metadata;
+  /// Backend names it offers that an earlier file already provides, each with that file.
+  std::vector<std::pair<std::string, std::string>> shadowed_by;
+  /// Whether its code is mapped: loaded, or unloaded but pinned by live handles.
+  bool code_mapped = false;
+};
+
+std::string_view to_string(PluginReport::State state);
+
+class PluginLoader final : public BackendProvider {
+ public:
+  /// Attaches itself to `registry` as a provider; `registry` must outlive it.
+  explicit PluginLoader(Registry& registry, SearchPathOptions options = {});
+  ~PluginLoader() override;
+  PluginLoader(const PluginLoader&) = delete;
+  PluginLoader& operator=(const PluginLoader&) = delete;
+
+  /// Scans the search path and checks every candidate file's metadata (no plugin code
+  /// runs). Files already loaded keep their state; the others are considered afresh.
+  void discover();
+
+  /// Loads the plugin at `path` now, found or not by discovery. Loading a file that is
+  /// already loaded returns its id. Errors start with the path and say why it was
+  /// refused; the verdict is kept in the report.
+  Result<PluginId> load(const std::string& path);
+
+  /// Unregisters a loaded plugin. Delegate handles already made from it keep working
+  /// and keep its code mapped until they are destroyed. Errors: kNotFound.
+  Status unload(const std::string& path);
+
+  /// One entry per file considered, in search order (explicit loads first).
+  std::vector<PluginReport> report() const;
+  const std::vector<SearchDirectory>& search_path() const { return search_path_; }
+
+  // BackendProvider: lazy loading on the first lookup of a backend name.
+  std::optional<int64_t> candidate_rank(std::string_view backend_name) override;
+  Result<Backend> provide(std::string_view backend_name, Registry& registry) override;
+
+ private:
+  struct Candidate {
+    std::string path;
+    std::string found_in;
+    int64_t rank = 0;
+    Status refusal;  // not ok: refused
+    std::optional<PluginMetadata> metadata;
+    std::optional<PluginId> id;  // set while registered
+    std::weak_ptr<PluginLibrary> library;
+  };
+
+  Candidate& add_candidate_locked(std::string path, std::string found_in, int64_t rank);
+  void refuse_locked(Candidate& candidate, Status why);
+  Status load_locked(Candidate& candidate);
+  Candidate* find_locked(const std::string& path);
+
+  Registry& registry_;
+  SearchPathOptions options_;
+  std::vector<SearchDirectory> search_path_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Candidate>> candidates_;  // in rank order
+  std::map<std::string, std::vector<Candidate*>, std::less<>> by_backend_;
+  int64_t next_explicit_rank_;
+};
+
+}  // namespace plugrt::plugins
+
+#endif  // PLUGRT_PLUGINS_PLUGIN_LOADER_H_

@@ -1,0 +1,45 @@
+// Where plugin files are looked for, in order (DESIGN.md, "Finding and loading plugins"):
+//   1. directories the application registers,
+//   2. PLUGRT_PLUGIN_PATH (colon-separated; read with secure_getenv, so a set-uid or
+//      set-gid program ignores it),
+//   3. the install directory, <prefix>/lib/plugrt/plugins,
+//   4. the "plugins" directory next to the running executable.
+// In each directory, files named libplugrt_<name>.so are candidates, in name order.
+#ifndef PLUGRT_PLUGINS_SEARCH_PATH_H_
+#define PLUGRT_PLUGINS_SEARCH_PATH_H_
+
+#include <string>
+#include <vector>
+
+namespace plugrt::plugins {
+
+struct SearchPathOptions {
+  std::vector<std::string> application_directories;
+  bool use_environment = true;
+  bool use_install_directory = true;
+  bool use_executable_directory = true;
+};
+
+/// One directory of the search path and which of the sources above gave it.
+struct SearchDirectory {
+  std::string path;
+  std::string source;  // "application", "PLUGRT_PLUGIN_PATH", "install", "executable"
+};
+
+/// The directories to search, in order, without duplicates. Directories that do not
+/// exist are kept (a report says they were empty).
+std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options);
+
+/// The plugin candidates in `directory` (libplugrt_*.so, regular files or links to
+/// them), full paths sorted by file name. A missing or unreadable directory gives none.
+std::vector<std::string> list_plugin_files(const std::string& directory);
+
+/// <install prefix>/lib/plugrt/plugins, as configured at build time.
+std::string install_plugin_directory();
+
+/// The directory of the running executable, or "" when it cannot be found.
+std::string executable_directory();
+
+}  // namespace plugrt::plugins
+
+#endif  // PLUGRT_PLUGINS_SEARCH_PATH_H_

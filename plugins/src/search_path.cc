@@ -1,0 +1,82 @@
+#include "plugrt/plugins/search_path.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string_view>
+
+namespace plugrt::plugins {
+namespace {
+
+constexpr std::string_view kPrefix = "libplugrt_";
+constexpr std::string_view kSuffix = ".so";
+
+bool is_candidate_name(std::string_view name) {
+  return name.size() > kPrefix.size() + kSuffix.size() &&
+         name.substr(0, kPrefix.size()) == kPrefix &&
+         name.substr(name.size() - kSuffix.size()) == kSuffix;
+}
+
+}  // namespace
+
+std::string install_plugin_directory() { return PLUGRT_INSTALL_PLUGIN_DIR; }
+
+std::string executable_directory() {
+  std::string buffer(4096, '\0');
+  const ssize_t size = readlink("/proc/self/exe", buffer.data(), buffer.size());
+  if (size <= 0 || static_cast<size_t>(size) >= buffer.size()) return "";
+  buffer.resize(static_cast<size_t>(size));
+  const size_t slash = buffer.rfind('/');
+  return slash == std::string::npos ? "" : buffer.substr(0, slash);
+}
+
+std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options) {
+  std::vector<SearchDirectory> path;
+  std::set<std::string> seen;
+  auto add = [&](std::string directory, const char* source) {
+    while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+    if (directory.empty() || !seen.insert(directory).second) return;
+    path.push_back({std::move(directory), source});
+  };
+  for (const std::string& directory : options.application_directories) {
+    add(directory, "application");
+  }
+  if (options.use_environment) {
+    // secure_getenv returns NULL in a set-uid/set-gid program: no path injection there.
+    if (const char* value = secure_getenv("PLUGRT_PLUGIN_PATH")) {
+      std::string_view rest(value);
+      while (!rest.empty()) {
+        const size_t colon = rest.find(':');
+        add(std::string(rest.substr(0, colon)), "PLUGRT_PLUGIN_PATH");
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+      }
+    }
+  }
+  if (options.use_install_directory) add(install_plugin_directory(), "install");
+  if (options.use_executable_directory) {
+    const std::string directory = executable_directory();
+    if (!directory.empty()) add(directory + "/plugins", "executable");
+  }
+  return path;
+}
+
+std::vector<std::string> list_plugin_files(const std::string& directory) {
+  std::vector<std::string> files;
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(directory.c_str()), &closedir);
+  if (dir == nullptr) return files;
+  while (const dirent* entry = readdir(dir.get())) {
+    if (!is_candidate_name(entry->d_name)) continue;
+    std::string path = directory + "/" + entry->d_name;
+    struct stat info;
+    if (stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)) files.push_back(std::move(path));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace plugrt::plugins

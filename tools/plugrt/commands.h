@@ -1,0 +1,30 @@
+// The subcommands of `plugrt`. Each one adds itself to the CLI11 app and runs from a
+// callback; failures print one line to stderr and set a non-zero exit code.
+#ifndef PLUGRT_TOOLS_PLUGRT_COMMANDS_H_
+#define PLUGRT_TOOLS_PLUGRT_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace plugrt::tools {
+
+/// Options every subcommand that touches plugins shares.
+struct PluginOptions {
+  std::vector<std::string> plugin_dirs;  // searched before PLUGRT_PLUGIN_PATH
+  bool json = false;
+};
+
+/// Where a command leaves its exit code.
+struct CommandResult {
+  int exit_code = 0;
+};
+
+void add_backends_command(CLI::App& app, CommandResult& result);
+void add_doctor_command(CLI::App& app, CommandResult& result);
+void add_inspect_command(CLI::App& app, CommandResult& result);
+
+}  // namespace plugrt::tools
+
+#endif  // PLUGRT_TOOLS_PLUGRT_COMMANDS_H_

@@ -1,0 +1,254 @@
+// `plugrt backends`, `plugrt doctor` and `plugrt inspect`: what plugins there are, which
+// were accepted or refused and why, and what one plugin file says about itself.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/registry.h"
+
+namespace plugrt::tools {
+namespace {
+
+using nlohmann::json;
+using plugins::PluginReport;
+
+plugins::SearchPathOptions search_options(const PluginOptions& options) {
+  plugins::SearchPathOptions search;
+  search.application_directories = options.plugin_dirs;
+  return search;
+}
+
+void add_plugin_options(CLI::App& command, PluginOptions& options) {
+  command.add_option("--plugin-dir", options.plugin_dirs,
+                     "Directory to search for plugins first (repeatable)");
+  command.add_flag("--json", options.json, "Print machine-readable JSON");
+}
+
+std::string abi_text(uint32_t major, uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// A registry whose plugins' log lines stay out of the command's output, unless
+// PLUGRT_LOG asks for them.
+std::shared_ptr<HostEnvironment> command_environment() {
+  auto environment = std::make_shared<HostEnvironment>();
+  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
+  return environment;
+}
+
+// Loads every accepted plugin, so their backends can be listed and asked about.
+void load_accepted(plugins::PluginLoader& loader) {
+  for (const PluginReport& report : loader.report()) {
+    if (report.state == PluginReport::State::kAccepted) (void)loader.load(report.path);
+  }
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    std::cout << line << "\n";
+  }
+}
+
+void run_backends(const PluginOptions& options) {
+  Registry registry(command_environment());
+  plugins::PluginLoader loader(registry, search_options(options));
+  loader.discover();
+  load_accepted(loader);
+
+  json listed = json::array();
+  std::vector<std::vector<std::string>> rows = {
+      {"BACKEND", "PLUGIN", "VERSION", "ABI", "AVAILABLE", "FILE"}};
+  for (const BackendInfo& info : registry.list_backends()) {
+    json entry = {{"name", info.name},
+                  {"description", info.description},
+                  {"plugin", info.plugin.name},
+                  {"version", info.plugin.version},
+                  {"abi", abi_text(info.plugin.abi_major, info.plugin.abi_minor)},
+                  {"file", info.plugin.origin},
+                  {"has_aot", info.has_aot}};
+    std::string available;
+    if (info.shadowed_by) {
+      entry["shadowed_by"] = *info.shadowed_by;
+      available = "shadowed by " + *info.shadowed_by;
+    } else if (Result<Backend> backend = registry.find_registered_backend(info.name);
+               backend.is_ok()) {
+      const Availability availability = backend->is_available();
+      entry["available"] = availability.available;
+      if (!availability.available) entry["reason"] = availability.reason;
+      available = availability.available ? "yes" : "no: " + availability.reason;
+    }
+    rows.push_back({info.name, info.plugin.name, info.plugin.version, entry["abi"], available,
+                    info.plugin.origin});
+    listed.push_back(std::move(entry));
+  }
+  if (options.json) {
+    std::cout << json{{"backends", listed}}.dump(2) << "\n";
+  } else if (rows.size() == 1) {
+    std::cout << "No backends found. `plugrt doctor` shows where plugrt looked and why.\n";
+  } else {
+    print_table(rows);
+  }
+}
+
+bool is_directory(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+void run_doctor(const PluginOptions& options) {
+  Registry registry(command_environment());
+  plugins::PluginLoader loader(registry, search_options(options));
+  loader.discover();
+  load_accepted(loader);  // a verdict includes what loading the plugin showed
+
+  json search_path = json::array();
+  for (const plugins::SearchDirectory& directory : loader.search_path()) {
+    search_path.push_back(
+        {{"path", directory.path}, {"source", directory.source}, {"exists", is_directory(directory.path)}});
+  }
+  json files = json::array();
+  for (const PluginReport& report : loader.report()) {
+    json entry = {{"path", report.path},
+                  {"found_in", report.found_in},
+                  {"verdict", report.state == PluginReport::State::kRefused ? "refused" : "accepted"}};
+    if (report.state == PluginReport::State::kRefused) {
+      entry["reason"] = report.refusal.message();
+      entry["error"] = std::string(to_string(report.refusal.code()));
+    }
+    if (report.metadata) {
+      entry["plugin"] = report.metadata->name;
+      entry["version"] = report.metadata->version;
+      entry["abi"] = abi_text(report.metadata->abi_major, report.metadata->abi_minor);
+      entry["backends"] = report.metadata->backends;
+    }
+    for (const auto& [backend, winner] : report.shadowed_by) {
+      entry["shadowed"].push_back({{"backend", backend}, {"by", winner}});
+    }
+    files.push_back(std::move(entry));
+  }
+  if (options.json) {
+    std::cout << json{{"host_abi", abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR)},
+                      {"search_path", search_path},
+                      {"plugins", files}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "Host plugin ABI " << abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR)
+            << ". Search path, in order:\n";
+  for (const json& directory : search_path) {
+    std::cout << "  " << directory["path"].get<std::string>() << "  ("
+              << directory["source"].get<std::string>()
+              << (directory["exists"].get<bool>() ? "" : ", missing") << ")\n";
+  }
+  std::cout << (files.empty() ? "No plugin files (libplugrt_*.so) found.\n" : "Plugin files:\n");
+  for (const json& file : files) {
+    std::cout << "  " << file["verdict"].get<std::string>() << "  "
+              << file["path"].get<std::string>() << "\n";
+    if (file.contains("plugin")) {
+      std::cout << "      plugin " << file["plugin"].get<std::string>() << " "
+                << file["version"].get<std::string>() << ", ABI " << file["abi"].get<std::string>()
+                << ", backends:";
+      for (const json& backend : file["backends"]) std::cout << " " << backend.get<std::string>();
+      std::cout << "\n";
+    }
+    if (file.contains("reason")) std::cout << "      why: " << file["reason"].get<std::string>() << "\n";
+    if (file.contains("shadowed")) {
+      for (const json& shadow : file["shadowed"]) {
+        std::cout << "      backend '" << shadow["backend"].get<std::string>()
+                  << "' is shadowed by " << shadow["by"].get<std::string>() << "\n";
+      }
+    }
+  }
+}
+
+int run_inspect(const std::string& path, bool as_json) {
+  // Reads the file only: no plugin code runs.
+  Result<plugins::PluginFileInfo> info = plugins::inspect_plugin_file(path);
+  if (!info.is_ok()) {
+    std::cerr << "plugrt inspect: " << info.status().message() << "\n";
+    return 1;
+  }
+  const plugins::PluginMetadata& metadata = info->metadata;
+  const bool compatible = metadata.abi_major == PLUGRT_ABI_MAJOR;
+  json out = {{"file", path},
+              {"kind", "plugin"},
+              {"machine", plugins::ElfImage::machine_name(info->machine)},
+              {"plugin", metadata.name},
+              {"version", metadata.version},
+              {"abi", abi_text(metadata.abi_major, metadata.abi_minor)},
+              {"abi_compatible", compatible},
+              {"backends", metadata.backends},
+              {"has_entry_symbol", info->has_entry_symbol},
+              {"exported_symbols", info->exported_symbols},
+              {"needed_libraries", info->needed_libraries}};
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << path << "\n"
+            << "  plugin            " << metadata.name << " " << metadata.version << "\n"
+            << "  built for ABI     " << out["abi"].get<std::string>()
+            << (compatible ? " (this host: " : " (INCOMPATIBLE with this host: ")
+            << abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR) << ")\n"
+            << "  machine           " << out["machine"].get<std::string>() << "\n"
+            << "  backends         ";
+  for (const std::string& backend : metadata.backends) std::cout << " " << backend;
+  std::cout << "\n  entry symbol      "
+            << (info->has_entry_symbol ? "present" : "MISSING") << "\n  exports          ";
+  for (const std::string& symbol : info->exported_symbols) std::cout << " " << symbol;
+  std::cout << "\n  needs            ";
+  for (const std::string& library : info->needed_libraries) std::cout << " " << library;
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_backends_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<PluginOptions>();
+  CLI::App* command = app.add_subcommand(
+      "backends", "List every backend found, with its plugin, version, ABI, file and availability");
+  add_plugin_options(*command, *options);
+  command->callback([options, &result] {
+    run_backends(*options);
+    result.exit_code = 0;
+  });
+}
+
+void add_doctor_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<PluginOptions>();
+  CLI::App* command = app.add_subcommand(
+      "doctor", "Show the plugin search path and the verdict on every plugin file considered");
+  add_plugin_options(*command, *options);
+  command->callback([options, &result] {
+    run_doctor(*options);
+    result.exit_code = 0;
+  });
+}
+
+void add_inspect_command(CLI::App& app, CommandResult& result) {
+  auto path = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  CLI::App* command = app.add_subcommand(
+      "inspect", "Show a plugin file's metadata, exports and dependencies without loading it");
+  command->add_option("FILE", *path, "A plugin file (libplugrt_<name>.so)")->required();
+  command->add_flag("--json", *as_json, "Print machine-readable JSON");
+  command->callback([path, as_json, &result] { result.exit_code = run_inspect(*path, *as_json); });
+}
+
+}  // namespace plugrt::tools

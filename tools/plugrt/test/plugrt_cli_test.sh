@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs the real `plugrt` binary on real plugin files and checks what it prints.
+# Usage: plugrt_cli_test.sh PLUGRT_BINARY TEST_PLUGIN_DIR
+set -uo pipefail
+plugrt="$1"
+plugins="$2"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+cp "$plugins/libplugrt_good.so" "$plugins/libplugrt_unavailable.so" \
+   "$plugins/libplugrt_abi_major_2.so" "$dir/"
+unset PLUGRT_PLUGIN_PATH
+
+passed=0
+failed=0
+check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
+  local name="$1" expected_exit="$2" pattern="$3"
+  shift 4
+  local output exit_code
+  output="$("$@" 2>&1)"
+  exit_code=$?
+  if [ "$exit_code" -eq "$expected_exit" ] && grep -qE -- "$pattern" <<<"$output"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: exit $exit_code (wanted $expected_exit), pattern '$pattern' in:"
+    echo "$output" | sed 's/^/    /'
+  fi
+}
+
+check help 0 "backends.*doctor.*inspect|doctor" -- "$plugrt" --help
+check no-subcommand 106 "A subcommand is required" -- "$plugrt"
+check backends-table 0 "^offset +good +1\.0\.0 +1\.1 +yes" -- "$plugrt" backends --plugin-dir "$dir"
+check backends-unavailable 0 "offline .*no: no test accelerator is attached" -- \
+  "$plugrt" backends --plugin-dir "$dir"
+check backends-json 0 '"name": "offset"' -- "$plugrt" backends --plugin-dir "$dir" --json
+check doctor-refusal 0 "why: .*built for plugin ABI 2\.1, this host implements ABI 1\.1" -- \
+  "$plugrt" doctor --plugin-dir "$dir"
+check doctor-search-path 0 "$dir  \(application\)" -- "$plugrt" doctor --plugin-dir "$dir"
+check doctor-json 0 '"verdict": "refused"' -- "$plugrt" doctor --plugin-dir "$dir" --json
+check inspect-plugin 0 "backends +offset" -- "$plugrt" inspect "$dir/libplugrt_good.so"
+check inspect-incompatible 0 "INCOMPATIBLE with this host" -- \
+  "$plugrt" inspect "$dir/libplugrt_abi_major_2.so"
+check inspect-json 0 '"exported_symbols": \[' -- "$plugrt" inspect --json "$dir/libplugrt_good.so"
+echo "not a plugin" >"$dir/notes.txt"
+check inspect-not-elf 1 "^plugrt inspect: .*notes\.txt: not an ELF file" -- \
+  "$plugrt" inspect "$dir/notes.txt"
+check inspect-missing 1 "^plugrt inspect: .*nowhere\.so" -- "$plugrt" inspect "$dir/nowhere.so"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
