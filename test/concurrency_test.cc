@@ -32,9 +32,13 @@ TEST(RegistryConcurrency, LookupsAndLazyLoadsRaceRegistrationAndUnloading) {
   PluginLoader loader(registry, options);
   loader.discover();
 
+  // Workers run until the churner has gone round often enough to overlap them many
+  // times, and at least kMinRunsPerWorker runs each.
   constexpr int kWorkers = 4;
-  constexpr int kRunsPerWorker = 300;
+  constexpr int kMinRunsPerWorker = 2000;
+  constexpr int kMinChurnCycles = 200;
   std::atomic<bool> done{false};
+  std::atomic<int> churn_cycles{0};
   std::atomic<int> wrong{0}, failed{0};
   std::mutex failure_mutex;
   std::string first_failure;
@@ -46,7 +50,7 @@ TEST(RegistryConcurrency, LookupsAndLazyLoadsRaceRegistrationAndUnloading) {
   // "offset" comes from the plugin file or from the static copy of the same code;
   // "private_a" only from its file. Every answer must be right whichever wins.
   auto worker = [&](int seed) {
-    for (int run = 0; run < kRunsPerWorker; ++run) {
+    for (int run = 0; run < kMinRunsPerWorker || churn_cycles.load() < kMinChurnCycles; ++run) {
       const bool use_private = (run + seed) % 3 == 0;
       Result<Backend> backend = registry.find_backend(use_private ? "private_a" : "offset");
       if (!backend.is_ok()) {
@@ -78,6 +82,7 @@ TEST(RegistryConcurrency, LookupsAndLazyLoadsRaceRegistrationAndUnloading) {
         fail(status);
       }
       (void)loader.unload(good);  // NotFound when not loaded at the moment: fine
+      churn_cycles++;
       std::this_thread::yield();
     }
   };
@@ -89,6 +94,7 @@ TEST(RegistryConcurrency, LookupsAndLazyLoadsRaceRegistrationAndUnloading) {
   done = true;
   churner.join();
 
+  EXPECT_GE(churn_cycles.load(), kMinChurnCycles);
   EXPECT_EQ(failed.load(), 0) << "first failure: " << first_failure;
   EXPECT_EQ(wrong.load(), 0);
 }
