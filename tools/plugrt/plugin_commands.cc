@@ -166,7 +166,13 @@ void run_doctor(const PluginOptions& options) {
       for (const json& backend : file["backends"]) std::cout << " " << backend.get<std::string>();
       std::cout << "\n";
     }
-    if (file.contains("reason")) std::cout << "      why: " << file["reason"].get<std::string>() << "\n";
+    if (file.contains("reason")) {
+      // The reason names the file for callers of the API; here the line above does.
+      std::string reason = file["reason"].get<std::string>();
+      const std::string prefix = file["path"].get<std::string>() + ": ";
+      if (reason.compare(0, prefix.size(), prefix) == 0) reason.erase(0, prefix.size());
+      std::cout << "      why: " << reason << "\n";
+    }
     if (file.contains("shadowed")) {
       for (const json& shadow : file["shadowed"]) {
         std::cout << "      backend '" << shadow["backend"].get<std::string>()
