@@ -1,5 +1,7 @@
 #include "plugrt/backend.h"
 
+#include <algorithm>
+
 #include "plugin_record.h"
 
 namespace plugrt {
