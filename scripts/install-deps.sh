@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
-  libdlpack-dev
+  libdlpack-dev flatbuffers-compiler libflatbuffers-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

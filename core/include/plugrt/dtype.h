@@ -1,0 +1,80 @@
+// DType: the element types plugrt programs use, and their DLPack equivalents.
+// Header-only, so that backends built as plugins can use it without linking the core.
+#ifndef PLUGRT_DTYPE_H_
+#define PLUGRT_DTYPE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <dlpack/dlpack.h>
+
+namespace plugrt {
+
+/// The numbers are ONNX's TensorProto.DataType codes, as in the graph IR schema.
+enum class DType : int32_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kInt32 = 6,
+  kInt64 = 7,
+  kBool = 9,
+  kFloat16 = 10,
+};
+
+/// Bytes per element; 0 for a value that is not one of the DTypes above.
+constexpr size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 4;
+    case DType::kUInt8: return 1;
+    case DType::kInt8: return 1;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kBool: return 1;
+    case DType::kFloat16: return 2;
+    case DType::kUndefined: return 0;
+  }
+  return 0;
+}
+
+constexpr bool is_known_dtype(int32_t code) { return dtype_size(static_cast<DType>(code)) != 0; }
+
+constexpr std::string_view to_string(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kUndefined: return "undefined";
+  }
+  return "unknown";
+}
+
+/// DLPack 0.6 has no bool code; a bool crosses as one-byte kDLUInt, as in NumPy's view.
+constexpr DLDataType to_dlpack(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return {kDLFloat, 32, 1};
+    case DType::kFloat16: return {kDLFloat, 16, 1};
+    case DType::kUInt8: return {kDLUInt, 8, 1};
+    case DType::kBool: return {kDLUInt, 8, 1};
+    case DType::kInt8: return {kDLInt, 8, 1};
+    case DType::kInt32: return {kDLInt, 32, 1};
+    case DType::kInt64: return {kDLInt, 64, 1};
+    case DType::kUndefined: break;
+  }
+  return {kDLOpaqueHandle, 0, 0};
+}
+
+/// Whether a DLTensor of `type` can carry elements of `dtype`.
+constexpr bool matches_dlpack(DType dtype, DLDataType type) {
+  DLDataType expected = to_dlpack(dtype);
+  return type.code == expected.code && type.bits == expected.bits && type.lanes == expected.lanes;
+}
+
+}  // namespace plugrt
+
+#endif  // PLUGRT_DTYPE_H_

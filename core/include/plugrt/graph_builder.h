@@ -1,0 +1,83 @@
+// GraphBuilder: writes graph IR flatbuffers (the format of core/schema/graph_ir.fbs).
+// Used by the ONNX importer, the partitioner and tests. It checks nothing a reader
+// would not: the graph it writes is validated where it is read.
+#ifndef PLUGRT_GRAPH_BUILDER_H_
+#define PLUGRT_GRAPH_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugrt/dtype.h"
+#include "plugrt/span.h"
+
+namespace plugrt {
+
+/// One operator attribute, by value.
+struct Attribute {
+  enum class Kind { kFloat, kInt, kString, kFloats, kInts };
+  std::string name;
+  Kind kind = Kind::kInt;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+
+  static Attribute Float(std::string name, float value);
+  static Attribute Int(std::string name, int64_t value);
+  static Attribute String(std::string name, std::string value);
+  static Attribute Floats(std::string name, std::vector<float> values);
+  static Attribute Ints(std::string name, std::vector<int64_t> values);
+};
+
+/// Index of a value in the graph being built; -1 is an absent optional input.
+using ValueId = int32_t;
+inline constexpr ValueId kNoValue = -1;
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(int opset = 17) : opset_(opset) {}
+
+  /// A tensor without data: a graph input, an intermediate or an output.
+  ValueId add_value(std::string name, DType dtype, std::vector<int64_t> shape);
+  /// A constant tensor with its little-endian bytes (which must match dtype x shape).
+  ValueId add_constant(std::string name, DType dtype, std::vector<int64_t> shape, std::vector<uint8_t> bytes);
+  /// Typed shorthands for constants.
+  ValueId add_constant_f32(std::string name, std::vector<int64_t> shape, const std::vector<float>& values);
+  ValueId add_constant_i64(std::string name, std::vector<int64_t> shape, const std::vector<int64_t>& values);
+
+  void add_node(std::string op_type, std::string name, std::vector<ValueId> inputs,
+                std::vector<ValueId> outputs, std::vector<Attribute> attributes = {});
+  void add_input(ValueId value) { inputs_.push_back(value); }
+  void add_output(ValueId value) { outputs_.push_back(value); }
+
+  size_t num_values() const { return values_.size(); }
+  size_t num_nodes() const { return nodes_.size(); }
+
+  /// The finished graph IR buffer. Constant data is 64-byte aligned relative to the
+  /// buffer's start (which callers keep 64-byte aligned).
+  std::vector<uint8_t> finish() const;
+
+ private:
+  struct Value {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    bool constant = false;
+    std::vector<uint8_t> data;
+  };
+  struct Node {
+    std::string op_type, name;
+    std::vector<ValueId> inputs, outputs;
+    std::vector<Attribute> attributes;
+  };
+  int opset_;
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_, outputs_;
+};
+
+}  // namespace plugrt
+
+#endif  // PLUGRT_GRAPH_BUILDER_H_

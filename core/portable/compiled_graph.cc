@@ -1,0 +1,458 @@
+#include "compiled_graph.h"
+
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "plugrt/memory_planner.h"
+#include "plugrt/schema/graph_ir_generated.h"
+
+namespace plugrt::portable {
+
+namespace {
+
+constexpr uint32_t kGraphIrVersion = 1;
+constexpr size_t kAlignment = 64;
+/// No single tensor may exceed this many bytes (2^40: far beyond any device, and far
+/// from overflowing the products below).
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+
+std::string describe_value(const ir::Graph& graph, size_t index) {
+  const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  std::string text = "value " + std::to_string(index);
+  if (value != nullptr && value->name() != nullptr && value->name()->size() > 0) {
+    text += " '" + value->name()->str() + "'";
+  }
+  return text;
+}
+
+/// Reads a value's dtype and shape, checking each; the reason on failure.
+std::string read_tensor_info(const ir::Graph& graph, size_t index, TensorInfo* info) {
+  const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  const int32_t code = static_cast<int32_t>(value->dtype());
+  if (!is_known_dtype(code)) {
+    return describe_value(graph, index) + " has unknown dtype " + std::to_string(code);
+  }
+  info->dtype = static_cast<DType>(code);
+  info->shape = Shape();
+  const auto* dims = value->shape();
+  const size_t rank = dims != nullptr ? dims->size() : 0;
+  if (rank > static_cast<size_t>(kMaxRank)) {
+    return describe_value(graph, index) + " has rank " + std::to_string(rank) + "; at most " +
+           std::to_string(kMaxRank) + " is supported";
+  }
+  uint64_t bytes = dtype_size(info->dtype);
+  for (size_t axis = 0; axis < rank; ++axis) {
+    const int64_t dim = dims->Get(static_cast<flatbuffers::uoffset_t>(axis));
+    if (dim < 0) return describe_value(graph, index) + " has negative dimension " + std::to_string(dim);
+    if (dim != 0 && bytes > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
+      return describe_value(graph, index) + " is larger than 2^40 bytes";
+    }
+    bytes *= static_cast<uint64_t>(dim);
+    info->shape.push_back(dim);
+  }
+  if (value->data() != nullptr && value->data()->size() != bytes) {
+    return describe_value(graph, index) + " holds " + std::to_string(value->data()->size()) +
+           " bytes of data; its dtype and shape need " + std::to_string(bytes);
+  }
+  return {};
+}
+
+const ir::Graph* open_graph(const void* data, size_t size, std::string* error, bool* incompatible) {
+  *incompatible = true;
+  if (data == nullptr || size < 8) {
+    *error = "the graph blob is empty or truncated";
+    return nullptr;
+  }
+  if (!ir::GraphBufferHasIdentifier(data)) {
+    *error = "the blob is not a plugrt graph (identifier PRTG missing)";
+    return nullptr;
+  }
+  flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data), size);
+  if (!ir::VerifyGraphBuffer(verifier)) {
+    *incompatible = false;
+    *error = "the graph blob fails flatbuffer verification";
+    return nullptr;
+  }
+  const ir::Graph* graph = ir::GetGraph(data);
+  if (graph->ir_version() != kGraphIrVersion) {
+    *error = "graph IR version " + std::to_string(graph->ir_version()) + " is not supported (this build reads " +
+             std::to_string(kGraphIrVersion) + ")";
+    return nullptr;
+  }
+  *incompatible = false;
+  return graph;
+}
+
+enum class Origin : uint8_t { kUndefined, kInput, kConstant, kNode };
+
+/// Checks indices, definitions before use and single definition. `producer` gets, per
+/// value, the step that defines it (-1 for inputs and constants).
+std::string check_structure(const ir::Graph& graph, std::vector<Origin>* origin,
+                            std::vector<int64_t>* producer) {
+  const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
+  origin->assign(num_values, Origin::kUndefined);
+  producer->assign(num_values, -1);
+  for (size_t i = 0; i < num_values; ++i) {
+    if (graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i))->data() != nullptr) {
+      (*origin)[i] = Origin::kConstant;
+    }
+  }
+  if (graph.inputs() != nullptr) {
+    for (size_t k = 0; k < graph.inputs()->size(); ++k) {
+      const int32_t v = graph.inputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+      if (v < 0 || static_cast<size_t>(v) >= num_values) {
+        return "graph input " + std::to_string(k) + " refers to value " + std::to_string(v) + " of " +
+               std::to_string(num_values);
+      }
+      if ((*origin)[static_cast<size_t>(v)] != Origin::kUndefined) {
+        return "graph input " + std::to_string(k) + " (" + describe_value(graph, static_cast<size_t>(v)) +
+               ") is also a constant or another input";
+      }
+      (*origin)[static_cast<size_t>(v)] = Origin::kInput;
+    }
+  }
+  const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const ir::Node* node = graph.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+    const std::string where = "node " + std::to_string(n) + " (" + node->op_type()->str() + ")";
+    if (node->inputs() != nullptr) {
+      for (size_t k = 0; k < node->inputs()->size(); ++k) {
+        const int32_t v = node->inputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+        if (v == -1) continue;
+        if (v < 0 || static_cast<size_t>(v) >= num_values) {
+          return where + ": input " + std::to_string(k) + " refers to value " + std::to_string(v) + " of " +
+                 std::to_string(num_values);
+        }
+        if ((*origin)[static_cast<size_t>(v)] == Origin::kUndefined) {
+          return where + ": input " + std::to_string(k) + " (" + describe_value(graph, static_cast<size_t>(v)) +
+                 ") is used before any node defines it";
+        }
+      }
+    }
+    if (node->outputs() != nullptr) {
+      for (size_t k = 0; k < node->outputs()->size(); ++k) {
+        const int32_t v = node->outputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+        if (v == -1) continue;
+        if (v < 0 || static_cast<size_t>(v) >= num_values) {
+          return where + ": output " + std::to_string(k) + " refers to value " + std::to_string(v) + " of " +
+                 std::to_string(num_values);
+        }
+        if ((*origin)[static_cast<size_t>(v)] != Origin::kUndefined) {
+          return where + ": output " + std::to_string(k) + " (" + describe_value(graph, static_cast<size_t>(v)) +
+                 ") is already defined";
+        }
+        (*origin)[static_cast<size_t>(v)] = Origin::kNode;
+        (*producer)[static_cast<size_t>(v)] = static_cast<int64_t>(n);
+      }
+    }
+  }
+  if (graph.outputs() == nullptr || graph.outputs()->size() == 0) return "the graph has no outputs";
+  for (size_t k = 0; k < graph.outputs()->size(); ++k) {
+    const int32_t v = graph.outputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+    if (v < 0 || static_cast<size_t>(v) >= num_values) {
+      return "graph output " + std::to_string(k) + " refers to value " + std::to_string(v) + " of " +
+             std::to_string(num_values);
+    }
+    if ((*origin)[static_cast<size_t>(v)] == Origin::kUndefined) {
+      return "graph output " + std::to_string(k) + " (" + describe_value(graph, static_cast<size_t>(v)) +
+             ") is never defined";
+    }
+  }
+  return {};
+}
+
+std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned) {
+  auto storage = std::make_unique<std::byte[]>(bytes + kAlignment);
+  const auto address = reinterpret_cast<uintptr_t>(storage.get());
+  *aligned = storage.get() + (align_up(address, kAlignment) - address);
+  return storage;
+}
+
+bool is_contiguous(const DLTensor& tensor) {
+  if (tensor.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int axis = tensor.ndim - 1; axis >= 0; --axis) {
+    if (tensor.shape[axis] != 1 && tensor.strides[axis] != expected) return false;
+    expected *= tensor.shape[axis];
+  }
+  return true;
+}
+
+}  // namespace
+
+/// Where a value's bytes are during a run.
+struct CompiledGraph::ValueSlot {
+  TensorInfo info;
+  enum class Kind : uint8_t { kArena, kConstant, kBound } kind = Kind::kArena;
+  /// kArena: offset in the arena; kBound: index in value_data_.
+  size_t location = 0;
+  std::string name;
+};
+
+struct CompiledGraph::Step {
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+  std::vector<const void*> input_data;  // filled per run
+  std::vector<void*> output_data;       // filled per run
+};
+
+CompiledGraph::~CompiledGraph() = default;
+size_t CompiledGraph::num_nodes() const { return steps_.size(); }
+
+namespace {
+
+std::string verify(const void* data, size_t size, bool* incompatible) {
+  std::string error;
+  const ir::Graph* graph = open_graph(data, size, &error, incompatible);
+  if (graph == nullptr) return error;
+  const size_t num_values = graph->values() != nullptr ? graph->values()->size() : 0;
+  for (size_t i = 0; i < num_values; ++i) {
+    TensorInfo info;
+    if (std::string why = read_tensor_info(*graph, i, &info); !why.empty()) return why;
+  }
+  std::vector<Origin> origin;
+  std::vector<int64_t> producer;
+  return check_structure(*graph, &origin, &producer);
+}
+
+}  // namespace
+
+std::string verify_graph(const void* data, size_t size) {
+  bool incompatible = false;
+  return verify(data, size, &incompatible);
+}
+
+std::vector<bool> supported_nodes(const void* data, size_t size, std::string* error) {
+  bool incompatible = false;
+  if (std::string why = verify(data, size, &incompatible); !why.empty()) {
+    *error = why;
+    return {};
+  }
+  const ir::Graph& graph = *ir::GetGraph(data);
+  const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
+  std::vector<TensorInfo> infos(num_values);
+  for (size_t i = 0; i < num_values; ++i) {
+    (void)read_tensor_info(graph, i, &infos[i]);
+    const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (value->data() != nullptr) infos[i].constant_data = value->data()->data();
+  }
+  std::vector<bool> supported;
+  const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const ir::Node* node = graph.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+    PrepareFunction prepare = find_kernel(node->op_type()->string_view());
+    std::vector<const TensorInfo*> inputs, outputs;
+    if (node->inputs() != nullptr) {
+      for (int32_t v : *node->inputs()) inputs.push_back(v >= 0 ? &infos[static_cast<size_t>(v)] : nullptr);
+    }
+    if (node->outputs() != nullptr) {
+      for (int32_t v : *node->outputs()) outputs.push_back(v >= 0 ? &infos[static_cast<size_t>(v)] : nullptr);
+    }
+    NodeContext context(*node, graph.opset(), std::move(inputs), std::move(outputs));
+    supported.push_back(prepare != nullptr && prepare(context).kernel != nullptr);
+  }
+  return supported;
+}
+
+std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t size, std::string* error,
+                                                      CompileFailure* failure) {
+  bool incompatible = false;
+  if (std::string why = verify(data, size, &incompatible); !why.empty()) {
+    *error = why;
+    *failure = incompatible ? CompileFailure::kIncompatible : CompileFailure::kInvalid;
+    return nullptr;
+  }
+  *failure = CompileFailure::kUnsupported;
+  const ir::Graph& graph = *ir::GetGraph(data);
+  std::vector<Origin> origin;
+  std::vector<int64_t> producer;
+  (void)check_structure(graph, &origin, &producer);
+
+  std::unique_ptr<CompiledGraph> compiled(new CompiledGraph());
+  const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
+  const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
+  compiled->values_.resize(num_values);
+
+  // Graph inputs and outputs are bound to the caller's tensors on each run.
+  for (int32_t v : *graph.inputs()) compiled->inputs_.push_back(v);
+  for (int32_t v : *graph.outputs()) compiled->outputs_.push_back(v);
+  for (size_t i = 0; i < num_values; ++i) {
+    ValueSlot& slot = compiled->values_[i];
+    const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    (void)read_tensor_info(graph, i, &slot.info);
+    if (value->name() != nullptr) slot.name = value->name()->str();
+    if (origin[i] == Origin::kConstant) {
+      slot.kind = ValueSlot::Kind::kConstant;
+      const void* bytes = value->data()->data();
+      if (reinterpret_cast<uintptr_t>(bytes) % kAlignment != 0) {  // keep kernels' loads aligned
+        std::byte* aligned = nullptr;
+        compiled->owned_constants_.push_back(allocate_aligned(value->data()->size(), &aligned));
+        std::memcpy(aligned, bytes, value->data()->size());
+        bytes = aligned;
+      }
+      slot.info.constant_data = bytes;
+    }
+  }
+  auto bind_slot = [&](int32_t v) {
+    ValueSlot& slot = compiled->values_[static_cast<size_t>(v)];
+    if (slot.kind == ValueSlot::Kind::kBound) return;
+    slot.kind = ValueSlot::Kind::kBound;
+    slot.location = compiled->value_data_.size();
+    compiled->value_data_.push_back(nullptr);
+  };
+  for (int32_t v : compiled->inputs_) bind_slot(v);
+  for (size_t k = 0; k < compiled->outputs_.size(); ++k) {
+    const int32_t v = compiled->outputs_[k];
+    bool written_by_node = origin[static_cast<size_t>(v)] == Origin::kNode;
+    for (size_t j = 0; j < k && written_by_node; ++j) written_by_node = compiled->outputs_[j] != v;
+    if (written_by_node) {
+      bind_slot(v);
+    } else {
+      compiled->output_copies_.emplace_back(k, v);
+    }
+  }
+
+  // Intermediates live from the step that defines them to the last step that reads them.
+  std::vector<int64_t> last_use(num_values, -1);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const ir::Node* node = graph.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+    if (node->inputs() == nullptr) continue;
+    for (int32_t v : *node->inputs()) {
+      if (v >= 0) last_use[static_cast<size_t>(v)] = static_cast<int64_t>(n);
+    }
+  }
+  std::vector<size_t> planned;
+  std::vector<BufferLifetime> lifetimes;
+  for (size_t i = 0; i < num_values; ++i) {
+    if (origin[i] != Origin::kNode || compiled->values_[i].kind != ValueSlot::Kind::kArena) continue;
+    const uint32_t first = static_cast<uint32_t>(producer[i]);
+    const uint32_t last = static_cast<uint32_t>(std::max<int64_t>(last_use[i], producer[i]));
+    planned.push_back(i);
+    lifetimes.push_back({compiled->values_[i].info.num_bytes(), first, last});
+  }
+  MemoryPlan plan = plan_memory(lifetimes, kAlignment);
+  for (size_t k = 0; k < planned.size(); ++k) compiled->values_[planned[k]].location = plan.offsets[k];
+
+  // Prepare one kernel per node.
+  size_t scratch_bytes = 0;
+  compiled->steps_.resize(num_nodes);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const ir::Node* node = graph.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+    Step& step = compiled->steps_[n];
+    std::vector<const TensorInfo*> inputs, outputs;
+    if (node->inputs() != nullptr) {
+      for (int32_t v : *node->inputs()) {
+        step.inputs.push_back(v);
+        inputs.push_back(v >= 0 ? &compiled->values_[static_cast<size_t>(v)].info : nullptr);
+      }
+    }
+    if (node->outputs() != nullptr) {
+      for (int32_t v : *node->outputs()) {
+        step.outputs.push_back(v);
+        outputs.push_back(v >= 0 ? &compiled->values_[static_cast<size_t>(v)].info : nullptr);
+      }
+    }
+    PrepareFunction prepare = find_kernel(node->op_type()->string_view());
+    if (prepare == nullptr) {
+      *error = "node " + std::to_string(n) + ": the portable backend has no kernel for op type '" +
+               node->op_type()->str() + "'";
+      return nullptr;
+    }
+    NodeContext context(*node, graph.opset(), std::move(inputs), std::move(outputs));
+    Prepared result = prepare(context);
+    if (result.kernel == nullptr) {
+      *error = "node " + std::to_string(n) + ": " + result.error;
+      return nullptr;
+    }
+    scratch_bytes = std::max(scratch_bytes, result.kernel->scratch_bytes());
+    step.kernel = std::move(result.kernel);
+    step.input_data.resize(step.inputs.size());
+    step.output_data.resize(step.outputs.size());
+  }
+
+  const size_t scratch_offset = static_cast<size_t>(plan.arena_size);
+  compiled->arena_size_ = scratch_offset + static_cast<size_t>(align_up(scratch_bytes, kAlignment));
+  compiled->arena_storage_ = allocate_aligned(compiled->arena_size_, &compiled->arena_);
+  compiled->scratch_ = compiled->arena_ + scratch_offset;
+  return compiled;
+}
+
+bool CompiledGraph::check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index,
+                          char* error, size_t error_capacity) const {
+  const char* problem = nullptr;
+  if (tensor == nullptr || tensor->data == nullptr) {
+    problem = "is null";
+  } else if (tensor->device.device_type != kDLCPU) {
+    problem = "is not in CPU memory";
+  } else if (!matches_dlpack(slot.info.dtype, tensor->dtype)) {
+    problem = "has the wrong dtype";
+  } else if (tensor->ndim != slot.info.shape.rank) {
+    problem = "has the wrong rank";
+  } else if (!is_contiguous(*tensor)) {
+    problem = "is not contiguous";
+  } else {
+    for (int axis = 0; axis < tensor->ndim; ++axis) {
+      if (tensor->shape[axis] != slot.info.shape[axis]) problem = "has the wrong shape";
+    }
+  }
+  if (problem != nullptr) {
+    std::snprintf(error, error_capacity, "%s %zu ('%s') %s: expected %s %s", role, index, slot.name.c_str(),
+                  problem, std::string(to_string(slot.info.dtype)).c_str(), to_string(slot.info.shape).c_str());
+    return false;
+  }
+  return true;
+}
+
+bool CompiledGraph::bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index,
+                         char* error, size_t error_capacity) {
+  if (!check(tensor, slot, role, index, error, error_capacity)) return false;
+  value_data_[slot.location] = static_cast<std::byte*>(tensor->data) + tensor->byte_offset;
+  return true;
+}
+
+bool CompiledGraph::run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs,
+                        size_t num_outputs, char* error, size_t error_capacity) {
+  if (num_inputs != inputs_.size() || num_outputs != outputs_.size()) {
+    std::snprintf(error, error_capacity, "expected %zu inputs and %zu outputs, got %zu and %zu",
+                  inputs_.size(), outputs_.size(), num_inputs, num_outputs);
+    return false;
+  }
+  for (size_t k = 0; k < num_inputs; ++k) {
+    if (!bind(inputs[k], values_[static_cast<size_t>(inputs_[k])], "input", k, error, error_capacity)) return false;
+  }
+  for (size_t k = 0; k < num_outputs; ++k) {
+    const ValueSlot& slot = values_[static_cast<size_t>(outputs_[k])];
+    bool copied = false;
+    for (const auto& copy : output_copies_) copied = copied || copy.first == k;
+    if (copied) {  // checked like any output; its bytes are copied after the nodes run
+      if (!check(outputs[k], slot, "output", k, error, error_capacity)) return false;
+      continue;
+    }
+    if (!bind(outputs[k], slot, "output", k, error, error_capacity)) return false;
+  }
+  auto data_of = [this](int32_t v) -> void* {
+    if (v < 0) return nullptr;
+    const ValueSlot& slot = values_[static_cast<size_t>(v)];
+    switch (slot.kind) {
+      case ValueSlot::Kind::kArena: return arena_ + slot.location;
+      case ValueSlot::Kind::kConstant: return const_cast<void*>(slot.info.constant_data);
+      case ValueSlot::Kind::kBound: return value_data_[slot.location];
+    }
+    return nullptr;
+  };
+  for (Step& step : steps_) {
+    for (size_t k = 0; k < step.inputs.size(); ++k) step.input_data[k] = data_of(step.inputs[k]);
+    for (size_t k = 0; k < step.outputs.size(); ++k) step.output_data[k] = data_of(step.outputs[k]);
+    step.kernel->run(KernelArgs{step.input_data.data(), step.output_data.data(), scratch_});
+  }
+  for (const auto& [k, v] : output_copies_) {
+    const ValueSlot& slot = values_[static_cast<size_t>(v)];
+    std::memcpy(static_cast<std::byte*>(outputs[k]->data) + outputs[k]->byte_offset, data_of(v),
+                slot.info.num_bytes());
+  }
+  return true;
+}
+
+}  // namespace plugrt::portable

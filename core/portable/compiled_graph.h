@@ -1,0 +1,81 @@
+// CompiledGraph: a graph IR blob checked, planned and prepared for the portable kernels.
+//
+// Loading verifies the flatbuffer and every index, dtype, shape and constant size
+// (with overflow-safe arithmetic), prepares one kernel per node, and plans one arena
+// for the intermediate values. Running it does no allocation.
+#ifndef PLUGRT_PORTABLE_COMPILED_GRAPH_H_
+#define PLUGRT_PORTABLE_COMPILED_GRAPH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "kernel.h"
+
+namespace plugrt::portable {
+
+/// Checks a graph IR buffer (verifier, version, indices, dtypes, shapes, constants,
+/// topological order) without preparing kernels. Empty when valid, else the reason.
+std::string verify_graph(const void* data, size_t size);
+
+/// Why a graph could not be compiled.
+enum class CompileFailure {
+  kIncompatible,  ///< not a graph IR buffer, or an IR version this build cannot read
+  kInvalid,       ///< a graph IR buffer that breaks its rules
+  kUnsupported,   ///< valid, but a node has no kernel or its kernel refuses it
+};
+
+/// For each node, whether the portable kernels can run it (its kernel exists and accepts
+/// its attributes, dtypes and shapes). Empty with `error` set when the graph is invalid.
+std::vector<bool> supported_nodes(const void* data, size_t size, std::string* error);
+
+class CompiledGraph {
+ public:
+  /// Compiles the graph in `data`, which must stay valid while the result lives (its
+  /// constants are used in place when aligned). On failure returns null and sets `error`.
+  static std::unique_ptr<CompiledGraph> compile(const void* data, size_t size, std::string* error,
+                                                CompileFailure* failure);
+  ~CompiledGraph();
+
+  /// Runs the graph. Checks each argument's device, dtype, shape and layout; on a
+  /// mismatch returns false and writes the reason into `error`. Allocates nothing on
+  /// success.
+  bool run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs,
+           size_t num_outputs, char* error, size_t error_capacity);
+
+  size_t num_nodes() const;
+  size_t arena_bytes() const { return arena_size_; }
+
+ private:
+  CompiledGraph() = default;
+  struct Step;
+  struct ValueSlot;
+
+  bool check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,
+             size_t error_capacity) const;
+  bool bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index,
+            char* error, size_t error_capacity);
+
+  std::vector<ValueSlot> values_;
+  std::vector<Step> steps_;
+  std::vector<int32_t> inputs_;   // value indices
+  std::vector<int32_t> outputs_;  // value indices
+  /// Values whose data pointer is set per run (graph inputs and outputs), in
+  /// `value_data_` order.
+  std::vector<void*> value_data_;
+  /// Outputs that no node writes (a graph input or constant passed through): copied.
+  std::vector<std::pair<size_t, int32_t>> output_copies_;  // (output index, source value)
+  std::vector<std::unique_ptr<std::byte[]>> owned_constants_;
+  std::unique_ptr<std::byte[]> arena_storage_;
+  std::byte* arena_ = nullptr;
+  size_t arena_size_ = 0;
+  std::byte* scratch_ = nullptr;
+};
+
+}  // namespace plugrt::portable
+
+#endif  // PLUGRT_PORTABLE_COMPILED_GRAPH_H_

@@ -1,0 +1,117 @@
+// The portable backend's kernel interface.
+//
+// A kernel is prepared once per node when a delegate is initialised: it reads the
+// node's attributes and its input and output TensorInfo, checks everything (dtypes,
+// ranks, shapes, attribute values), and precomputes what it needs. Running it then
+// cannot fail and must not allocate: it reads its inputs and writes its outputs,
+// using at most scratch_bytes() of scratch memory that the backend provides.
+#ifndef PLUGRT_PORTABLE_KERNEL_H_
+#define PLUGRT_PORTABLE_KERNEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shape.h"
+
+namespace plugrt::ir {
+struct Node;
+}
+
+namespace plugrt::portable {
+
+/// The data of one node's inputs and outputs, in the node's order. An absent
+/// optional input is null.
+struct KernelArgs {
+  const void* const* inputs;
+  void* const* outputs;
+  /// scratch_bytes() bytes, 64-byte aligned, not preserved between runs.
+  void* scratch;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual void run(const KernelArgs& args) const = 0;
+};
+
+/// What a kernel's prepare function sees of its node.
+class NodeContext {
+ public:
+  NodeContext(const ir::Node& node, int opset, std::vector<const TensorInfo*> inputs,
+              std::vector<const TensorInfo*> outputs);
+
+  std::string_view op_type() const;
+  std::string_view name() const;
+  int opset() const { return opset_; }
+
+  size_t num_inputs() const { return inputs_.size(); }
+  /// Null when input `i` is absent (optional and not given, or beyond the count).
+  const TensorInfo* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t num_outputs() const { return outputs_.size(); }
+  /// Null when output `i` is absent.
+  const TensorInfo* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+
+  bool has_attribute(std::string_view name) const;
+  int64_t attr_int(std::string_view name, int64_t fallback) const;
+  float attr_float(std::string_view name, float fallback) const;
+  std::string attr_string(std::string_view name, std::string_view fallback) const;
+  /// Empty when absent.
+  std::vector<int64_t> attr_ints(std::string_view name) const;
+  std::vector<float> attr_floats(std::string_view name) const;
+
+  /// The elements of a constant int64 or int32 input, widened to int64; nullopt when
+  /// the input is absent or not a constant.
+  std::optional<std::vector<int64_t>> constant_ints(size_t i) const;
+  /// The elements of a constant float32 input; nullopt when absent or not constant.
+  std::optional<std::vector<float>> constant_floats(size_t i) const;
+
+ private:
+  const ir::Node& node_;
+  int opset_;
+  std::vector<const TensorInfo*> inputs_;
+  std::vector<const TensorInfo*> outputs_;
+};
+
+/// The result of preparing a node: a kernel, or the reason the node cannot run.
+struct Prepared {
+  std::unique_ptr<Kernel> kernel;
+  std::string error;
+};
+
+/// A failure naming the node: "Conv 'conv1': <why>".
+Prepared prepare_error(const NodeContext& node, std::string why);
+
+template <typename K, typename... Args>
+Prepared prepared(Args&&... args) {
+  return Prepared{std::make_unique<K>(std::forward<Args>(args)...), {}};
+}
+
+/// Checks the node's input and output counts: an empty string when fine, else the reason.
+std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs,
+                        size_t min_outputs, size_t max_outputs);
+/// Checks that input or output `what` has `dtype`; the reason when not.
+std::string check_dtype(const char* what, size_t index, const TensorInfo* info, DType dtype);
+/// Checks that output `index` has shape `expected` and dtype `dtype`; the reason when not.
+std::string check_output(const NodeContext& node, size_t index, const Shape& expected, DType dtype);
+
+using PrepareFunction = Prepared (*)(const NodeContext& node);
+
+struct KernelEntry {
+  std::string_view op_type;
+  PrepareFunction prepare;
+};
+
+/// Every kernel the portable backend has; looked up by op type at init.
+PrepareFunction find_kernel(std::string_view op_type);
+/// Op types with a kernel, sorted.
+std::vector<std::string_view> supported_op_types();
+
+}  // namespace plugrt::portable
+
+#endif  // PLUGRT_PORTABLE_KERNEL_H_

@@ -1,0 +1,22 @@
+// The portable kernels, one family per file; kernel_table.cc gathers them.
+#ifndef PLUGRT_PORTABLE_KERNELS_KERNEL_FAMILIES_H_
+#define PLUGRT_PORTABLE_KERNELS_KERNEL_FAMILIES_H_
+
+#include <vector>
+
+#include "../kernel.h"
+
+namespace plugrt::portable {
+
+void add_elementwise_kernels(std::vector<KernelEntry>& table);    // elementwise.cc
+void add_reduction_kernels(std::vector<KernelEntry>& table);      // reduction.cc
+void add_normalization_kernels(std::vector<KernelEntry>& table);  // normalization.cc
+void add_convolution_kernels(std::vector<KernelEntry>& table);    // convolution.cc
+void add_matmul_kernels(std::vector<KernelEntry>& table);         // matmul.cc
+void add_pooling_kernels(std::vector<KernelEntry>& table);        // pooling.cc
+void add_layout_kernels(std::vector<KernelEntry>& table);         // layout.cc
+void add_resize_kernels(std::vector<KernelEntry>& table);         // resize.cc
+
+}  // namespace plugrt::portable
+
+#endif  // PLUGRT_PORTABLE_KERNELS_KERNEL_FAMILIES_H_

@@ -1,0 +1,44 @@
+#include <algorithm>
+
+#include "kernel_families.h"
+
+namespace plugrt::portable {
+
+namespace {
+
+std::vector<KernelEntry> build_table() {
+  std::vector<KernelEntry> table;
+  add_elementwise_kernels(table);
+  add_reduction_kernels(table);
+  add_normalization_kernels(table);
+  add_convolution_kernels(table);
+  add_matmul_kernels(table);
+  add_pooling_kernels(table);
+  add_layout_kernels(table);
+  add_resize_kernels(table);
+  std::sort(table.begin(), table.end(),
+            [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
+  return table;
+}
+
+const std::vector<KernelEntry>& kernel_table() {
+  static const std::vector<KernelEntry> table = build_table();
+  return table;
+}
+
+}  // namespace
+
+PrepareFunction find_kernel(std::string_view op_type) {
+  const std::vector<KernelEntry>& table = kernel_table();
+  auto it = std::lower_bound(table.begin(), table.end(), op_type,
+                             [](const KernelEntry& entry, std::string_view key) { return entry.op_type < key; });
+  return it != table.end() && it->op_type == op_type ? it->prepare : nullptr;
+}
+
+std::vector<std::string_view> supported_op_types() {
+  std::vector<std::string_view> names;
+  for (const KernelEntry& entry : kernel_table()) names.push_back(entry.op_type);
+  return names;
+}
+
+}  // namespace plugrt::portable

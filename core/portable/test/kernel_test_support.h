@@ -1,0 +1,66 @@
+// Runs one node through the portable kernels, for the kernel tests.
+#ifndef PLUGRT_PORTABLE_TEST_KERNEL_TEST_SUPPORT_H_
+#define PLUGRT_PORTABLE_TEST_KERNEL_TEST_SUPPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugrt/dtype.h"
+#include "plugrt/graph_builder.h"
+
+namespace plugrt::portable::testing {
+
+/// A tensor with its bytes. `constant` makes it a constant of the graph instead of a
+/// graph input (needed for shape-like inputs such as Reshape's shape).
+struct TestTensor {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  bool constant = false;
+
+  static TestTensor f32(std::vector<int64_t> shape, const std::vector<float>& values);
+  static TestTensor i64(std::vector<int64_t> shape, const std::vector<int64_t>& values);
+  static TestTensor i32(std::vector<int64_t> shape, const std::vector<int32_t>& values);
+  static TestTensor boolean(std::vector<int64_t> shape, const std::vector<bool>& values);
+  /// The same tensor as a constant.
+  TestTensor as_constant() const;
+
+  std::vector<float> floats() const;
+  std::vector<int64_t> ints() const;
+  std::vector<int32_t> int32s() const;
+  std::vector<bool> bools() const;
+};
+
+/// What one output should look like (the graph IR carries static shapes).
+struct OutputSpec {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+};
+
+struct NodeSpec {
+  std::string op_type;
+  std::vector<Attribute> attributes;
+  /// nullopt: an absent optional input.
+  std::vector<std::optional<TestTensor>> inputs;
+  std::vector<OutputSpec> outputs;
+  int opset = 17;
+};
+
+/// The outputs, or the error of compiling or running the node.
+struct NodeRun {
+  std::string error;
+  std::vector<TestTensor> outputs;
+  bool ok() const { return error.empty(); }
+};
+
+NodeRun run_node(const NodeSpec& spec);
+
+/// Runs a whole graph IR buffer with these inputs and output specs.
+NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTensor>& inputs,
+                  const std::vector<OutputSpec>& outputs);
+
+}  // namespace plugrt::portable::testing
+
+#endif  // PLUGRT_PORTABLE_TEST_KERNEL_TEST_SUPPORT_H_

@@ -1,0 +1,123 @@
+#include "plugrt/graph_builder.h"
+
+#include <cstring>
+
+#include "plugrt/schema/graph_ir_generated.h"
+
+namespace plugrt {
+
+Attribute Attribute::Float(std::string name, float value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Kind::kFloat;
+  a.f = value;
+  return a;
+}
+Attribute Attribute::Int(std::string name, int64_t value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Kind::kInt;
+  a.i = value;
+  return a;
+}
+Attribute Attribute::String(std::string name, std::string value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Kind::kString;
+  a.s = std::move(value);
+  return a;
+}
+Attribute Attribute::Floats(std::string name, std::vector<float> values) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Kind::kFloats;
+  a.floats = std::move(values);
+  return a;
+}
+Attribute Attribute::Ints(std::string name, std::vector<int64_t> values) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Kind::kInts;
+  a.ints = std::move(values);
+  return a;
+}
+
+ValueId GraphBuilder::add_value(std::string name, DType dtype, std::vector<int64_t> shape) {
+  values_.push_back(Value{std::move(name), dtype, std::move(shape), false, {}});
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId GraphBuilder::add_constant(std::string name, DType dtype, std::vector<int64_t> shape,
+                                   std::vector<uint8_t> bytes) {
+  values_.push_back(Value{std::move(name), dtype, std::move(shape), true, std::move(bytes)});
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId GraphBuilder::add_constant_f32(std::string name, std::vector<int64_t> shape,
+                                       const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return add_constant(std::move(name), DType::kFloat32, std::move(shape), std::move(bytes));
+}
+
+ValueId GraphBuilder::add_constant_i64(std::string name, std::vector<int64_t> shape,
+                                       const std::vector<int64_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return add_constant(std::move(name), DType::kInt64, std::move(shape), std::move(bytes));
+}
+
+void GraphBuilder::add_node(std::string op_type, std::string name, std::vector<ValueId> inputs,
+                            std::vector<ValueId> outputs, std::vector<Attribute> attributes) {
+  nodes_.push_back(Node{std::move(op_type), std::move(name), std::move(inputs), std::move(outputs),
+                        std::move(attributes)});
+}
+
+namespace {
+
+flatbuffers::Offset<ir::Attribute> write_attribute(flatbuffers::FlatBufferBuilder& fbb, const Attribute& a) {
+  auto name = fbb.CreateString(a.name);
+  flatbuffers::Offset<flatbuffers::String> s;
+  flatbuffers::Offset<flatbuffers::Vector<float>> floats;
+  flatbuffers::Offset<flatbuffers::Vector<int64_t>> ints;
+  ir::AttributeKind kind = ir::AttributeKind::Int;
+  switch (a.kind) {
+    case Attribute::Kind::kFloat: kind = ir::AttributeKind::Float; break;
+    case Attribute::Kind::kInt: kind = ir::AttributeKind::Int; break;
+    case Attribute::Kind::kString: kind = ir::AttributeKind::String; s = fbb.CreateString(a.s); break;
+    case Attribute::Kind::kFloats: kind = ir::AttributeKind::Floats; floats = fbb.CreateVector(a.floats); break;
+    case Attribute::Kind::kInts: kind = ir::AttributeKind::Ints; ints = fbb.CreateVector(a.ints); break;
+  }
+  return ir::CreateAttribute(fbb, name, kind, a.f, a.i, s, floats, ints);
+}
+
+}  // namespace
+
+std::vector<uint8_t> GraphBuilder::finish() const {
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  std::vector<flatbuffers::Offset<ir::Value>> values;
+  for (const Value& value : values_) {
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> data;
+    if (value.constant) {
+      fbb.ForceVectorAlignment(value.data.size(), 1, 64);
+      data = fbb.CreateVector(value.data);
+    }
+    auto name = fbb.CreateString(value.name);
+    auto shape = fbb.CreateVector(value.shape);
+    values.push_back(ir::CreateValue(fbb, name, static_cast<ir::DType>(value.dtype), shape, data));
+  }
+  std::vector<flatbuffers::Offset<ir::Node>> nodes;
+  for (const Node& node : nodes_) {
+    std::vector<flatbuffers::Offset<ir::Attribute>> attributes;
+    for (const Attribute& a : node.attributes) attributes.push_back(write_attribute(fbb, a));
+    nodes.push_back(ir::CreateNode(fbb, fbb.CreateString(node.op_type), fbb.CreateString(node.name),
+                                   fbb.CreateVector(node.inputs), fbb.CreateVector(node.outputs),
+                                   fbb.CreateVector(attributes)));
+  }
+  auto graph = ir::CreateGraph(fbb, 1, opset_, fbb.CreateVector(values), fbb.CreateVector(nodes),
+                               fbb.CreateVector(inputs_), fbb.CreateVector(outputs_));
+  ir::FinishGraphBuffer(fbb, graph);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+}  // namespace plugrt
