@@ -157,6 +157,18 @@ Result<MappedFile> MappedFile::open_impl(const std::string& path, bool allow_map
     if (n == 0) break;
     used += static_cast<size_t>(n);
   }
+  // Programs use their segments in place and promise 64-byte alignment, as a mapping
+  // (page-aligned) gives; malloc and realloc promise only 16.
+  if (reinterpret_cast<uintptr_t>(buffer.get()) % kBufferAlignment != 0) {
+    const size_t aligned_size = (used / kBufferAlignment + 1) * kBufferAlignment;
+    Buffer aligned(static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, aligned_size)));
+    if (!aligned) {
+      return Status(Error::kMemoryAllocationFailed,
+                    path + ": cannot allocate " + std::to_string(aligned_size) + " bytes to read it");
+    }
+    std::memcpy(aligned.get(), buffer.get(), used);
+    buffer = std::move(aligned);
+  }
   const uint8_t* data = buffer.get();
   return MappedFile(path, data, used, /*mapped=*/false, std::move(buffer));
 }

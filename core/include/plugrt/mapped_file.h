@@ -40,6 +40,9 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
 
+  /// Alignment of bytes().data() (a mapping is page-aligned; a read buffer is aligned to this).
+  static constexpr size_t kBufferAlignment = 64;
+
   /// The file's bytes; empty for an empty file (or a moved-from MappedFile).
   Span<const uint8_t> bytes() const { return Span<const uint8_t>(data_, size_); }
   /// The path as given to open() or read().

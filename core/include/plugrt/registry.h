@@ -74,6 +74,8 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
 
   HostEnvironment& environment() const { return *environment_; }
+  /// The same environment, shared (for objects that may outlive the registry).
+  std::shared_ptr<HostEnvironment> shared_environment() const { return environment_; }
 
   /// Calls `entry`, validates what it returns and registers every backend it lists.
   /// Errors: the entry's own failure (its code, with its reported message),

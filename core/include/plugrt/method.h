@@ -1,0 +1,99 @@
+// Method: one runnable instance of a program's method, with its own planned arena and
+// its own delegate handles. Instances of one program may run in parallel threads.
+//
+// Loading resolves each delegate's backend through the registry (which loads its
+// plugin on first use when a plugin loader is attached), asks is_available, and calls
+// init. When the backend is missing, not allowed, unavailable, or its init says the blob
+// is incompatible, that delegate runs on its portable fallback instead; the LoadReport
+// says what runs where and why. Executing allocates nothing and looks nothing up: each
+// instruction is one call through the backend's table, with a profiling event around it.
+#ifndef PLUGRT_METHOD_H_
+#define PLUGRT_METHOD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "plugrt/backend.h"
+#include "plugrt/program.h"
+#include "plugrt/registry.h"
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt {
+
+struct MethodOptions {
+  /// Threads each backend may use; 0 lets each backend choose.
+  size_t num_threads = 0;
+  /// Backends this method may use; empty allows every one. "portable" is always allowed.
+  std::vector<std::string> allowed_backends;
+  /// Passed to every backend's init (key and bytes). Borrowed during load().
+  Span<const plugrt_option> runtime_options;
+};
+
+/// Where one delegate of a method runs, and why.
+struct DelegatePlacement {
+  std::string delegate;           ///< the delegate's label in the program
+  std::string requested_backend;  ///< what the program asks for
+  std::string backend;            ///< what runs it
+  std::string origin;             ///< "built-in" or the plugin file
+  bool fell_back = false;
+  std::string reason;  ///< why it fell back; empty otherwise
+  uint64_t blob_size = 0;
+};
+
+struct LoadReport {
+  std::string method;
+  std::vector<DelegatePlacement> delegates;
+  /// One line per delegate: "xnnpack:0 -> portable (fallback: backend 'xnnpack' is not installed)".
+  std::string to_string() const;
+};
+
+class Method {
+ public:
+  /// Instantiates `name` of `program`. Errors: kNotFound (no such method); a delegate
+  /// that can neither run on its backend nor fall back (no fallback blob, or the
+  /// fallback's init fails) gives that error, naming the delegate and the backend.
+  [[nodiscard]] static Result<Method> load(const Program& program, std::string_view name, Registry& registry,
+                                           const MethodOptions& options = {});
+
+  Method(Method&&) noexcept;
+  Method& operator=(Method&&) noexcept;
+  Method(const Method&) = delete;
+  Method& operator=(const Method&) = delete;
+  ~Method();
+
+  const std::string& name() const;
+  const LoadReport& report() const;
+
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  const TensorSpec& input_spec(size_t index) const;
+  const TensorSpec& output_spec(size_t index) const;
+  /// A view of input `index` in this instance's arena: write its bytes before execute().
+  /// Valid while the Method lives.
+  const DLTensor& input(size_t index) const;
+  /// A view of output `index`, valid after execute() until the next execute().
+  const DLTensor& output(size_t index) const;
+  /// Copies `value` into input `index`. Errors: kInvalidArgument naming the input and
+  /// what differs (device, dtype, shape, layout).
+  Status set_input(size_t index, const DLTensor& value);
+
+  /// Runs every instruction in order. Allocates nothing on success. Errors: the failing
+  /// delegate's code, with its label, its backend and the backend's message. After an
+  /// error the outputs are unspecified; the method stays usable.
+  Status execute();
+
+ private:
+  struct State;
+  explicit Method(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace plugrt
+
+#endif  // PLUGRT_METHOD_H_

@@ -1,0 +1,90 @@
+// Program: a loaded and fully verified program file (.prt).
+//
+// Loading maps the file (or reads it when it cannot be mapped), checks the header, runs
+// the FlatBuffers verifier, then checks every index, offset, size, shape and dtype of
+// every method (core/FORMAT.md lists the checks). Loading takes constant time in the
+// size of the constant data: segments are used in place, never copied.
+// A Program is cheap to copy and immutable; Method instances (method.h) keep what they
+// use of it alive, so a Program may be destroyed before its methods.
+#ifndef PLUGRT_PROGRAM_H_
+#define PLUGRT_PROGRAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plugrt/dtype.h"
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt {
+
+namespace internal {
+struct ProgramData;
+}
+
+/// A named tensor of a method, as the file declares it.
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> shape;
+  uint64_t num_bytes() const;
+};
+
+/// One delegate entry of a method, for reports and `plugrt inspect`.
+struct DelegateSummary {
+  std::string name;
+  std::string backend;
+  uint64_t blob_size = 0;
+  /// 0 when the delegate has no portable fallback.
+  uint64_t fallback_size = 0;
+  std::vector<std::string> compile_spec_keys;
+};
+
+struct MethodSummary {
+  std::string name;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<DelegateSummary> delegates;
+  size_t num_values = 0;
+  size_t num_instructions = 0;
+  uint64_t arena_size = 0;
+  uint64_t constant_bytes = 0;
+};
+
+class Program {
+ public:
+  /// Maps and verifies the file at `path`. Errors: kAccessFailed (cannot read it),
+  /// kInvalidProgram (fails a check; the message names the path and what is wrong).
+  [[nodiscard]] static Result<Program> load(const std::string& path);
+  /// Like load(), but reads the file into memory instead of mapping it.
+  [[nodiscard]] static Result<Program> load_copy(const std::string& path);
+  /// Verifies a copy of `bytes`; `origin` names it in messages.
+  [[nodiscard]] static Result<Program> from_bytes(Span<const uint8_t> bytes, std::string origin = "<memory>");
+
+  /// The path it was loaded from, or the origin given to from_bytes().
+  const std::string& origin() const;
+  bool is_mapped() const;
+  uint64_t file_size() const;
+  uint32_t format_major() const;
+  uint32_t format_minor() const;
+  std::string producer() const;
+  size_t num_segments() const;
+
+  std::vector<std::string> method_names() const;
+  /// Errors: kNotFound, listing the methods that exist.
+  Result<MethodSummary> describe(std::string_view method) const;
+
+ private:
+  friend class Method;
+  explicit Program(std::shared_ptr<const internal::ProgramData> data) : data_(std::move(data)) {}
+  [[nodiscard]] static Result<Program> verify(std::shared_ptr<internal::ProgramData> data);
+
+  std::shared_ptr<const internal::ProgramData> data_;
+};
+
+}  // namespace plugrt
+
+#endif  // PLUGRT_PROGRAM_H_

@@ -1,0 +1,110 @@
+// ProgramBuilder: writes program files (.prt). Used by the compiler and by tests.
+//
+// It plans each method's memory (arena offsets reused by lifetime, 64-byte aligned),
+// stores constants and blobs as 64-byte aligned segments (identical ones once), and
+// lays out the file as core/FORMAT.md describes. It refuses what a reader would refuse
+// only where the mistake is the builder's caller's (a bad index); the file is checked
+// again, fully, whenever it is loaded.
+#ifndef PLUGRT_PROGRAM_BUILDER_H_
+#define PLUGRT_PROGRAM_BUILDER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugrt/dtype.h"
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt {
+
+/// A compile spec as the builder stores it.
+struct CompileSpec {
+  std::string key;
+  std::vector<uint8_t> value;
+};
+
+class ProgramBuilder;
+
+/// One method under construction. Values, delegates and instructions are numbered in
+/// the order they are added.
+class MethodBuilder {
+ public:
+  /// A tensor whose bytes live in the method's planned arena.
+  uint32_t add_value(std::string name, DType dtype, std::vector<int64_t> shape);
+  /// A constant tensor stored in a segment of the file.
+  uint32_t add_constant(std::string name, DType dtype, std::vector<int64_t> shape,
+                        Span<const uint8_t> bytes);
+  void add_input(uint32_t value) { inputs_.push_back(value); }
+  void add_output(uint32_t value) { outputs_.push_back(value); }
+
+  /// A delegate: `blob` for `backend`, and the portable backend's graph IR blob of the
+  /// same subgraph as its fallback (empty: none; not needed when backend is "portable").
+  uint32_t add_delegate(std::string name, std::string backend, Span<const uint8_t> blob,
+                        std::vector<CompileSpec> compile_specs = {},
+                        Span<const uint8_t> fallback_blob = {});
+  /// Runs `delegate` over these values, in the order its blob expects them.
+  void add_instruction(uint32_t delegate, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
+
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class ProgramBuilder;
+  struct Value {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    int64_t segment = -1;
+  };
+  struct Delegate {
+    std::string name, backend;
+    uint32_t blob_segment;
+    std::vector<CompileSpec> compile_specs;
+    int64_t fallback_segment;
+  };
+  struct Instruction {
+    uint32_t delegate;
+    std::vector<uint32_t> inputs, outputs;
+  };
+  MethodBuilder(ProgramBuilder& program, std::string name) : program_(&program), name_(std::move(name)) {}
+
+  ProgramBuilder* program_;
+  std::string name_;
+  std::vector<Value> values_;
+  std::vector<uint32_t> inputs_, outputs_;
+  std::vector<Delegate> delegates_;
+  std::vector<Instruction> instructions_;
+};
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder() = default;
+  ProgramBuilder(const ProgramBuilder&) = delete;
+  ProgramBuilder& operator=(const ProgramBuilder&) = delete;
+
+  /// A new method; the reference stays valid while the builder lives.
+  MethodBuilder& add_method(std::string name);
+  void set_producer(std::string producer) { producer_ = std::move(producer); }
+
+  /// Stores `bytes` as a segment, or finds an identical one; returns its index.
+  uint32_t add_segment(Span<const uint8_t> bytes);
+  size_t num_segments() const { return segments_.size(); }
+
+  /// The whole file. Errors: kInvalidArgument naming the method and the bad index,
+  /// dtype or shape.
+  Result<std::vector<uint8_t>> finish() const;
+  /// finish() written to `path`. Errors: those of finish(), kAccessFailed naming the path.
+  Status write(const std::string& path) const;
+
+ private:
+  std::vector<std::unique_ptr<MethodBuilder>> methods_;
+  std::vector<std::vector<uint8_t>> segments_;
+  std::multimap<uint64_t, uint32_t> segment_by_hash_;
+  std::string producer_ = "plugrt";
+};
+
+}  // namespace plugrt
+
+#endif  // PLUGRT_PROGRAM_BUILDER_H_

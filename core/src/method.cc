@@ -1,0 +1,306 @@
+// Method: loading (resolve, init, fall back), inputs and outputs, and execution.
+#include "plugrt/method.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "plugrt/builtin_backends.h"
+#include "plugrt/memory_planner.h"
+#include "program_data.h"
+
+namespace plugrt {
+
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+bool is_contiguous(const DLTensor& tensor) {
+  if (tensor.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int axis = tensor.ndim - 1; axis >= 0; --axis) {
+    if (tensor.shape[axis] != 1 && tensor.strides[axis] != expected) return false;
+    expected *= tensor.shape[axis];
+  }
+  return true;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+/// Everything one instance owns. Held by pointer so that a Method moves cheaply and the
+/// DLTensors handed out stay where they are.
+struct Method::State {
+  /// One instruction, ready to call: its handle and its arguments (inputs, then outputs).
+  struct Call {
+    DelegateHandle* handle;
+    std::vector<const DLTensor*> arguments;
+    size_t num_inputs;
+    std::string_view backend;  // into the report
+    std::string_view label;    // into the report
+  };
+
+  std::shared_ptr<const internal::ProgramData> program;
+  std::shared_ptr<HostEnvironment> environment;
+  std::string name;
+  LoadReport report;
+  std::unique_ptr<std::byte, FreeDeleter> arena;
+  std::vector<std::vector<int64_t>> shapes;  // per value; DLTensor::shape points here
+  std::vector<DLTensor> tensors;             // per value
+  std::vector<uint32_t> inputs, outputs;
+  std::vector<TensorSpec> input_specs, output_specs;
+  std::vector<DelegateHandle> handles;  // per delegate
+  std::vector<Call> calls;              // per instruction
+};
+
+Method::Method(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Method::Method(Method&&) noexcept = default;
+Method& Method::operator=(Method&&) noexcept = default;
+Method::~Method() = default;
+
+std::string LoadReport::to_string() const {
+  std::string text;
+  for (const DelegatePlacement& d : delegates) {
+    text += d.delegate + " -> " + d.backend + " (" + d.origin + ")";
+    if (d.fell_back) text += ", fallback: " + d.reason;
+    text += "\n";
+  }
+  return text;
+}
+
+namespace {
+
+bool is_allowed(const MethodOptions& options, std::string_view backend) {
+  if (options.allowed_backends.empty() || backend == kPortableBackendName) return true;
+  for (const std::string& allowed : options.allowed_backends) {
+    if (allowed == backend) return true;
+  }
+  return false;
+}
+
+InitOptions init_options(Span<const uint8_t> blob, const std::vector<plugrt_option>& specs,
+                         const MethodOptions& options) {
+  InitOptions init;
+  init.blob = blob.data();
+  init.blob_size = blob.size();
+  init.compile_specs = Span<const plugrt_option>(specs.data(), specs.size());
+  init.runtime_options = options.runtime_options;
+  init.num_threads = options.num_threads;
+  return init;
+}
+
+/// Initialises one delegate on its backend, or on the portable fallback when the
+/// backend is missing, not allowed, unavailable or finds the blob incompatible.
+Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, const program::Delegate& delegate,
+                                        Registry& registry, const MethodOptions& options,
+                                        DelegatePlacement* placement) {
+  const std::string backend_name = delegate.backend()->str();
+  placement->requested_backend = backend_name;
+  placement->blob_size = program.segment(delegate.blob_segment()).size();
+  std::vector<plugrt_option> specs;
+  if (delegate.compile_specs() != nullptr) {
+    for (const program::Option* spec : *delegate.compile_specs()) {
+      specs.push_back(plugrt_option{{spec->key()->c_str(), spec->key()->size()},
+                                    spec->value() != nullptr ? spec->value()->data() : nullptr,
+                                    spec->value() != nullptr ? spec->value()->size() : 0});
+    }
+  }
+  const std::string where = "delegate '" + placement->delegate + "' (backend '" + backend_name + "')";
+
+  // A backend that is not allowed is never looked up, so its plugin is not loaded.
+  auto find = [&]() -> Result<Backend> {
+    if (!is_allowed(options, backend_name)) {
+      return Status(Error::kNotSupported, "backend '" + backend_name + "' is not among the allowed backends");
+    }
+    Result<Backend> found = registry.find_backend(backend_name);
+    if (!found.is_ok() && backend_name == kPortableBackendName) return builtin_portable_backend();
+    return found;
+  };
+  std::string reason;
+  if (Result<Backend> backend = find(); !backend.is_ok()) {
+    reason = backend.code() == Error::kNotFound ? "backend '" + backend_name + "' is not installed"
+                                                 : backend.status().message();
+  } else if (Availability availability = backend->is_available(); !availability.available) {
+    reason = "backend '" + backend_name + "' is unavailable: " + availability.reason;
+  } else {
+    Result<DelegateHandle> handle = backend->init(init_options(program.segment(delegate.blob_segment()), specs, options));
+    if (handle.is_ok()) {
+      placement->backend = backend_name;
+      placement->origin = backend->plugin().origin;
+      return handle;
+    }
+    if (handle.code() != Error::kDelegateInvalidCompatibility) return handle.status().with_context(where);
+    reason = handle.status().message();
+  }
+
+  // The fallback: the same subgraph as a graph IR blob, on the portable backend.
+  if (backend_name == kPortableBackendName) return Status(Error::kDelegateUnavailable, where + ": " + reason);
+  if (delegate.fallback_segment() < 0) {
+    return Status(Error::kDelegateUnavailable,
+                  where + ": " + reason + ", and the program has no portable fallback for it");
+  }
+  Result<Backend> portable = registry.find_backend(kPortableBackendName);
+  const Backend fallback = portable.is_ok() ? *portable : builtin_portable_backend();
+  Span<const uint8_t> fallback_blob = program.segment(static_cast<uint32_t>(delegate.fallback_segment()));
+  Result<DelegateHandle> handle = fallback.init(init_options(fallback_blob, {}, options));
+  if (!handle.is_ok()) return handle.status().with_context(where + ": its portable fallback");
+  placement->backend = kPortableBackendName;
+  placement->origin = fallback.plugin().origin;
+  placement->fell_back = true;
+  placement->reason = reason;
+  return handle;
+}
+
+TensorSpec spec_of(const program::TensorValue& value) {
+  TensorSpec spec;
+  spec.name = value.name() != nullptr ? value.name()->str() : std::string();
+  spec.dtype = static_cast<DType>(value.dtype());
+  if (value.shape() != nullptr) spec.shape.assign(value.shape()->begin(), value.shape()->end());
+  return spec;
+}
+
+}  // namespace
+
+Result<Method> Method::load(const Program& program, std::string_view name, Registry& registry,
+                            const MethodOptions& options) {
+  PLUGRT_RETURN_IF_ERROR(program.describe(name));  // kNotFound with the list of methods
+  const internal::ProgramData& data = *program.data_;
+  const program::Method* method = nullptr;
+  for (const program::Method* candidate : *data.root->methods()) {
+    if (candidate->name()->string_view() == name) method = candidate;
+  }
+
+  auto state = std::make_unique<State>();
+  state->program = program.data_;
+  state->environment = registry.shared_environment();
+  state->name = std::string(name);
+  state->report.method = state->name;
+
+  // The arena, and a DLTensor for every value (into the arena or a constant segment).
+  const size_t arena_size = static_cast<size_t>(align_up(method->arena_size(), kArenaAlignment)) + kArenaAlignment;
+  state->arena.reset(static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, arena_size)));
+  if (!state->arena) {
+    return Status(Error::kMemoryAllocationFailed, "method '" + state->name + "': cannot allocate its arena of " +
+                                                      std::to_string(arena_size) + " bytes");
+  }
+  const size_t num_values = method->values() != nullptr ? method->values()->size() : 0;
+  state->shapes.resize(num_values);
+  state->tensors.resize(num_values);
+  for (size_t v = 0; v < num_values; ++v) {
+    const program::TensorValue& value = *method->values()->Get(static_cast<flatbuffers::uoffset_t>(v));
+    if (value.shape() != nullptr) state->shapes[v].assign(value.shape()->begin(), value.shape()->end());
+    DLTensor& tensor = state->tensors[v];
+    tensor.data = value.segment() >= 0
+                      ? const_cast<uint8_t*>(data.segment(static_cast<uint32_t>(value.segment())).data())
+                      : static_cast<void*>(state->arena.get() + value.arena_offset());
+    tensor.device = {kDLCPU, 0};
+    tensor.ndim = static_cast<int32_t>(state->shapes[v].size());
+    tensor.dtype = to_dlpack(static_cast<DType>(value.dtype()));
+    tensor.shape = state->shapes[v].data();
+    tensor.strides = nullptr;
+    tensor.byte_offset = 0;
+  }
+  if (method->inputs() != nullptr) {
+    for (uint32_t v : *method->inputs()) {
+      state->inputs.push_back(v);
+      state->input_specs.push_back(spec_of(*method->values()->Get(v)));
+    }
+  }
+  for (uint32_t v : *method->outputs()) {
+    state->outputs.push_back(v);
+    state->output_specs.push_back(spec_of(*method->values()->Get(v)));
+  }
+
+  // Delegates: resolve, check, init; or fall back.
+  const size_t num_delegates = method->delegates() != nullptr ? method->delegates()->size() : 0;
+  state->report.delegates.resize(num_delegates);
+  state->handles.reserve(num_delegates);
+  for (size_t d = 0; d < num_delegates; ++d) {
+    const program::Delegate& delegate = *method->delegates()->Get(static_cast<flatbuffers::uoffset_t>(d));
+    DelegatePlacement& placement = state->report.delegates[d];
+    placement.delegate = delegate.name() != nullptr && delegate.name()->size() > 0
+                             ? delegate.name()->str()
+                             : delegate.backend()->str() + ":" + std::to_string(d);
+    Result<DelegateHandle> handle = resolve_delegate(data, delegate, registry, options, &placement);
+    if (!handle.is_ok()) return handle.status().with_context("method '" + state->name + "'");
+    state->handles.push_back(std::move(handle).value());
+  }
+
+  // Instructions: argument arrays built once, so execute() only calls.
+  const size_t num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
+  state->calls.reserve(num_instructions);
+  for (const program::Instruction* instruction : *method->instructions()) {
+    State::Call call;
+    call.handle = &state->handles[instruction->delegate()];
+    if (instruction->inputs() != nullptr) {
+      for (uint32_t v : *instruction->inputs()) call.arguments.push_back(&state->tensors[v]);
+    }
+    call.num_inputs = call.arguments.size();
+    if (instruction->outputs() != nullptr) {
+      for (uint32_t v : *instruction->outputs()) call.arguments.push_back(&state->tensors[v]);
+    }
+    const DelegatePlacement& placement = state->report.delegates[instruction->delegate()];
+    call.backend = placement.backend;
+    call.label = placement.delegate;
+    state->calls.push_back(std::move(call));
+  }
+  return Method(std::move(state));
+}
+
+const std::string& Method::name() const { return state_->name; }
+const LoadReport& Method::report() const { return state_->report; }
+size_t Method::num_inputs() const { return state_->inputs.size(); }
+size_t Method::num_outputs() const { return state_->outputs.size(); }
+const TensorSpec& Method::input_spec(size_t index) const { return state_->input_specs.at(index); }
+const TensorSpec& Method::output_spec(size_t index) const { return state_->output_specs.at(index); }
+const DLTensor& Method::input(size_t index) const { return state_->tensors[state_->inputs.at(index)]; }
+const DLTensor& Method::output(size_t index) const { return state_->tensors[state_->outputs.at(index)]; }
+
+Status Method::set_input(size_t index, const DLTensor& value) {
+  if (index >= state_->inputs.size()) {
+    return Status(Error::kInvalidArgument, "method '" + state_->name + "' has " +
+                                               std::to_string(state_->inputs.size()) + " inputs, not " +
+                                               std::to_string(index + 1));
+  }
+  const TensorSpec& spec = state_->input_specs[index];
+  const std::string where = "method '" + state_->name + "', input " + std::to_string(index) + " '" + spec.name + "'";
+  if (value.device.device_type != kDLCPU) return Status(Error::kInvalidArgument, where + ": not in CPU memory");
+  if (!matches_dlpack(spec.dtype, value.dtype)) {
+    return Status(Error::kInvalidArgument, where + ": expected " + std::string(to_string(spec.dtype)) + " data");
+  }
+  std::vector<int64_t> shape(value.shape, value.shape + std::max(value.ndim, 0));
+  if (shape != spec.shape) {
+    return Status(Error::kInvalidArgument,
+                  where + ": expected shape " + shape_text(spec.shape) + ", got " + shape_text(shape));
+  }
+  if (!is_contiguous(value)) return Status(Error::kInvalidArgument, where + ": not contiguous");
+  if (value.data == nullptr && spec.num_bytes() > 0) return Status(Error::kInvalidArgument, where + ": no data");
+  DLTensor& target = state_->tensors[state_->inputs[index]];
+  if (spec.num_bytes() > 0) {
+    std::memcpy(target.data, static_cast<const std::byte*>(value.data) + value.byte_offset, spec.num_bytes());
+  }
+  return Status::ok();
+}
+
+Status Method::execute() {
+  Profiler* profiler = state_->environment->profiler();
+  for (State::Call& call : state_->calls) {
+    const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;
+    Status status = call.handle->execute(
+        Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
+        Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+    if (profiler != nullptr) profiler->end(token);
+    if (!status.is_ok()) {
+      return status.with_context("method '" + state_->name + "', delegate '" + std::string(call.label) + "'");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace plugrt

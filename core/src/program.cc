@@ -1,0 +1,124 @@
+#include "plugrt/program.h"
+
+#include <cstring>
+
+#include "program_data.h"
+#include "program_verifier.h"
+
+namespace plugrt {
+
+uint64_t TensorSpec::num_bytes() const {
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t dim : shape) bytes *= static_cast<uint64_t>(dim);
+  return bytes;
+}
+
+Result<Program> Program::verify(std::shared_ptr<internal::ProgramData> data) {
+  PLUGRT_RETURN_IF_ERROR(internal::verify_program(*data));
+  return Program(std::move(data));
+}
+
+Result<Program> Program::load(const std::string& path) {
+  PLUGRT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+  auto data = std::make_shared<internal::ProgramData>();
+  data->origin = path;
+  data->file.emplace(std::move(file));
+  data->bytes = data->file->bytes();
+  return verify(std::move(data));
+}
+
+Result<Program> Program::load_copy(const std::string& path) {
+  PLUGRT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::read(path));
+  auto data = std::make_shared<internal::ProgramData>();
+  data->origin = path;
+  data->file.emplace(std::move(file));
+  data->bytes = data->file->bytes();
+  return verify(std::move(data));
+}
+
+Result<Program> Program::from_bytes(Span<const uint8_t> bytes, std::string origin) {
+  auto data = std::make_shared<internal::ProgramData>();
+  data->origin = std::move(origin);
+  const size_t alignment = MappedFile::kBufferAlignment;
+  const size_t capacity = (bytes.size() / alignment + 1) * alignment;
+  data->copy.reset(static_cast<uint8_t*>(std::aligned_alloc(alignment, capacity)));
+  if (!data->copy) {
+    return Status(Error::kMemoryAllocationFailed,
+                  data->origin + ": cannot allocate " + std::to_string(capacity) + " bytes for the program");
+  }
+  if (!bytes.empty()) std::memcpy(data->copy.get(), bytes.data(), bytes.size());
+  data->bytes = Span<const uint8_t>(data->copy.get(), bytes.size());
+  return verify(std::move(data));
+}
+
+const std::string& Program::origin() const { return data_->origin; }
+bool Program::is_mapped() const { return data_->file.has_value() && data_->file->is_mapped(); }
+uint64_t Program::file_size() const { return data_->bytes.size(); }
+uint32_t Program::format_major() const { return data_->header.format_major; }
+uint32_t Program::format_minor() const { return data_->header.format_minor; }
+std::string Program::producer() const {
+  return data_->root->producer() != nullptr ? data_->root->producer()->str() : std::string();
+}
+size_t Program::num_segments() const {
+  return data_->root->segments() != nullptr ? data_->root->segments()->size() : 0;
+}
+
+std::vector<std::string> Program::method_names() const {
+  std::vector<std::string> names;
+  for (const program::Method* method : *data_->root->methods()) names.push_back(method->name()->str());
+  return names;
+}
+
+namespace {
+
+TensorSpec spec_of(const program::TensorValue& value) {
+  TensorSpec spec;
+  spec.name = value.name() != nullptr ? value.name()->str() : std::string();
+  spec.dtype = static_cast<DType>(value.dtype());
+  if (value.shape() != nullptr) spec.shape.assign(value.shape()->begin(), value.shape()->end());
+  return spec;
+}
+
+}  // namespace
+
+Result<MethodSummary> Program::describe(std::string_view name) const {
+  for (const program::Method* method : *data_->root->methods()) {
+    if (method->name()->string_view() != name) continue;
+    MethodSummary summary;
+    summary.name = method->name()->str();
+    summary.num_values = method->values() != nullptr ? method->values()->size() : 0;
+    summary.num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
+    summary.arena_size = method->arena_size();
+    if (method->inputs() != nullptr) {
+      for (uint32_t v : *method->inputs()) summary.inputs.push_back(spec_of(*method->values()->Get(v)));
+    }
+    for (uint32_t v : *method->outputs()) summary.outputs.push_back(spec_of(*method->values()->Get(v)));
+    if (method->values() != nullptr) {
+      for (const program::TensorValue* value : *method->values()) {
+        if (value->segment() >= 0) summary.constant_bytes += spec_of(*value).num_bytes();
+      }
+    }
+    if (method->delegates() != nullptr) {
+      for (const program::Delegate* delegate : *method->delegates()) {
+        DelegateSummary d;
+        d.name = delegate->name() != nullptr ? delegate->name()->str() : std::string();
+        d.backend = delegate->backend()->str();
+        d.blob_size = data_->segment(delegate->blob_segment()).size();
+        if (delegate->fallback_segment() >= 0) {
+          d.fallback_size = data_->segment(static_cast<uint32_t>(delegate->fallback_segment())).size();
+        }
+        if (delegate->compile_specs() != nullptr) {
+          for (const program::Option* spec : *delegate->compile_specs()) d.compile_spec_keys.push_back(spec->key()->str());
+        }
+        summary.delegates.push_back(std::move(d));
+      }
+    }
+    return summary;
+  }
+  std::string known;
+  for (const std::string& method : method_names()) known += (known.empty() ? "" : ", ") + method;
+  return Status(Error::kNotFound,
+                data_->origin + ": no method '" + std::string(name) + "' (the program has: " + known + ")");
+}
+
+}  // namespace plugrt

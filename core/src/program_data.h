@@ -1,0 +1,39 @@
+// What a loaded Program holds: the file's bytes (a mapping or an owned copy) and the
+// verified pointers into them. Shared by the Program and its Method instances.
+#ifndef PLUGRT_SRC_PROGRAM_DATA_H_
+#define PLUGRT_SRC_PROGRAM_DATA_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "plugrt/mapped_file.h"
+#include "plugrt/program_format.h"
+#include "plugrt/schema/program_generated.h"
+#include "plugrt/span.h"
+
+namespace plugrt::internal {
+
+struct ProgramData {
+  std::string origin;
+  std::optional<MappedFile> file;  // set when loaded from a path
+  std::unique_ptr<uint8_t, void (*)(void*)> copy{nullptr, std::free};  // from_bytes()
+  Span<const uint8_t> bytes;
+
+  // Set by verification.
+  ProgramFileHeader header{};
+  const program::Program* root = nullptr;
+  const uint8_t* segments = nullptr;
+
+  /// Segment `index`, which verification has bounds-checked.
+  Span<const uint8_t> segment(uint32_t index) const {
+    const program::Segment* s = root->segments()->Get(index);
+    return Span<const uint8_t>(segments + s->offset(), static_cast<size_t>(s->size()));
+  }
+};
+
+}  // namespace plugrt::internal
+
+#endif  // PLUGRT_SRC_PROGRAM_DATA_H_

@@ -1,0 +1,64 @@
+#include "program_fixtures.h"
+
+#include <cstring>
+
+#include "plugrt/graph_builder.h"
+#include "plugrt/program_builder.h"
+
+namespace plugrt::testing {
+
+std::vector<uint8_t> add_offset_graph(const std::vector<int64_t>& shape, float offset) {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, shape);
+  ValueId c = graph.add_constant_f32("offset", {}, {offset});
+  ValueId y = graph.add_value("y", DType::kFloat32, shape);
+  graph.add_node("Add", "add", {x, c}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  return graph.finish();
+}
+
+std::vector<uint8_t> offset_program(const OffsetProgramOptions& options) {
+  const std::vector<int64_t> shape = {2, 3};
+  std::vector<uint8_t> blob = options.blob;
+  if (blob.empty()) {
+    blob.resize(sizeof(float));
+    std::memcpy(blob.data(), &options.offset, sizeof(float));
+  }
+  const std::vector<uint8_t> fallback = add_offset_graph(shape, options.offset);
+
+  ProgramBuilder program;
+  MethodBuilder& method = program.add_method("forward");
+  uint32_t current = method.add_value("x", DType::kFloat32, shape);
+  method.add_input(current);
+  for (int d = 0; d < options.num_delegates; ++d) {
+    const bool last = d + 1 == options.num_delegates;
+    uint32_t next = method.add_value(last ? "y" : "t" + std::to_string(d), DType::kFloat32, shape);
+    uint32_t delegate = method.add_delegate(
+        options.backend + ":" + std::to_string(d), options.backend, Span<const uint8_t>(blob), {},
+        options.with_fallback ? Span<const uint8_t>(fallback) : Span<const uint8_t>());
+    method.add_instruction(delegate, {current}, {next});
+    current = next;
+  }
+  method.add_output(current);
+  Result<std::vector<uint8_t>> file = program.finish();
+  return file.is_ok() ? std::move(file).value() : std::vector<uint8_t>();
+}
+
+Status set_floats(Method& method, size_t input, std::vector<float> values) {
+  const TensorSpec& spec = method.input_spec(input);
+  std::vector<int64_t> shape = spec.shape;
+  DLTensor tensor{values.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1},
+                  shape.data(), nullptr, 0};
+  return method.set_input(input, tensor);
+}
+
+std::vector<float> output_floats(const Method& method, size_t index) {
+  const DLTensor& tensor = method.output(index);
+  size_t count = 1;
+  for (int32_t axis = 0; axis < tensor.ndim; ++axis) count *= static_cast<size_t>(tensor.shape[axis]);
+  const float* data = static_cast<const float*>(tensor.data);
+  return std::vector<float>(data, data + count);
+}
+
+}  // namespace plugrt::testing
