@@ -1,0 +1,84 @@
+// Executing a method allocates nothing: every operator new in this binary is counted,
+// and the count must not move across execute() calls, on a plugin backend and on the
+// portable fallback alike. (A separate binary, because it replaces operator new.)
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "plugrt/builtin_backends.h"
+#include "plugrt/method.h"
+#include "plugrt/plugins/plugin_loader.h"
+#include "program_fixtures.h"
+#include "test_plugin_files.h"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}
+
+void* operator new(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t size) { return operator new(size); }
+void* operator new(size_t size, std::align_val_t alignment) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  const size_t a = static_cast<size_t>(alignment);
+  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace plugrt::testing {
+namespace {
+
+long allocations_during(Method& method, int runs) {
+  const long before = g_allocations.load();
+  for (int i = 0; i < runs; ++i) {
+    if (!method.execute().is_ok()) return -1;
+  }
+  return g_allocations.load() - before;
+}
+
+TEST(ExecutorAllocation, TheCounterSeesAllocations) {
+  const long before = g_allocations.load();
+  auto* probe = new int(1);
+  delete probe;
+  EXPECT_EQ(g_allocations.load() - before, 1);
+}
+
+TEST(ExecutorAllocation, ExecutingOnAPluginAndOnTheFallbackAllocatesNothing) {
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  plugins::SearchPathOptions search;
+  search.use_environment = search.use_install_directory = search.use_executable_directory = false;
+  plugins::PluginLoader loader(registry, search);
+  ASSERT_TRUE(loader.load(plugin_file("good")).is_ok());
+
+  for (const char* backend : {"offset", "missing"}) {  // "missing" runs on the portable fallback
+    OffsetProgramOptions options;
+    options.backend = backend;
+    options.num_delegates = 8;
+    Result<Program> program = Program::from_bytes(offset_program(options));
+    ASSERT_TRUE(program.is_ok());
+    Result<Method> method = Method::load(*program, "forward", registry);
+    ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+    EXPECT_EQ(method->report().delegates[0].fell_back, std::string(backend) == "missing");
+    ASSERT_TRUE(method->execute().is_ok());  // warm-up
+    EXPECT_EQ(allocations_during(*method, 100), 0) << "on backend " << backend;
+  }
+}
+
+}  // namespace
+}  // namespace plugrt::testing
