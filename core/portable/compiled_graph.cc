@@ -169,6 +169,27 @@ std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned)
   return storage;
 }
 
+/// `data`, or an 8-byte-aligned copy of it in `copy` when it is not aligned (the
+/// graph's 8-byte fields are aligned relative to the buffer's start).
+const void* aligned_blob(const void* data, size_t size, std::unique_ptr<std::byte[]>* copy) {
+  if (data == nullptr || reinterpret_cast<uintptr_t>(data) % 8 == 0) return data;
+  std::byte* aligned = nullptr;
+  *copy = allocate_aligned(size, &aligned);
+  std::memcpy(aligned, data, size);
+  return aligned;
+}
+
+/// A constant's bytes, copied into `owned` when they are not 64-byte aligned, so that
+/// kernels load them aligned.
+const void* aligned_constant(const ir::Value& value, std::vector<std::unique_ptr<std::byte[]>>& owned) {
+  const void* bytes = value.data()->data();
+  if (reinterpret_cast<uintptr_t>(bytes) % kAlignment == 0) return bytes;
+  std::byte* aligned = nullptr;
+  owned.push_back(allocate_aligned(value.data()->size(), &aligned));
+  std::memcpy(aligned, bytes, value.data()->size());
+  return aligned;
+}
+
 bool is_contiguous(const DLTensor& tensor) {
   if (tensor.strides == nullptr) return true;
   int64_t expected = 1;
@@ -203,10 +224,44 @@ size_t CompiledGraph::num_nodes() const { return steps_.size(); }
 
 namespace {
 
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* vector) {
+  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
+/// The FlatBuffers verifier checks the alignment of a vector's length, not of its
+/// elements: a crafted buffer can misalign 8-byte elements. Refuse those.
+std::string check_alignment(const ir::Graph& graph) {
+  const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
+  for (size_t i = 0; i < num_values; ++i) {
+    if (!elements_aligned(graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i))->shape())) {
+      return describe_value(graph, i) + " has a misaligned shape";
+    }
+  }
+  const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const ir::Node* node = graph.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+    if (!elements_aligned(node->inputs()) || !elements_aligned(node->outputs())) {
+      return "node " + std::to_string(n) + " has misaligned input or output lists";
+    }
+    if (node->attributes() == nullptr) continue;
+    for (const ir::Attribute* attribute : *node->attributes()) {
+      if (!elements_aligned(attribute->ints()) || !elements_aligned(attribute->floats())) {
+        return "node " + std::to_string(n) + ": attribute '" + attribute->name()->str() + "' is misaligned";
+      }
+    }
+  }
+  if (!elements_aligned(graph.inputs()) || !elements_aligned(graph.outputs())) {
+    return "the graph's input or output list is misaligned";
+  }
+  return {};
+}
+
 std::string verify(const void* data, size_t size, bool* incompatible) {
   std::string error;
   const ir::Graph* graph = open_graph(data, size, &error, incompatible);
   if (graph == nullptr) return error;
+  if (std::string why = check_alignment(*graph); !why.empty()) return why;
   const size_t num_values = graph->values() != nullptr ? graph->values()->size() : 0;
   for (size_t i = 0; i < num_values; ++i) {
     TensorInfo info;
@@ -225,6 +280,9 @@ std::string verify_graph(const void* data, size_t size) {
 }
 
 std::vector<bool> supported_nodes(const void* data, size_t size, std::string* error) {
+  std::unique_ptr<std::byte[]> aligned_copy;
+  data = aligned_blob(data, size, &aligned_copy);
+  std::vector<std::unique_ptr<std::byte[]>> owned_constants;
   bool incompatible = false;
   if (std::string why = verify(data, size, &incompatible); !why.empty()) {
     *error = why;
@@ -236,7 +294,7 @@ std::vector<bool> supported_nodes(const void* data, size_t size, std::string* er
   for (size_t i = 0; i < num_values; ++i) {
     (void)read_tensor_info(graph, i, &infos[i]);
     const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (value->data() != nullptr) infos[i].constant_data = value->data()->data();
+    if (value->data() != nullptr) infos[i].constant_data = aligned_constant(*value, owned_constants);
   }
   std::vector<bool> supported;
   const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
@@ -258,6 +316,8 @@ std::vector<bool> supported_nodes(const void* data, size_t size, std::string* er
 
 std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t size, std::string* error,
                                                       CompileFailure* failure) {
+  std::unique_ptr<std::byte[]> aligned_copy;
+  data = aligned_blob(data, size, &aligned_copy);
   bool incompatible = false;
   if (std::string why = verify(data, size, &incompatible); !why.empty()) {
     *error = why;
@@ -271,6 +331,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
   (void)check_structure(graph, &origin, &producer);
 
   std::unique_ptr<CompiledGraph> compiled(new CompiledGraph());
+  compiled->owned_blob_ = std::move(aligned_copy);
   const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
   const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
   compiled->values_.resize(num_values);
@@ -285,14 +346,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
     if (value->name() != nullptr) slot.name = value->name()->str();
     if (origin[i] == Origin::kConstant) {
       slot.kind = ValueSlot::Kind::kConstant;
-      const void* bytes = value->data()->data();
-      if (reinterpret_cast<uintptr_t>(bytes) % kAlignment != 0) {  // keep kernels' loads aligned
-        std::byte* aligned = nullptr;
-        compiled->owned_constants_.push_back(allocate_aligned(value->data()->size(), &aligned));
-        std::memcpy(aligned, bytes, value->data()->size());
-        bytes = aligned;
-      }
-      slot.info.constant_data = bytes;
+      slot.info.constant_data = aligned_constant(*value, compiled->owned_constants_);
     }
   }
   auto bind_slot = [&](int32_t v) {

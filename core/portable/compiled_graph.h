@@ -69,6 +69,7 @@ class CompiledGraph {
   std::vector<void*> value_data_;
   /// Outputs that no node writes (a graph input or constant passed through): copied.
   std::vector<std::pair<size_t, int32_t>> output_copies_;  // (output index, source value)
+  std::unique_ptr<std::byte[]> owned_blob_;  // an aligned copy of a misaligned blob
   std::vector<std::unique_ptr<std::byte[]>> owned_constants_;
   std::unique_ptr<std::byte[]> arena_storage_;
   std::byte* arena_ = nullptr;

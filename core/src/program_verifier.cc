@@ -1,6 +1,7 @@
 #include "program_verifier.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <string>
@@ -70,7 +71,18 @@ bool check_header(const ProgramData& data, ProgramFileHeader* header, Checker& c
   return true;
 }
 
+/// Whether `vector`'s elements start at a multiple of `alignment`. The FlatBuffers
+/// verifier checks only the 4-byte alignment of a vector's length, so a crafted file may
+/// put 8-byte elements (Segment, a shape's dimensions) where reading them is undefined.
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* vector, size_t alignment) {
+  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignment == 0;
+}
+
 bool check_segments(const program::Program& root, uint64_t area_size, Checker& c) {
+  if (!elements_aligned(root.segments(), alignof(program::Segment))) {
+    return c.fail("the segment table is misaligned");
+  }
   for (size_t i = 0; i < count(root.segments()); ++i) {
     const program::Segment* segment = root.segments()->Get(static_cast<uoffset_t>(i));
     if (segment->offset() % kSegmentAlignment != 0 || !fits(segment->offset(), segment->size(), area_size)) {
@@ -118,6 +130,7 @@ class MethodChecker {
     const int32_t code = static_cast<int32_t>(tensor.dtype());
     if (!is_known_dtype(code)) return fail(value_name(v) + " has unknown dtype " + std::to_string(code));
     uint64_t bytes = dtype_size(static_cast<DType>(code));
+    if (!elements_aligned(tensor.shape(), alignof(int64_t))) return fail(value_name(v) + " has a misaligned shape");
     if (count(tensor.shape()) > static_cast<size_t>(kMaxTensorRank)) {
       return fail(value_name(v) + " has rank " + std::to_string(count(tensor.shape())) + "; at most " +
                   std::to_string(kMaxTensorRank) + " is supported");
