@@ -25,6 +25,11 @@ void add_backends_command(CLI::App& app, CommandResult& result);
 void add_doctor_command(CLI::App& app, CommandResult& result);
 void add_inspect_command(CLI::App& app, CommandResult& result);
 
+/// True when `path` starts with a program file's magic.
+bool is_program_file(const std::string& path);
+/// `plugrt inspect` of a program file; returns the exit code.
+int run_inspect_program(const std::string& path, bool as_json);
+
 }  // namespace plugrt::tools
 
 #endif  // PLUGRT_TOOLS_PLUGRT_COMMANDS_H_

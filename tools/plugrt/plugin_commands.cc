@@ -183,6 +183,7 @@ void run_doctor(const PluginOptions& options) {
 }
 
 int run_inspect(const std::string& path, bool as_json) {
+  if (is_program_file(path)) return run_inspect_program(path, as_json);
   // Reads the file only: no plugin code runs.
   Result<plugins::PluginFileInfo> info = plugins::inspect_plugin_file(path);
   if (!info.is_ok()) {
@@ -251,8 +252,10 @@ void add_inspect_command(CLI::App& app, CommandResult& result) {
   auto path = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   CLI::App* command = app.add_subcommand(
-      "inspect", "Show a plugin file's metadata, exports and dependencies without loading it");
-  command->add_option("FILE", *path, "A plugin file (libplugrt_<name>.so)")->required();
+      "inspect",
+      "Show a plugin file's metadata, exports and dependencies without loading it, or a program's "
+      "methods, inputs, outputs and delegates");
+  command->add_option("FILE", *path, "A plugin file (libplugrt_<name>.so) or a program (.prt)")->required();
   command->add_flag("--json", *as_json, "Print machine-readable JSON");
   command->callback([path, as_json, &result] { result.exit_code = run_inspect(*path, *as_json); });
 }

@@ -4,6 +4,8 @@
 set -uo pipefail
 plugrt="$1"
 plugins="$2"
+# Small valid and invalid program files, kept with the program loader's fuzz corpus.
+programs="$(cd "$(dirname "$0")/../../../test/fuzz/corpus/program_loader" && pwd)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cp "$plugins/libplugrt_good.so" "$plugins/libplugrt_unavailable.so" \
@@ -45,6 +47,13 @@ echo "not a plugin" >"$dir/notes.txt"
 check inspect-not-elf 1 "^plugrt inspect: .*notes\.txt: not an ELF file" -- \
   "$plugrt" inspect "$dir/notes.txt"
 check inspect-missing 1 "^plugrt inspect: .*nowhere\.so" -- "$plugrt" inspect "$dir/nowhere.so"
+
+check inspect-program 0 "delegate portable:0 -> portable: blob [0-9]+ bytes" -- \
+  "$plugrt" inspect "$programs/portable_add_relu.prt"
+check inspect-program-io 0 "input  x: float32 \[2, 2\]" -- "$plugrt" inspect "$programs/portable_add_relu.prt"
+check inspect-program-json 0 '"kind": "program"' -- "$plugrt" inspect --json "$programs/two_methods.prt"
+check inspect-bad-program 1 "^plugrt inspect: .*crash-misaligned-segment-table\.prt: the segment table is misaligned" -- \
+  "$plugrt" inspect "$programs/crash-misaligned-segment-table.prt"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

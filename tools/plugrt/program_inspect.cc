@@ -1,0 +1,103 @@
+// `plugrt inspect PROGRAM.prt`: a program's methods, inputs, outputs, delegates and
+// sizes, read and verified without running anything.
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "plugrt/program.h"
+#include "plugrt/program_format.h"
+
+namespace plugrt::tools {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+json tensor_json(const TensorSpec& spec) {
+  return {{"name", spec.name}, {"dtype", std::string(to_string(spec.dtype))}, {"shape", spec.shape}};
+}
+
+void print_tensors(const char* label, const std::vector<TensorSpec>& tensors) {
+  for (const TensorSpec& spec : tensors) {
+    std::cout << "    " << label << " " << spec.name << ": " << to_string(spec.dtype) << " " << shape_text(spec.shape)
+              << "\n";
+  }
+}
+
+}  // namespace
+
+bool is_program_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof(kProgramMagic)] = {};
+  return in.read(magic, sizeof(magic)) && std::memcmp(magic, kProgramMagic, sizeof(magic)) == 0;
+}
+
+int run_inspect_program(const std::string& path, bool as_json) {
+  Result<Program> program = Program::load(path);
+  if (!program.is_ok()) {
+    std::cerr << "plugrt inspect: " << program.status().message() << "\n";
+    return 1;
+  }
+  json out = {{"file", path},
+              {"kind", "program"},
+              {"format", std::to_string(program->format_major()) + "." + std::to_string(program->format_minor())},
+              {"producer", program->producer()},
+              {"file_size", program->file_size()},
+              {"segments", program->num_segments()},
+              {"methods", json::array()}};
+  for (const std::string& name : program->method_names()) {
+    MethodSummary summary = program->describe(name).value();
+    json method = {{"name", summary.name},
+                   {"inputs", json::array()},
+                   {"outputs", json::array()},
+                   {"delegates", json::array()},
+                   {"instructions", summary.num_instructions},
+                   {"values", summary.num_values},
+                   {"arena_bytes", summary.arena_size},
+                   {"constant_bytes", summary.constant_bytes}};
+    for (const TensorSpec& spec : summary.inputs) method["inputs"].push_back(tensor_json(spec));
+    for (const TensorSpec& spec : summary.outputs) method["outputs"].push_back(tensor_json(spec));
+    for (const DelegateSummary& d : summary.delegates) {
+      method["delegates"].push_back({{"name", d.name},
+                                     {"backend", d.backend},
+                                     {"blob_bytes", d.blob_size},
+                                     {"fallback_bytes", d.fallback_size},
+                                     {"compile_specs", d.compile_spec_keys}});
+    }
+    out["methods"].push_back(method);
+  }
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << path << "\n"
+            << "  program format    " << out["format"].get<std::string>() << ", written by "
+            << program->producer() << "\n"
+            << "  size              " << program->file_size() << " bytes, " << program->num_segments()
+            << " segments\n";
+  for (const std::string& name : program->method_names()) {
+    MethodSummary summary = program->describe(name).value();
+    std::cout << "  method " << summary.name << ": " << summary.num_instructions << " instructions, arena "
+              << summary.arena_size << " bytes, constants " << summary.constant_bytes << " bytes\n";
+    print_tensors("input ", summary.inputs);
+    print_tensors("output", summary.outputs);
+    for (const DelegateSummary& d : summary.delegates) {
+      std::cout << "    delegate " << d.name << " -> " << d.backend << ": blob " << d.blob_size << " bytes, "
+                << (d.fallback_size > 0 ? "portable fallback " + std::to_string(d.fallback_size) + " bytes"
+                                        : std::string("no fallback"))
+                << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace plugrt::tools
