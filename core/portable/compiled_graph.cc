@@ -226,7 +226,7 @@ namespace {
 
 template <typename T>
 bool elements_aligned(const flatbuffers::Vector<T>* vector) {
-  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+  return vector == nullptr || vector->size() == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
 }
 
 /// The FlatBuffers verifier checks the alignment of a vector's length, not of its

@@ -76,7 +76,7 @@ bool check_header(const ProgramData& data, ProgramFileHeader* header, Checker& c
 /// put 8-byte elements (Segment, a shape's dimensions) where reading them is undefined.
 template <typename T>
 bool elements_aligned(const flatbuffers::Vector<T>* vector, size_t alignment) {
-  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignment == 0;
+  return vector == nullptr || vector->size() == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignment == 0;
 }
 
 bool check_segments(const program::Program& root, uint64_t area_size, Checker& c) {

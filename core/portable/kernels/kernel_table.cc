@@ -16,7 +16,7 @@ std::vector<KernelEntry> build_table() {
   add_pooling_kernels(table);
   add_layout_kernels(table);
   add_resize_kernels(table);
-  std::sort(table.begin(), table.end(),
+  std::stable_sort(table.begin(), table.end(),
             [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;
 }
