@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
   libdlpack-dev flatbuffers-compiler libflatbuffers-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

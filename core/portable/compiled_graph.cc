@@ -279,7 +279,7 @@ std::string verify_graph(const void* data, size_t size) {
   return verify(data, size, &incompatible);
 }
 
-std::vector<bool> supported_nodes(const void* data, size_t size, std::string* error) {
+std::vector<std::string> node_support(const void* data, size_t size, std::string* error) {
   std::unique_ptr<std::byte[]> aligned_copy;
   data = aligned_blob(data, size, &aligned_copy);
   std::vector<std::unique_ptr<std::byte[]>> owned_constants;
@@ -296,7 +296,7 @@ std::vector<bool> supported_nodes(const void* data, size_t size, std::string* er
     const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (value->data() != nullptr) infos[i].constant_data = aligned_constant(*value, owned_constants);
   }
-  std::vector<bool> supported;
+  std::vector<std::string> reasons;
   const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
   for (size_t n = 0; n < num_nodes; ++n) {
     const ir::Node* node = graph.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
@@ -308,10 +308,15 @@ std::vector<bool> supported_nodes(const void* data, size_t size, std::string* er
     if (node->outputs() != nullptr) {
       for (int32_t v : *node->outputs()) outputs.push_back(v >= 0 ? &infos[static_cast<size_t>(v)] : nullptr);
     }
+    if (prepare == nullptr) {
+      reasons.push_back("the portable backend has no kernel for op type '" + node->op_type()->str() + "'");
+      continue;
+    }
     NodeContext context(*node, graph.opset(), std::move(inputs), std::move(outputs));
-    supported.push_back(prepare != nullptr && prepare(context).kernel != nullptr);
+    Prepared result = prepare(context);
+    reasons.push_back(result.kernel != nullptr ? std::string() : result.error);
   }
-  return supported;
+  return reasons;
 }
 
 std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t size, std::string* error,

@@ -29,9 +29,10 @@ enum class CompileFailure {
   kUnsupported,   ///< valid, but a node has no kernel or its kernel refuses it
 };
 
-/// For each node, whether the portable kernels can run it (its kernel exists and accepts
-/// its attributes, dtypes and shapes). Empty with `error` set when the graph is invalid.
-std::vector<bool> supported_nodes(const void* data, size_t size, std::string* error);
+/// For each node, why the portable kernels cannot run it (no kernel, or its kernel
+/// refuses the node's attributes, dtypes or shapes); empty when they can. Returns no
+/// entries, with `error` set, when the graph is invalid.
+std::vector<std::string> node_support(const void* data, size_t size, std::string* error);
 
 class CompiledGraph {
  public:

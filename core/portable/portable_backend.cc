@@ -69,18 +69,18 @@ void destroy(plugrt_delegate_handle handle) { delete reinterpret_cast<PortableDe
 plugrt_status partition(void*, const plugrt_host_services* host, plugrt_partition_args* args) {
   try {
     std::string error;
-    std::vector<bool> supported = supported_nodes(args->graph, args->graph_size, &error);
+    std::vector<std::string> reasons = node_support(args->graph, args->graph_size, &error);
     if (!error.empty()) {
       report(host, PLUGRT_STATUS_INVALID_ARGUMENT, error);
       return PLUGRT_STATUS_INVALID_ARGUMENT;
     }
-    if (supported.size() != args->num_nodes) {
+    if (reasons.size() != args->num_nodes) {
       report(host, PLUGRT_STATUS_INVALID_ARGUMENT,
              "num_nodes is " + std::to_string(args->num_nodes) + " but the graph has " +
-                 std::to_string(supported.size()) + " nodes");
+                 std::to_string(reasons.size()) + " nodes");
       return PLUGRT_STATUS_INVALID_ARGUMENT;
     }
-    for (size_t n = 0; n < supported.size(); ++n) args->node_taken[n] = supported[n] ? 1 : 0;
+    for (size_t n = 0; n < reasons.size(); ++n) args->node_taken[n] = reasons[n].empty() ? 1 : 0;
     return PLUGRT_STATUS_OK;
   } catch (const std::exception& e) {
     report(host, PLUGRT_STATUS_INTERNAL, e.what());

@@ -45,6 +45,46 @@ Availability Backend::is_available() const {
   return availability;
 }
 
+Result<std::vector<bool>> Backend::partition(Span<const uint8_t> graph, size_t num_nodes,
+                                             Span<const plugrt_option> compile_specs) const {
+  if (table_->partition == nullptr) {
+    return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
+                                            ") has no ahead-of-time entries (partition, preprocess)");
+  }
+  std::vector<uint8_t> taken(num_nodes, 0);
+  plugrt_partition_args args{sizeof(args), graph.data(), graph.size(), compile_specs.data(),
+                             compile_specs.size(), taken.data(), num_nodes};
+  take_reported_error();
+  const plugrt_status status = table_->partition(table_->context, plugin_->host->table(), &args);
+  if (status != PLUGRT_STATUS_OK) return failure("partition", status);
+  return std::vector<bool>(taken.begin(), taken.end());
+}
+
+Result<std::vector<uint8_t>> Backend::preprocess(Span<const uint8_t> graph,
+                                                 Span<const plugrt_option> compile_specs) const {
+  if (table_->preprocess == nullptr) {
+    return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
+                                            ") has no ahead-of-time entries (partition, preprocess)");
+  }
+  plugrt_preprocess_args args{sizeof(args), graph.data(), graph.size(), compile_specs.data(),
+                              compile_specs.size(), nullptr, 0};
+  take_reported_error();
+  const plugrt_status status = table_->preprocess(table_->context, plugin_->host->table(), &args);
+  const plugrt_host_services* host = plugin_->host->table();
+  if (status != PLUGRT_STATUS_OK) {
+    if (args.blob != nullptr) host->deallocate(host->context, args.blob);
+    return failure("preprocess", status);
+  }
+  if (args.blob == nullptr && args.blob_size > 0) {
+    return Status(Error::kInternal, "backend '" + table_->name + "' (" + plugin_->info.origin +
+                                        "): preprocess succeeded but returned no blob");
+  }
+  const auto* bytes = static_cast<const uint8_t*>(args.blob);
+  std::vector<uint8_t> blob(bytes, bytes + args.blob_size);
+  if (args.blob != nullptr) host->deallocate(host->context, args.blob);
+  return blob;
+}
+
 Result<DelegateHandle> Backend::init(const InitOptions& options) const {
   plugrt_init_args args{};
   args.struct_size = sizeof(args);

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "compiled_graph.h"
+
 extern "C" plugrt_status plugrt_static_entry_portable(const plugrt_host_services* host,
                                                       const plugrt_plugin_descriptor** descriptor);
 
@@ -21,14 +23,22 @@ Status register_builtin_backends(Registry& registry) {
 }
 
 const Backend& builtin_portable_backend() {
-  // Leaked on purpose: method instances may outlive static destruction order.
-  static const Backend* const backend = [] {
-    auto* registry = new Registry();
-    Status status = register_builtin_backends(*registry);
+  // Never destroyed: method instances may outlive static destruction order.
+  static Registry* const registry = [] {
+    auto* builtins = new Registry();
+    Status status = register_builtin_backends(*builtins);
     (void)status;  // the built-in table is validated by tests; it cannot fail here
-    return new Backend(registry->find_registered_backend(kPortableBackendName).value());
+    return builtins;
   }();
+  static const Backend* const backend = new Backend(registry->find_registered_backend(kPortableBackendName).value());
   return *backend;
+}
+
+Result<std::vector<std::string>> portable_node_support(Span<const uint8_t> graph) {
+  std::string error;
+  std::vector<std::string> reasons = portable::node_support(graph.data(), graph.size(), &error);
+  if (!error.empty()) return Status(Error::kInvalidArgument, error);
+  return reasons;
 }
 
 }  // namespace plugrt

@@ -21,6 +21,9 @@ struct CommandResult {
   int exit_code = 0;
 };
 
+void add_compile_command(CLI::App& app, CommandResult& result);
+void add_run_command(CLI::App& app, CommandResult& result);
+void add_bench_command(CLI::App& app, CommandResult& result);
 void add_backends_command(CLI::App& app, CommandResult& result);
 void add_doctor_command(CLI::App& app, CommandResult& result);
 void add_inspect_command(CLI::App& app, CommandResult& result);

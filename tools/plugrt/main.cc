@@ -8,6 +8,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(PLUGRT_VERSION));
   plugrt::tools::CommandResult result;
+  plugrt::tools::add_compile_command(app, result);
+  plugrt::tools::add_run_command(app, result);
+  plugrt::tools::add_bench_command(app, result);
   plugrt::tools::add_backends_command(app, result);
   plugrt::tools::add_doctor_command(app, result);
   plugrt::tools::add_inspect_command(app, result);

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "command_runtime.h"
 #include "commands.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/registry.h"
@@ -16,12 +17,6 @@ namespace {
 using nlohmann::json;
 using plugins::PluginReport;
 
-plugins::SearchPathOptions search_options(const PluginOptions& options) {
-  plugins::SearchPathOptions search;
-  search.application_directories = options.plugin_dirs;
-  return search;
-}
-
 void add_plugin_options(CLI::App& command, PluginOptions& options) {
   command.add_option("--plugin-dir", options.plugin_dirs,
                      "Directory to search for plugins first (repeatable)");
@@ -30,21 +25,6 @@ void add_plugin_options(CLI::App& command, PluginOptions& options) {
 
 std::string abi_text(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
-}
-
-// A registry whose plugins' log lines stay out of the command's output, unless
-// PLUGRT_LOG asks for them.
-std::shared_ptr<HostEnvironment> command_environment() {
-  auto environment = std::make_shared<HostEnvironment>();
-  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
-  return environment;
-}
-
-// Loads every accepted plugin, so their backends can be listed and asked about.
-void load_accepted(plugins::PluginLoader& loader) {
-  for (const PluginReport& report : loader.report()) {
-    if (report.state == PluginReport::State::kAccepted) (void)loader.load(report.path);
-  }
 }
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {
@@ -64,10 +44,9 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 void run_backends(const PluginOptions& options) {
-  Registry registry(command_environment());
-  plugins::PluginLoader loader(registry, search_options(options));
-  loader.discover();
-  load_accepted(loader);
+  CommandRuntime runtime(options.plugin_dirs);
+  runtime.load_all();
+  Registry& registry = runtime.registry();
 
   json listed = json::array();
   std::vector<std::vector<std::string>> rows = {
@@ -110,10 +89,9 @@ bool is_directory(const std::string& path) {
 }
 
 void run_doctor(const PluginOptions& options) {
-  Registry registry(command_environment());
-  plugins::PluginLoader loader(registry, search_options(options));
-  loader.discover();
-  load_accepted(loader);  // a verdict includes what loading the plugin showed
+  CommandRuntime runtime(options.plugin_dirs);
+  runtime.load_all();  // a verdict includes what loading the plugin showed
+  plugins::PluginLoader& loader = runtime.loader();
 
   json search_path = json::array();
   for (const plugins::SearchDirectory& directory : loader.search_path()) {

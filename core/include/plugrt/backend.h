@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "plugrt/plugrt_abi.h"
 #include "plugrt/span.h"
@@ -62,6 +63,16 @@ class Backend {
 
   /// Asks the backend whether it can run here, with its reason when not.
   Availability is_available() const;
+
+  /// Ahead of time: which nodes of a graph IR buffer with `num_nodes` nodes this backend
+  /// takes (one flag per node). Errors: kNotSupported when it has no ahead-of-time
+  /// entries; otherwise the backend's code and message.
+  Result<std::vector<bool>> partition(Span<const uint8_t> graph, size_t num_nodes,
+                                      Span<const plugrt_option> compile_specs = {}) const;
+  /// Ahead of time: the blob this backend's init will read for a graph IR buffer.
+  /// Errors as for partition().
+  Result<std::vector<uint8_t>> preprocess(Span<const uint8_t> graph,
+                                          Span<const plugrt_option> compile_specs = {}) const;
 
   /// Creates a delegate instance. Errors carry the backend's code and the message it
   /// reported, prefixed with "backend '<name>' (<origin>): init: ".

@@ -2,10 +2,12 @@
 #ifndef PLUGRT_BUILTIN_BACKENDS_H_
 #define PLUGRT_BUILTIN_BACKENDS_H_
 
+#include <string>
 #include <vector>
 
 #include "plugrt/backend.h"
 #include "plugrt/registry.h"
+#include "plugrt/span.h"
 #include "plugrt/status.h"
 
 namespace plugrt {
@@ -20,6 +22,11 @@ Status register_builtin_backends(Registry& registry);
 
 /// The built-in portable backend, for runs whose registry lacks one. Process-wide.
 const Backend& builtin_portable_backend();
+
+/// For each node of a graph IR buffer, why the portable backend cannot run it (empty
+/// when it can): what the ABI's partition answers with a yes or no, with the reason.
+/// Errors: kInvalidArgument, saying what is wrong with the graph.
+Result<std::vector<std::string>> portable_node_support(Span<const uint8_t> graph);
 
 }  // namespace plugrt
 

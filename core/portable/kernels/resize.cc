@@ -44,8 +44,12 @@ float original_coordinate(const Config& c, int axis, int64_t x, int64_t in, int6
   switch (c.transform) {
     case Transform::kHalfPixel: return (xf + 0.5f) / scale - 0.5f;
     case Transform::kPytorchHalfPixel: return out > 1 ? (xf + 0.5f) / scale - 0.5f : 0.0f;
-    case Transform::kAlignCorners:
-      return out == 1 ? 0.0f : xf * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+    case Transform::kAlignCorners: {
+      // ONNX resizes to in * scale (not floored) when scales are given; for sizes the
+      // scale is out / in, so this is `out` there.
+      const float resized = static_cast<float>(in) * scale;
+      return resized <= 1.0f ? 0.0f : xf * static_cast<float>(in - 1) / (resized - 1.0f);
+    }
     case Transform::kAsymmetric: return xf / scale;
     case Transform::kTfHalfPixelForNn: return (xf + 0.5f) / scale;
     case Transform::kTfCropAndResize: {

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Exports the small models plugrt bundles, with inputs and PyTorch's outputs.
+
+Uses Debian's python3-torch (run it with /usr/bin/python3). For each model NAME it
+writes NAME.onnx, NAME.input.npy (a fixed input) and NAME.output.npy (what PyTorch
+computes for it), so tests can check plugrt's results against PyTorch's.
+
+    /usr/bin/python3 models/export_models.py [--out DIR] [--only NAME] [--large]
+
+--large also exports torchvision's mobilenet_v2 and resnet18 (random weights, about
+14 and 45 MB): generated on demand, never committed.
+"""
+import argparse
+import os
+
+import numpy as np
+import torch
+from torch import nn
+
+OPSET = 13
+
+
+class TinyCnn(nn.Module):
+    """A small image classifier: conv blocks with batch norm, a depthwise block,
+    hardswish, global pooling and a classifier head. Input 1x3x32x32."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=1, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU6(),
+            nn.Conv2d(32, 32, 3, padding=1, groups=32), nn.Hardswish(),
+            nn.Conv2d(32, 64, 1), nn.ReLU(),
+            nn.AvgPool2d(2),
+            nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.Sigmoid(),
+        )
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.pool(self.features(x))
+        return torch.softmax(self.classifier(torch.flatten(x, 1)), dim=1)
+
+
+class Mlp(nn.Module):
+    """Dense layers with GELU and layer normalization. Input 4x64."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.Linear(128, 64), nn.LayerNorm(64), nn.Tanh())
+
+    def forward(self, x):
+        return self.net(x) + x
+
+
+class TinyEncoder(nn.Module):
+    """One transformer encoder layer (d_model 64, 4 heads, feed-forward 128). Input 1x16x64."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+SMALL = {
+    "tiny_cnn": (TinyCnn, (1, 3, 32, 32)),
+    "mlp": (Mlp, (4, 64)),
+    "tiny_encoder": (TinyEncoder, (1, 16, 64)),
+}
+
+
+def large_models():
+    import torchvision
+    return {
+        "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)),
+        "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
+    }
+
+
+def export(name, make, shape, out):
+    torch.manual_seed(0)
+    model = make().eval()
+    # Give batch norms non-trivial statistics, as a trained model would have.
+    for module in model.modules():
+        if isinstance(module, nn.BatchNorm2d):
+            module.running_mean.uniform_(-0.5, 0.5)
+            module.running_var.uniform_(0.5, 1.5)
+    x = torch.from_numpy(np.random.default_rng(0).uniform(-1, 1, size=shape).astype(np.float32))
+    with torch.no_grad():
+        y = model(x)
+    path = os.path.join(out, name + ".onnx")
+    torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+    np.save(os.path.join(out, name + ".input.npy"), x.numpy())
+    np.save(os.path.join(out, name + ".output.npy"), y.numpy())
+    print(f"{path}: {os.path.getsize(path)} bytes")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--only", help="export only this model")
+    parser.add_argument("--large", action="store_true", help="also export the large torchvision models")
+    args = parser.parse_args()
+    models = dict(SMALL)
+    if args.large:
+        models.update(large_models())
+    for name, (make, shape) in models.items():
+        if args.only in (None, name):
+            export(name, make, shape, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,674 @@
+// The ONNX importer: ModelProto -> graph IR. See onnx_importer.h.
+//
+// The steps: parse; refuse what plugrt cannot represent (opsets, domains, unknown ops,
+// subgraphs, dtypes, external data); sort the nodes; run ONNX's checker; make the graph
+// inputs static (ImportOptions::input_shapes); drop dead nodes; then one pass over the
+// nodes in order: Constant nodes become constants, Identity and inference-mode Dropout
+// are removed, ONNX's shape inference types each remaining node (onnx_inference.cc),
+// Shape and Size of static values and nodes whose inputs are all constant are evaluated
+// (onnx_folding.cc); drop the nodes that became dead; last, write the graph IR with every
+// attribute and the schema's defaults.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <queue>
+#include <unordered_map>
+#include <set>
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "onnx_importer.h"
+#include "onnx_internal.h"
+
+namespace plugrt::compiler {
+
+namespace {
+
+using onnx_import::Tensor;
+using onnx_import::ValueType;
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+const std::set<std::string>& nondeterministic_ops() {
+  static const std::set<std::string> ops = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                            "RandomUniformLike", "Multinomial", "Bernoulli"};
+  return ops;
+}
+
+/// Attributes that every ONNX op using them requires to be at least 1.
+const std::set<std::string>& positive_attributes() {
+  static const std::set<std::string> names = {"strides", "dilations", "kernel_shape", "blocksize", "group"};
+  return names;
+}
+
+class Importer {
+ public:
+  Importer(std::string origin, const ImportOptions& options) : origin_(std::move(origin)), options_(options) {}
+
+  Result<ImportedModel> run(onnx::ModelProto& model);
+
+ private:
+  Status error(Error code, const std::string& reason) const { return Status(code, origin_ + ": " + reason); }
+  Status node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const;
+  const onnx::OpSchema* schema_of(const onnx::NodeProto& node) const {
+    return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+  }
+
+  Status check_node(const onnx::NodeProto& node) const;
+  void sort_nodes();
+  Status prepare_inputs();
+  Status constant_value(const onnx::NodeProto& node, Tensor* tensor) const;
+  void add_constant(const std::string& name, Tensor tensor);
+  Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
+  bool try_fold(const onnx::NodeProto& node);
+  bool is_inference_dropout(const onnx::NodeProto& node, const std::set<std::string>& consumed) const;
+  Status simplify();
+  void remove_dead_nodes();
+  Result<std::vector<uint8_t>> write() const;
+
+  std::string origin_;
+  const ImportOptions& options_;
+  int64_t opset_ = 0;
+  onnx::GraphProto* graph_ = nullptr;
+  std::map<std::string, std::string> labels_;  // first output -> "#k" for unnamed nodes
+  std::map<std::string, Tensor> constants_;
+  std::map<std::string, onnx::TypeProto> declared_;   // the model's value_info and output types
+  std::map<std::string, onnx::TypeProto> type_protos_;  // what is known of each value
+  std::unordered_map<std::string, onnx::TypeProto*> type_pointers_;  // the same, for inference
+  std::map<std::string, ValueType> types_;                            // the same, read
+  std::map<std::string, onnx::TensorProto> constant_protos_;          // constants made here
+  std::unordered_map<std::string, const onnx::TensorProto*> data_;    // constants inference may read
+  std::map<std::string, std::string> inference_failures_;  // output -> why ONNX's inference threw
+  std::vector<std::string> graph_inputs_;
+  std::set<std::string> graph_outputs_;
+  size_t folded_ = 0;
+};
+
+/// Inference reads constants that are shape-like parameters; larger folded constants
+/// (weights) are not handed to it.
+constexpr size_t kMaxInferenceDataBytes = size_t{1} << 20;
+
+Status Importer::node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const {
+  std::string name = "'" + node.name() + "'";
+  if (node.name().empty()) {
+    auto it = node.output_size() > 0 ? labels_.find(node.output(0)) : labels_.end();
+    name = it != labels_.end() ? it->second : "(unnamed)";
+  }
+  return error(code, "node " + name + " (" + node.op_type() + ", opset " + std::to_string(opset_) + "): " + reason);
+}
+
+Status Importer::check_node(const onnx::NodeProto& node) const {
+  if (!is_default_domain(node.domain())) {
+    return node_error(Error::kNotSupported, node,
+                      "domain '" + node.domain() + "' is not supported; plugrt imports the default ONNX domain only");
+  }
+  if (schema_of(node) == nullptr) {
+    return node_error(Error::kNotSupported, node,
+                      "no ONNX operator '" + node.op_type() + "' exists at opset " + std::to_string(opset_));
+  }
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.type() == onnx::AttributeProto::GRAPH || attribute.type() == onnx::AttributeProto::GRAPHS) {
+      return node_error(Error::kNotSupported, node,
+                        "attribute '" + attribute.name() + "' is a graph (subgraphs are not supported)");
+    }
+    // ONNX's shape inference divides by these without checking them (a stride of 0
+    // is a division by zero there), so refuse bad values before it runs.
+    if (positive_attributes().count(attribute.name()) != 0) {
+      const bool is_list = attribute.type() == onnx::AttributeProto::INTS;
+      bool positive = is_list || attribute.type() == onnx::AttributeProto::INT;
+      if (is_list) {
+        for (int64_t v : attribute.ints()) positive = positive && v >= 1;
+      } else {
+        positive = positive && attribute.i() >= 1;
+      }
+      if (!positive) {
+        return node_error(Error::kInvalidArgument, node,
+                          "attribute '" + attribute.name() + "' must hold integers of at least 1");
+      }
+    }
+    if (node.op_type() != "Constant") continue;
+    if (attribute.name() == "sparse_value" || attribute.name() == "value_string" ||
+        attribute.name() == "value_strings") {
+      return node_error(Error::kNotSupported, node,
+                        "attribute '" + attribute.name() + "' is not supported (sparse or string constants)");
+    }
+  }
+  return Status::ok();
+}
+
+/// Puts the nodes in topological order, keeping the model's order where it already is
+/// one. A graph with a cycle or an undefined input is left as it is, for the checker.
+void Importer::sort_nodes() {
+  const auto count = static_cast<size_t>(graph_->node_size());
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < count; ++i) {
+    for (const std::string& output : graph_->node(static_cast<int>(i)).output()) {
+      if (!output.empty()) producer[output] = i;
+    }
+  }
+  std::vector<size_t> pending(count, 0);
+  std::vector<std::vector<size_t>> consumers(count);
+  for (size_t i = 0; i < count; ++i) {
+    for (const std::string& input : graph_->node(static_cast<int>(i)).input()) {
+      auto it = input.empty() ? producer.end() : producer.find(input);
+      if (it == producer.end() || it->second == i) continue;
+      consumers[it->second].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < count; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t c : consumers[i]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  if (order.size() != count) return;
+  bool sorted = true;
+  for (size_t i = 0; i < count; ++i) sorted = sorted && order[i] == i;
+  if (sorted) return;
+  std::vector<onnx::NodeProto> nodes(count);
+  for (size_t i = 0; i < count; ++i) nodes[i].Swap(graph_->mutable_node(static_cast<int>(order[i])));
+  graph_->clear_node();
+  for (onnx::NodeProto& node : nodes) graph_->add_node()->Swap(&node);
+}
+
+Status Importer::prepare_inputs() {
+  std::map<std::string, onnx::ValueInfoProto*> inputs;
+  for (onnx::ValueInfoProto& input : *graph_->mutable_input()) {
+    if (constants_.count(input.name()) != 0) continue;  // an initializer listed as an input
+    graph_inputs_.push_back(input.name());
+    inputs[input.name()] = &input;
+  }
+  for (const auto& [name, shape] : options_.input_shapes) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      return error(Error::kInvalidArgument, "ImportOptions::input_shapes names '" + name +
+                                                "', which is not an input of the model");
+    }
+    onnx::TypeProto* type = it->second->mutable_type();
+    if (type->value_case() != onnx::TypeProto::kTensorType) {
+      return error(Error::kNotSupported, "input '" + name + "' is not a tensor");
+    }
+    onnx::TensorShapeProto* dims = type->mutable_tensor_type()->mutable_shape();
+    const ValueType declared = onnx_import::value_type_of(*type);
+    if (declared.has_shape && declared.dims.size() != shape.size() && type->tensor_type().shape().dim_size() > 0) {
+      return error(Error::kInvalidArgument, "input '" + name + "' has rank " + std::to_string(declared.dims.size()) +
+                                                "; ImportOptions::input_shapes gives rank " +
+                                                std::to_string(shape.size()));
+    }
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      if (shape[axis] < 0) {
+        return error(Error::kInvalidArgument, "ImportOptions::input_shapes gives input '" + name +
+                                                  "' the negative dimension " + std::to_string(shape[axis]));
+      }
+      if (axis < declared.dims.size() && declared.dims[axis] >= 0 && declared.dims[axis] != shape[axis]) {
+        return error(Error::kInvalidArgument, "input '" + name + "' has the static dimension " +
+                                                  std::to_string(declared.dims[axis]) + " at axis " +
+                                                  std::to_string(axis) + "; ImportOptions::input_shapes gives " +
+                                                  std::to_string(shape[axis]));
+      }
+    }
+    dims->clear_dim();
+    for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
+  }
+  for (const std::string& name : graph_inputs_) {
+    const onnx::ValueInfoProto& input = *inputs[name];
+    const ValueType type = onnx_import::value_type_of(input.type());
+    if (type.non_tensor) {
+      return error(Error::kNotSupported,
+                   "input '" + name + "' is not a tensor (sequences, maps and optionals are not supported)");
+    }
+    if (!type.known) return error(Error::kInvalidArgument, "input '" + name + "' has no element type");
+    if (!onnx_import::is_supported_elem_type(type.elem_type)) {
+      return error(Error::kNotSupported, "input '" + name + "' has type " + onnx_import::onnx_type_name(type.elem_type) +
+                                             ", which plugrt does not support");
+    }
+    if (!type.has_shape) {
+      return error(Error::kNotSupported,
+                   "input '" + name + "' has no shape; give it in ImportOptions::input_shapes");
+    }
+    for (size_t axis = 0; axis < type.dims.size(); ++axis) {
+      if (type.dims[axis] >= 0) continue;
+      const std::string symbol = type.dim_names[axis].empty() ? "unknown" : "'" + type.dim_names[axis] + "'";
+      return error(Error::kNotSupported, "input '" + name + "' has a dynamic dimension " + std::to_string(axis) +
+                                             " (" + symbol + ") in " + onnx_import::describe_dims(type) +
+                                             "; give its shape in ImportOptions::input_shapes");
+    }
+  }
+  for (const std::string& name : graph_inputs_) {
+    onnx::TypeProto& type = type_protos_[name];
+    type = inputs[name]->type();
+    type_pointers_[name] = &type;
+    types_[name] = onnx_import::value_type_of(type);
+  }
+  for (const onnx::ValueInfoProto& info : graph_->value_info()) declared_[info.name()] = info.type();
+  for (const onnx::ValueInfoProto& output : graph_->output()) {
+    graph_outputs_.insert(output.name());
+    declared_[output.name()] = output.type();
+  }
+  return Status::ok();
+}
+
+void Importer::add_constant(const std::string& name, Tensor tensor) {
+  onnx::TypeProto& type = type_protos_[name];
+  type = onnx_import::type_proto_of(tensor);
+  type_pointers_[name] = &type;
+  types_[name] = onnx_import::value_type_of(type);
+  if (data_.count(name) == 0 && tensor.bytes.size() <= kMaxInferenceDataBytes) {
+    onnx::TensorProto& proto = constant_protos_[name];
+    onnx_import::tensor_to_proto(tensor, name, &proto);
+    data_[name] = &proto;
+  }
+  constants_[name] = std::move(tensor);
+}
+
+/// Records what inference says of a node output, merged with what the model declares.
+Status Importer::set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred) {
+  onnx::TypeProto type = inferred;
+  if (auto declared = declared_.find(name); declared != declared_.end()) {
+    type = declared->second;
+    if (inferred.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+      try {
+        onnx::shape_inference::mergeShapesAndTypes(inferred, &type);
+      } catch (const std::exception& e) {
+        return node_error(Error::kInvalidArgument, node,
+                          "output '" + name + "': the model declares a type that inference contradicts: " + e.what());
+      }
+    }
+  }
+  const ValueType value_type = onnx_import::value_type_of(type);
+  if (value_type.non_tensor) {
+    return node_error(Error::kNotSupported, node,
+                      "output '" + name + "' is not a tensor (sequences, maps and optionals are not supported)");
+  }
+  if (value_type.known && !onnx_import::is_supported_elem_type(value_type.elem_type)) {
+    return node_error(Error::kNotSupported, node,
+                      "output '" + name + "' has type " + onnx_import::onnx_type_name(value_type.elem_type) +
+                          ", which plugrt does not support");
+  }
+  onnx::TypeProto& stored = type_protos_[name];
+  stored = std::move(type);
+  type_pointers_[name] = &stored;
+  types_[name] = value_type;
+  return Status::ok();
+}
+
+Status Importer::constant_value(const onnx::NodeProto& node, Tensor* tensor) const {
+  if (node.attribute_size() != 1) {
+    return node_error(Error::kInvalidArgument, node, "a Constant needs exactly one attribute");
+  }
+  const onnx::AttributeProto& a = node.attribute(0);
+  auto store = [tensor](DType dtype, std::vector<int64_t> shape, const void* data, size_t bytes) {
+    tensor->dtype = dtype;
+    tensor->shape = std::move(shape);
+    tensor->bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+  };
+  if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
+    Status status = onnx_import::tensor_from_proto(a.t(), tensor);
+    if (!status.is_ok()) return node_error(status.code(), node, "its value " + status.message());
+  } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
+    const float value = a.f();
+    store(DType::kFloat32, {}, &value, sizeof(value));
+  } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
+    const std::vector<float> values(a.floats().begin(), a.floats().end());
+    store(DType::kFloat32, {static_cast<int64_t>(values.size())}, values.data(), values.size() * sizeof(float));
+  } else if (a.name() == "value_int" && a.type() == onnx::AttributeProto::INT) {
+    const int64_t value = a.i();
+    store(DType::kInt64, {}, &value, sizeof(value));
+  } else if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
+    const std::vector<int64_t> values(a.ints().begin(), a.ints().end());
+    store(DType::kInt64, {static_cast<int64_t>(values.size())}, values.data(), values.size() * sizeof(int64_t));
+  } else {
+    return node_error(Error::kNotSupported, node, "attribute '" + a.name() + "' is not supported");
+  }
+  return Status::ok();
+}
+
+/// Evaluates the node at import when it can be: Shape and Size of a static value, or
+/// a node whose inputs are all constant. Whether it did (its outputs are constants now).
+bool Importer::try_fold(const onnx::NodeProto& node) {
+  if (node.output_size() == 0 || nondeterministic_ops().count(node.op_type()) != 0) return false;
+  if ((node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1 && node.output_size() == 1) {
+    auto type = types_.find(node.input(0));
+    if (type == types_.end() || !type->second.is_static()) return false;
+    add_constant(node.output(0), onnx_import::fold_shape_of(node, type->second.dims));
+    return true;
+  }
+  if (node.input_size() == 0) return false;
+  std::vector<const Tensor*> inputs;
+  for (const std::string& input : node.input()) {
+    if (input.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    auto it = constants_.find(input);
+    if (it == constants_.end()) return false;
+    inputs.push_back(&it->second);
+  }
+  std::vector<ValueType> output_types;
+  for (const std::string& output : node.output()) {
+    auto it = output.empty() ? types_.end() : types_.find(output);
+    output_types.push_back(it != types_.end() ? it->second : ValueType{});
+  }
+  std::vector<Tensor> results;
+  if (!onnx_import::fold_node(node, opset_, schema_of(node), inputs, output_types, &results)) return false;
+  for (size_t k = 0; k < results.size(); ++k) {
+    const std::string& name = node.output(static_cast<int>(k));
+    if (!name.empty()) add_constant(name, std::move(results[k]));
+  }
+  return true;
+}
+
+/// Whether a Dropout passes its input through: training mode absent or a constant
+/// false, and its mask output absent or unused.
+bool Importer::is_inference_dropout(const onnx::NodeProto& node, const std::set<std::string>& consumed) const {
+  if (node.input_size() < 1 || node.input(0).empty() || node.output_size() < 1 || node.output(0).empty()) {
+    return false;
+  }
+  if (node.output_size() > 1 && !node.output(1).empty() && consumed.count(node.output(1)) != 0) return false;
+  if (node.input_size() < 3 || node.input(2).empty()) return true;
+  auto training = constants_.find(node.input(2));
+  if (training == constants_.end()) return false;
+  for (uint8_t byte : training->second.bytes) {
+    if (byte != 0) return false;
+  }
+  return true;
+}
+
+/// One pass over the nodes in order: constants, Identity and Dropout removal, inference,
+/// folding. Renames are applied to the nodes kept once the pass is over.
+Status Importer::simplify() {
+  std::map<std::string, std::string> alias;  // a name -> the name that replaces it
+  auto resolve = [&alias](std::string name) {
+    for (auto it = alias.find(name); it != alias.end(); it = alias.find(name)) name = it->second;
+    return name;
+  };
+  std::set<std::string> produced;  // outputs of the nodes kept so far
+  std::set<std::string> renamed;   // outputs renamed to a graph output's name
+  std::vector<onnx::NodeProto> kept;
+  std::set<std::string> consumed(graph_outputs_.begin(), graph_outputs_.end());
+  for (const onnx::NodeProto& node : graph_->node()) consumed.insert(node.input().begin(), node.input().end());
+  for (onnx::NodeProto& node : *graph_->mutable_node()) {
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (!node.input(k).empty()) node.set_input(k, resolve(node.input(k)));
+    }
+    if (node.op_type() == "Constant" && node.output_size() == 1) {
+      Tensor tensor;
+      PLUGRT_RETURN_IF_ERROR(constant_value(node, &tensor));
+      add_constant(node.output(0), std::move(tensor));
+      ++folded_;
+      continue;
+    }
+    if (node.op_type() == "Dropout" && is_inference_dropout(node, consumed)) {
+      // Inference-mode Dropout whose mask nobody reads is the identity.
+      node.set_op_type("Identity");
+      node.clear_attribute();
+      node.mutable_input()->DeleteSubrange(1, node.input_size() - 1);
+      node.mutable_output()->DeleteSubrange(1, node.output_size() - 1);
+    }
+    if (node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1 && !node.input(0).empty()) {
+      const std::string& source = node.input(0);
+      const std::string& target = node.output(0);
+      if (graph_outputs_.count(target) == 0) {  // consumers read the source
+        alias[target] = source;
+        continue;
+      }
+      if (produced.count(source) != 0 && graph_outputs_.count(source) == 0 && renamed.count(source) == 0) {
+        alias[source] = target;  // the producer writes the graph output itself
+        renamed.insert(source);
+        auto type = type_protos_.find(source);
+        PLUGRT_RETURN_IF_ERROR(
+            set_type(node, target, type != type_protos_.end() ? type->second : onnx::TypeProto()));
+        continue;
+      }
+      // A graph input, a constant or another output copied to an output: a real Identity.
+    }
+    std::vector<onnx::TypeProto> output_types;
+    std::string failure;
+    Status status = onnx_import::infer_node(node, schema_of(node), type_pointers_, data_, &output_types, &failure);
+    if (!status.is_ok()) return node_error(status.code(), node, status.message());
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string& output = node.output(k);
+      if (output.empty()) continue;
+      PLUGRT_RETURN_IF_ERROR(set_type(node, output, output_types[static_cast<size_t>(k)]));
+      if (!failure.empty()) inference_failures_[output] = failure;
+    }
+    if (try_fold(node)) {
+      ++folded_;
+      continue;
+    }
+    for (const std::string& output : node.output()) produced.insert(output);
+    kept.push_back(std::move(node));
+  }
+  graph_->clear_node();
+  for (onnx::NodeProto& node : kept) {
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (!node.input(k).empty()) node.set_input(k, resolve(node.input(k)));
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (renamed.count(node.output(k)) != 0) node.set_output(k, resolve(node.output(k)));
+    }
+    graph_->add_node()->Swap(&node);
+  }
+  return Status::ok();
+}
+
+/// Drops the nodes none of whose outputs reaches a graph output.
+void Importer::remove_dead_nodes() {
+  std::set<std::string> live(graph_outputs_.begin(), graph_outputs_.end());
+  std::vector<bool> keep(static_cast<size_t>(graph_->node_size()), false);
+  for (int i = graph_->node_size() - 1; i >= 0; --i) {
+    const onnx::NodeProto& node = graph_->node(i);
+    for (const std::string& output : node.output()) {
+      if (!output.empty() && live.count(output) != 0) keep[static_cast<size_t>(i)] = true;
+    }
+    if (!keep[static_cast<size_t>(i)]) continue;
+    for (const std::string& input : node.input()) live.insert(input);
+  }
+  if (std::find(keep.begin(), keep.end(), false) == keep.end()) return;
+  std::vector<onnx::NodeProto> nodes;
+  for (int i = 0; i < graph_->node_size(); ++i) {
+    if (keep[static_cast<size_t>(i)]) nodes.emplace_back().Swap(graph_->mutable_node(i));
+  }
+  graph_->clear_node();
+  for (onnx::NodeProto& node : nodes) graph_->add_node()->Swap(&node);
+}
+
+Result<std::vector<uint8_t>> Importer::write() const {
+  GraphBuilder builder(static_cast<int>(opset_));
+  std::map<std::string, ValueId> ids;
+  std::set<std::string> consumed(graph_outputs_.begin(), graph_outputs_.end());
+  for (const onnx::NodeProto& node : graph_->node()) consumed.insert(node.input().begin(), node.input().end());
+
+  for (const std::string& name : graph_inputs_) {
+    const ValueType& type = types_.at(name);
+    const ValueId id = builder.add_value(name, static_cast<DType>(type.elem_type), type.dims);
+    ids[name] = id;
+    builder.add_input(id);
+  }
+  // A constant that is also a graph output gets its own name; an Identity writes the output.
+  auto constant_id = [&](const std::string& name) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    const Tensor& tensor = constants_.at(name);
+    const std::string value_name = graph_outputs_.count(name) != 0 ? name + "_value" : name;
+    const ValueId id = builder.add_constant(value_name, tensor.dtype, tensor.shape, tensor.bytes);
+    ids[name] = id;
+    return id;
+  };
+  for (const onnx::NodeProto& node : graph_->node()) {
+    std::vector<Attribute> attributes;
+    Status status = onnx_import::convert_attributes(node, schema_of(node), &attributes);
+    if (!status.is_ok()) return node_error(status.code(), node, status.message());
+    std::vector<ValueId> inputs, outputs;
+    for (const std::string& input : node.input()) {
+      if (input.empty()) {
+        inputs.push_back(kNoValue);
+      } else if (constants_.count(input) != 0) {
+        inputs.push_back(constant_id(input));
+      } else if (auto it = ids.find(input); it != ids.end()) {
+        inputs.push_back(it->second);
+      } else {
+        return node_error(Error::kInvalidArgument, node, "input '" + input + "' is not defined before the node");
+      }
+    }
+    for (const std::string& output : node.output()) {
+      if (output.empty()) {
+        outputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = types_.find(output);
+      const ValueType type = it != types_.end() ? it->second : ValueType{};
+      if (!type.is_static()) {
+        if (!type.known && consumed.count(output) == 0) {  // an unused output of unknown type: leave it out
+          outputs.push_back(kNoValue);
+          continue;
+        }
+        std::string reason = !type.known || !type.has_shape
+                                 ? "ONNX shape inference cannot tell the shape of output '" + output + "'"
+                                 : "output '" + output + "' has the dynamic shape " + onnx_import::describe_dims(type);
+        if (auto failure = inference_failures_.find(output); failure != inference_failures_.end()) {
+          reason += " (inference failed: " + failure->second + ")";
+        }
+        return node_error(Error::kNotSupported, node, reason);
+      }
+      const ValueId id = builder.add_value(output, static_cast<DType>(type.elem_type), type.dims);
+      ids[output] = id;
+      outputs.push_back(id);
+    }
+    builder.add_node(node.op_type(), node.name(), std::move(inputs), std::move(outputs), std::move(attributes));
+  }
+  if (graph_->output_size() == 0) return error(Error::kInvalidArgument, "the model has no outputs");
+  for (const onnx::ValueInfoProto& output : graph_->output()) {
+    const std::string& name = output.name();
+    if (constants_.count(name) != 0) {
+      const ValueId source = constant_id(name);
+      const Tensor& tensor = constants_.at(name);
+      const ValueId id = builder.add_value(name, tensor.dtype, tensor.shape);
+      builder.add_node("Identity", name + "_identity", {source}, {id});
+      builder.add_output(id);
+      continue;
+    }
+    auto it = ids.find(name);
+    if (it == ids.end()) return error(Error::kInvalidArgument, "graph output '" + name + "' is never computed");
+    if (std::find(graph_inputs_.begin(), graph_inputs_.end(), name) != graph_inputs_.end()) {
+      return error(Error::kNotSupported, "graph output '" + name +
+                                             "' is also a graph input; plugrt needs every output written by a node");
+    }
+    builder.add_output(it->second);
+  }
+  return builder.finish();
+}
+
+Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto& import : model.opset_import()) {
+    if (!is_default_domain(import.domain())) continue;
+    opset_ = import.version();
+    found = true;
+  }
+  if (!found) {
+    for (const onnx::NodeProto& node : model.graph().node()) {
+      if (is_default_domain(node.domain())) continue;
+      return error(Error::kNotSupported, "node '" + node.name() + "' (" + node.op_type() + ", domain '" +
+                                             node.domain() + "'): domain '" + node.domain() +
+                                             "' is not supported; plugrt imports the default ONNX domain only");
+    }
+    return error(Error::kInvalidArgument, "the model imports no opset of the default ONNX domain");
+  }
+  if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
+    return error(Error::kNotSupported, "opset " + std::to_string(opset_) +
+                                           " of the default ONNX domain is not supported (plugrt imports opsets " +
+                                           std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
+                                           ")");
+  }
+  graph_ = model.mutable_graph();
+  for (int i = 0; i < graph_->node_size(); ++i) {
+    const onnx::NodeProto& node = graph_->node(i);
+    if (node.name().empty() && node.output_size() > 0) labels_.emplace(node.output(0), "#" + std::to_string(i));
+  }
+  for (const onnx::NodeProto& node : graph_->node()) PLUGRT_RETURN_IF_ERROR(check_node(node));
+  if (graph_->sparse_initializer_size() > 0) {
+    return error(Error::kNotSupported, "sparse initializers are not supported");
+  }
+  for (const onnx::TensorProto& initializer : graph_->initializer()) {
+    Tensor tensor;
+    Status status = onnx_import::tensor_from_proto(initializer, &tensor);
+    if (!status.is_ok()) return error(status.code(), "initializer '" + initializer.name() + "' " + status.message());
+    data_[initializer.name()] = &initializer;  // the model's own proto: no copy for inference
+    add_constant(initializer.name(), std::move(tensor));
+  }
+  sort_nodes();
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return error(Error::kInvalidArgument, std::string("the ONNX checker refuses the model: ") + e.what());
+  }
+  PLUGRT_RETURN_IF_ERROR(prepare_inputs());
+  remove_dead_nodes();
+  PLUGRT_RETURN_IF_ERROR(simplify());
+  remove_dead_nodes();
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> graph, write());
+  ImportedModel imported;
+  imported.graph = std::move(graph);
+  imported.opset = opset_;
+  imported.producer = model.producer_name();
+  if (!model.producer_version().empty()) {
+    imported.producer += (imported.producer.empty() ? "" : " ") + model.producer_version();
+  }
+  imported.folded_nodes = folded_;
+  return imported;
+}
+
+}  // namespace
+
+Result<ImportedModel> import_onnx_bytes(Span<const uint8_t> bytes, const std::string& origin,
+                                        const ImportOptions& options) {
+  try {
+    if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+      return Status(Error::kNotSupported, origin + ": the model is larger than 2 GiB (external data is not supported)");
+    }
+    onnx::ModelProto model;
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      return Status(Error::kInvalidArgument, origin + ": not an ONNX model (the protobuf does not parse)");
+    }
+    Importer importer(origin, options);
+    return importer.run(model);
+  } catch (const std::bad_alloc&) {
+    return Status(Error::kMemoryAllocationFailed, origin + ": out of memory while importing");
+  } catch (const std::exception& e) {
+    return Status(Error::kInvalidArgument, origin + ": " + e.what());
+  } catch (...) {
+    return Status(Error::kInternal, origin + ": an unknown exception while importing");
+  }
+}
+
+Result<ImportedModel> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  std::vector<uint8_t> bytes;
+  try {
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) {
+      return Status(Error::kAccessFailed, path + ": cannot read the file (it is a directory)");
+    }
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return Status(Error::kAccessFailed, path + ": cannot open the file");
+    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    if (file.bad()) return Status(Error::kAccessFailed, path + ": cannot read the file");
+  } catch (const std::exception& e) {
+    return Status(Error::kAccessFailed, path + ": cannot read the file: " + e.what());
+  }
+  return import_onnx_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), path, options);
+}
+
+}  // namespace plugrt::compiler

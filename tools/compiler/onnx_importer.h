@@ -1,0 +1,51 @@
+// The ONNX importer: an ONNX model (a ModelProto file) -> the graph IR
+// (core/schema/graph_ir.fbs) that partitioning and the portable backend read.
+//
+// Initializers and Constant nodes become constant values; ONNX's own shape inference
+// gives every value a static dtype and shape; Identity nodes are removed; nodes whose
+// inputs are all constant (shape-only subgraphs among them) are evaluated at import and
+// replaced by their results; attributes are written with the schema's defaults filled in.
+#ifndef PLUGRT_TOOLS_COMPILER_ONNX_IMPORTER_H_
+#define PLUGRT_TOOLS_COMPILER_ONNX_IMPORTER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt::compiler {
+
+struct ImportOptions {
+  /// Static shapes for graph inputs whose ONNX shape has symbolic or unknown
+  /// dimensions, by input name. An input left dynamic is an error naming it.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+struct ImportedModel {
+  std::vector<uint8_t> graph;  ///< a graph IR buffer (GraphBuilder::finish())
+  int64_t opset = 0;           ///< the model's default-domain opset
+  std::string producer;        ///< "pytorch 1.13.1", from the model
+  size_t folded_nodes = 0;     ///< nodes evaluated at import (constants, shape subgraphs)
+};
+
+/// The lowest and highest default-domain opsets the importer reads.
+inline constexpr int64_t kMinOnnxOpset = 7;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
+/// Imports the model at `path`. Errors:
+///  - kAccessFailed: the file cannot be read (the message names it);
+///  - kInvalidArgument: not a valid ONNX model (protobuf parse, checker, inference);
+///  - kNotSupported: an op, opset, domain, dtype, dynamic shape or external data the
+///    importer does not handle; the message names the op type, the node name and the
+///    opset ("node 'conv1' (Conv, opset 13): ...").
+Result<ImportedModel> import_onnx_file(const std::string& path, const ImportOptions& options = {});
+/// The same, from the bytes of a model; `origin` names it in messages.
+Result<ImportedModel> import_onnx_bytes(Span<const uint8_t> bytes, const std::string& origin,
+                                        const ImportOptions& options = {});
+
+}  // namespace plugrt::compiler
+
+#endif  // PLUGRT_TOOLS_COMPILER_ONNX_IMPORTER_H_

@@ -1,0 +1,110 @@
+// ONNX type and shape inference, one node at a time. The importer drives it node by node
+// (rather than through onnx::shape_inference::InferShapes) so that folded constants feed
+// the inference of the nodes after them in the same pass, each failure is attributed to
+// its node, and inputs that would crash ONNX's own inference code are refused first.
+#include <onnx/shape_inference/implementation.h>
+
+#include "onnx_internal.h"
+
+namespace plugrt::compiler::onnx_import {
+
+namespace {
+
+int64_t rank_of(const onnx::TypeProto* type) {
+  if (type == nullptr || type->value_case() != onnx::TypeProto::kTensorType || !type->tensor_type().has_shape()) {
+    return -1;
+  }
+  return type->tensor_type().shape().dim_size();
+}
+
+/// Ranks below which ONNX 1.12's inference of an op reads dimensions it never checked.
+struct MinimumRank {
+  const char* op_type;
+  int input;
+  int64_t rank;
+};
+constexpr MinimumRank kMinimumRanks[] = {
+    {"Conv", 0, 2},        {"ConvTranspose", 0, 2}, {"ConvInteger", 0, 2},
+    {"QLinearConv", 0, 2}, {"MaxUnpool", 0, 2},     {"MaxUnpool", 1, 2},
+};
+
+/// Convolutions whose inference takes the kernel's rank from the weights and indexes the
+/// input's per-axis vectors with it: their ranks must agree. {op, data input, weights}.
+struct SameRank {
+  const char* op_type;
+  int data;
+  int weights;
+};
+constexpr SameRank kSameRanks[] = {
+    {"Conv", 0, 1}, {"ConvTranspose", 0, 1}, {"ConvInteger", 0, 1}, {"QLinearConv", 0, 3}};
+
+Status check_before_inference(const onnx::NodeProto& node, const std::vector<const onnx::TypeProto*>& inputs) {
+  auto rank = [&inputs](int index) {
+    return static_cast<size_t>(index) < inputs.size() ? rank_of(inputs[static_cast<size_t>(index)]) : -1;
+  };
+  for (const MinimumRank& minimum : kMinimumRanks) {
+    if (node.op_type() != minimum.op_type) continue;
+    const int64_t r = rank(minimum.input);
+    if (r >= 0 && r < minimum.rank) {
+      return Status(Error::kInvalidArgument, "input " + std::to_string(minimum.input) + " has rank " +
+                                                 std::to_string(r) + "; at least " + std::to_string(minimum.rank) +
+                                                 " is needed");
+    }
+  }
+  for (const SameRank& same : kSameRanks) {
+    if (node.op_type() != same.op_type) continue;
+    const int64_t data = rank(same.data), weights = rank(same.weights);
+    if (data >= 0 && weights >= 0 && data != weights) {
+      return Status(Error::kInvalidArgument, "input " + std::to_string(same.data) + " has rank " +
+                                                 std::to_string(data) + " but the weights (input " +
+                                                 std::to_string(same.weights) + ") have rank " +
+                                                 std::to_string(weights));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
+                  const std::unordered_map<std::string, onnx::TypeProto*>& types,
+                  const std::unordered_map<std::string, const onnx::TensorProto*>& data,
+                  std::vector<onnx::TypeProto>* outputs, std::string* failure) {
+  outputs->assign(static_cast<size_t>(node.output_size()), onnx::TypeProto());
+  failure->clear();
+  std::vector<const onnx::TypeProto*> input_types;
+  for (const std::string& input : node.input()) {
+    auto it = input.empty() ? types.end() : types.find(input);
+    input_types.push_back(it != types.end() ? it->second : nullptr);
+  }
+  PLUGRT_RETURN_IF_ERROR(check_before_inference(node, input_types));
+  if (schema == nullptr) return Status::ok();
+  // Several of ONNX's inference functions dereference an input's type unchecked: a
+  // node with an input of unknown type (its producer's inference failed) is not inferred.
+  for (size_t k = 0; k < input_types.size(); ++k) {
+    const onnx::TypeProto* type = input_types[k];
+    if (!node.input(static_cast<int>(k)).empty() &&
+        (type == nullptr || type->value_case() == onnx::TypeProto::VALUE_NOT_SET)) {
+      *failure = "the type of input '" + node.input(static_cast<int>(k)) + "' is unknown";
+      return Status::ok();
+    }
+  }
+  onnx::NodeProto copy = node;  // the context wants a mutable node
+  const std::unordered_map<std::string, const onnx::SparseTensorProto*> no_sparse_data;
+  try {
+    onnx::shape_inference::InferenceContextImpl context(copy, types, data, no_sparse_data);
+    if (schema->has_type_and_shape_inference_function()) {
+      schema->GetTypeAndShapeInferenceFunction()(context);
+    } else if (schema->HasFunction() && schema->GetFunction() != nullptr) {
+      onnx::shape_inference::InferShapeForFunctionNode(*schema->GetFunction(), onnx::OpSchemaRegistry::Instance(),
+                                                       context);
+    }
+    for (size_t k = 0; k < outputs->size(); ++k) (*outputs)[k] = *context.getOutputType(k);
+  } catch (const std::exception& e) {
+    *failure = e.what();
+    outputs->assign(static_cast<size_t>(node.output_size()), onnx::TypeProto());
+  }
+  return Status::ok();
+}
+
+}  // namespace plugrt::compiler::onnx_import

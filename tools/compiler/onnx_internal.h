@@ -1,0 +1,103 @@
+// Pieces of the ONNX importer shared by its source files (onnx_importer.cc,
+// onnx_tensors.cc, onnx_folding.cc). Not part of plugrt::compiler's interface.
+#ifndef PLUGRT_TOOLS_COMPILER_ONNX_INTERNAL_H_
+#define PLUGRT_TOOLS_COMPILER_ONNX_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include "plugrt/dtype.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/status.h"
+
+namespace plugrt::compiler::onnx_import {
+
+/// A constant: its dtype, static shape and little-endian element bytes.
+struct Tensor {
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+/// What shape inference (or the model) says about a value.
+struct ValueType {
+  bool known = false;         ///< a tensor type with an element type
+  bool non_tensor = false;    ///< a sequence, map, optional or sparse type
+  int32_t elem_type = 0;      ///< ONNX TensorProto.DataType code
+  bool has_shape = false;     ///< a rank is known
+  std::vector<int64_t> dims;  ///< -1 where a dimension is unknown or symbolic
+  std::vector<std::string> dim_names;  ///< the symbol of each dynamic dimension, or ""
+
+  bool is_static() const {
+    if (!known || !has_shape) return false;
+    for (int64_t d : dims) {
+      if (d < 0) return false;
+    }
+    return true;
+  }
+};
+
+/// The most bytes a single tensor may hold (as the portable backend's limit).
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+/// Folding never produces a tensor larger than this (guards against Expand or
+/// ConstantOfShape blowing a model up at import).
+inline constexpr uint64_t kMaxFoldedBytes = uint64_t{256} << 20;
+
+/// ONNX's name of an element type code ("DOUBLE"), or "type <n>" for an unknown code.
+std::string onnx_type_name(int32_t elem_type);
+/// Whether plugrt has a DType for the ONNX element type (the codes are the same).
+bool is_supported_elem_type(int32_t elem_type);
+
+/// The ValueType of a TypeProto (known == false when it is not a tensor type).
+ValueType value_type_of(const onnx::TypeProto& type);
+/// "[1,3,224,224]" with "?" (or the symbol) for dynamic dimensions.
+std::string describe_dims(const ValueType& type);
+
+/// Number of elements for `shape`, or false when a dimension is negative or the tensor
+/// would exceed kMaxTensorBytes at `element_size` bytes per element.
+bool element_count(const std::vector<int64_t>& shape, size_t element_size, uint64_t* count);
+
+/// Decodes a TensorProto (raw_data or the typed fields). The Status message is the
+/// reason alone ("has type DOUBLE, which plugrt does not support"), for the caller to
+/// prefix with what the tensor is.
+Status tensor_from_proto(const onnx::TensorProto& proto, Tensor* tensor);
+/// The TypeProto of a constant.
+onnx::TypeProto type_proto_of(const Tensor& tensor);
+/// Writes `tensor` as a TensorProto with raw_data.
+void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
+
+/// The node's attributes for the graph IR, with the schema's defaults filled in for those
+/// the node leaves out. The Status message is the reason alone.
+Status convert_attributes(const onnx::NodeProto& node, const onnx::OpSchema* schema,
+                          std::vector<Attribute>* attributes);
+
+/// Evaluates a node whose inputs are all constant. `inputs` has nullptr for absent
+/// optional inputs; `output_types` are the inferred types of its outputs (entries for
+/// unnamed outputs are ignored). Returns false, leaving `outputs` unspecified, when the
+/// node cannot be evaluated here (the node then stays in the graph); `outputs` gets one
+/// tensor per output of the node (empty for unnamed ones) on success.
+bool fold_node(const onnx::NodeProto& node, int64_t opset, const onnx::OpSchema* schema,
+               const std::vector<const Tensor*>& inputs, const std::vector<ValueType>& output_types,
+               std::vector<Tensor>* outputs);
+
+/// Runs ONNX's type and shape inference for one node: `types` has what is known of the
+/// values by name, `data` the constants inference may read. `outputs` gets one TypeProto
+/// per node output (empty where inference says nothing); `failure` gets ONNX's message
+/// when its inference throws (the outputs are then unknown). An error Status (the
+/// reason alone) refuses inputs that would crash ONNX's inference code.
+Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
+                  const std::unordered_map<std::string, onnx::TypeProto*>& types,
+                  const std::unordered_map<std::string, const onnx::TensorProto*>& data,
+                  std::vector<onnx::TypeProto>* outputs, std::string* failure);
+
+/// Shape (with opset 15's start and end) or Size of a value of static shape `dims`.
+Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims);
+
+}  // namespace plugrt::compiler::onnx_import
+
+#endif  // PLUGRT_TOOLS_COMPILER_ONNX_INTERNAL_H_

@@ -1,0 +1,273 @@
+// The compiler over graph IR models: partitioning through backends' ahead-of-time
+// entries, lowering, determinism, fallback blobs, and running what it writes.
+#include "compiler.h"
+
+#include <cstring>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "partitioner.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/method.h"
+#include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/plugin_export.h"
+
+namespace plugrt::compiler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+// ---- "picky": a backend that takes only the op types it is told, and runs them on the
+// portable backend (so results can be compared). Its blob is the graph IR itself.
+
+struct PickyHandle {
+  DelegateHandle delegate;
+};
+
+std::set<std::string>& picky_ops() {
+  static std::set<std::string> ops;
+  return ops;
+}
+
+bool picky_is_available(void*, const plugrt_host_services*, plugrt_text_buffer*) { return true; }
+
+plugrt_status picky_init(void*, const plugrt_host_services*, const plugrt_init_args* args,
+                         plugrt_delegate_handle* handle) {
+  InitOptions options;
+  options.blob = args->blob;
+  options.blob_size = args->blob_size;
+  Result<DelegateHandle> delegate = builtin_portable_backend().init(options);
+  if (!delegate.is_ok()) return PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY;
+  *handle = reinterpret_cast<plugrt_delegate_handle>(new PickyHandle{std::move(delegate).value()});
+  return PLUGRT_STATUS_OK;
+}
+
+plugrt_status picky_execute(plugrt_delegate_handle handle, const plugrt_execute_args* args) {
+  auto* picky = reinterpret_cast<PickyHandle*>(handle);
+  Status status = picky->delegate.execute(Span<const DLTensor* const>(args->inputs, args->num_inputs),
+                                          Span<const DLTensor* const>(args->outputs, args->num_outputs));
+  return status.is_ok() ? PLUGRT_STATUS_OK : PLUGRT_STATUS_INTERNAL;
+}
+
+void picky_destroy(plugrt_delegate_handle handle) { delete reinterpret_cast<PickyHandle*>(handle); }
+
+plugrt_status picky_partition(void*, const plugrt_host_services*, plugrt_partition_args* args) {
+  const ir::Graph* graph = ir::GetGraph(args->graph);
+  for (size_t n = 0; n < args->num_nodes; ++n) {
+    const std::string op = graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n))->op_type()->str();
+    args->node_taken[n] = picky_ops().count(op) ? 1 : 0;
+  }
+  return PLUGRT_STATUS_OK;
+}
+
+plugrt_status picky_preprocess(void*, const plugrt_host_services* host, plugrt_preprocess_args* args) {
+  args->blob = host->allocate(host->context, args->graph_size, 64);
+  std::memcpy(args->blob, args->graph, args->graph_size);
+  args->blob_size = args->graph_size;
+  return PLUGRT_STATUS_OK;
+}
+
+const plugrt_aot_backend kPickyAot = {PLUGRT_AOT_BACKEND_SIZE, picky_partition, picky_preprocess};
+const plugrt_backend kPicky = {PLUGRT_BACKEND_SIZE, PLUGRT_LITERAL("picky"), 0, nullptr, picky_is_available,
+                               picky_init, picky_execute, picky_destroy, &kPickyAot,
+                               PLUGRT_LITERAL("takes the op types a test names")};
+const plugrt_backend* const kPickyBackends[] = {&kPicky};
+const plugrt_plugin_descriptor kPickyPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE, PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR,
+                                               PLUGRT_LITERAL("picky"), PLUGRT_LITERAL("1.0.0"), kPickyBackends, 1};
+plugrt_status picky_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
+  *descriptor = &kPickyPlugin;
+  return PLUGRT_STATUS_OK;
+}
+
+// ---- Fixtures -------------------------------------------------------------------------
+
+/// y = Add(Relu(Conv(x)), x): x [1, 2, 4, 4], a 1x1 convolution mixing the two channels.
+std::vector<uint8_t> conv_relu_add_graph() {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, {1, 2, 4, 4});
+  ValueId w = graph.add_constant_f32("w", {2, 2, 1, 1}, {1, -1, 0.5f, 0.5f});
+  ValueId conv = graph.add_value("conv", DType::kFloat32, {1, 2, 4, 4});
+  ValueId relu = graph.add_value("relu", DType::kFloat32, {1, 2, 4, 4});
+  ValueId y = graph.add_value("y", DType::kFloat32, {1, 2, 4, 4});
+  graph.add_node("Conv", "conv", {x, w}, {conv});
+  graph.add_node("Relu", "relu", {conv}, {relu});
+  graph.add_node("Add", "add", {relu, x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  return graph.finish();
+}
+
+class CompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(register_builtin_backends(registry_).is_ok());
+    ASSERT_TRUE(registry_.register_plugin(picky_entry, PluginSource{}).is_ok());
+    picky_ops() = {"Relu"};
+  }
+  void TearDown() override { picky_ops().clear(); }
+
+  /// Runs "forward" of `program` on x = 0, 1, 2, ... and returns y.
+  std::vector<float> run(const std::vector<uint8_t>& program_bytes, LoadReport* report = nullptr,
+                         Registry* registry = nullptr) {
+    Result<Program> program = Program::from_bytes(program_bytes);
+    EXPECT_TRUE(program.is_ok()) << program.status().to_string();
+    Result<Method> method = Method::load(*program, "forward", registry != nullptr ? *registry : registry_);
+    EXPECT_TRUE(method.is_ok()) << method.status().to_string();
+    if (report != nullptr) *report = method->report();
+    std::vector<float> x(32);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 10.0f;
+    std::vector<int64_t> shape = {1, 2, 4, 4};
+    DLTensor input{x.data(), {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+    EXPECT_TRUE(method->set_input(0, input).is_ok());
+    Status status = method->execute();
+    EXPECT_TRUE(status.is_ok()) << status.to_string();
+    const float* y = static_cast<const float*>(method->output(0).data);
+    return std::vector<float>(y, y + 32);
+  }
+
+  Registry registry_;
+};
+
+TEST_F(CompilerTest, SplitsAGraphBetweenABackendAndPortable) {
+  CompileOptions options;
+  options.backends = {"picky"};
+  Result<CompiledModel> compiled = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  const CompileSummary& summary = compiled->summary;
+  EXPECT_THAT(summary.backends, ElementsAre("picky", "portable"));
+  ASSERT_EQ(summary.partitions.size(), 3u);
+  EXPECT_EQ(summary.partitions[0].name, "portable:0");
+  EXPECT_THAT(summary.partitions[0].op_counts, ElementsAre(Pair("Conv", 1u)));
+  EXPECT_EQ(summary.partitions[1].name, "picky:1");
+  EXPECT_GT(summary.partitions[1].fallback_size, 0u);
+  EXPECT_EQ(summary.partitions[2].backend, "portable");
+  EXPECT_EQ(summary.partitions[2].fallback_size, 0u);
+  EXPECT_THAT(summary.untaken_ops, ElementsAre(Pair("Add", 1u), Pair("Conv", 1u)));
+
+  CompileOptions all_portable;
+  all_portable.backends = {"portable"};
+  Result<CompiledModel> reference = compile_graph(conv_relu_add_graph(), registry_, all_portable);
+  ASSERT_TRUE(reference.is_ok());
+  ASSERT_EQ(reference->summary.partitions.size(), 1u);
+  LoadReport report;
+  EXPECT_EQ(run(compiled->program, &report), run(reference->program));
+  EXPECT_EQ(report.delegates[1].backend, "picky");
+  EXPECT_FALSE(report.delegates[1].fell_back);
+}
+
+TEST_F(CompilerTest, IsDeterministic) {
+  CompileOptions options;
+  options.backends = {"picky"};
+  Result<CompiledModel> a = compile_graph(conv_relu_add_graph(), registry_, options);
+  Result<CompiledModel> b = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->program, b->program);
+}
+
+TEST_F(CompilerTest, TheFallbackRunsWhenTheBackendIsGone) {
+  CompileOptions options;
+  options.backends = {"picky"};
+  Result<CompiledModel> compiled = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(compiled.is_ok());
+  const std::vector<float> with_picky = run(compiled->program);
+  Registry without;  // only the built-in portable backend
+  LoadReport report;
+  EXPECT_EQ(run(compiled->program, &report, &without), with_picky);
+  EXPECT_TRUE(report.delegates[1].fell_back);
+  EXPECT_THAT(report.delegates[1].reason, HasSubstr("backend 'picky' is not installed"));
+}
+
+TEST_F(CompilerTest, NoFallbackLeavesTheBlobsOut) {
+  CompileOptions options;
+  options.backends = {"picky"};
+  options.fallback = false;
+  Result<CompiledModel> compiled = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(compiled.is_ok());
+  for (const PartitionSummary& p : compiled->summary.partitions) EXPECT_EQ(p.fallback_size, 0u);
+}
+
+TEST_F(CompilerTest, ANodeNobodyTakesIsNamed) {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, {2});
+  ValueId y = graph.add_value("y", DType::kFloat32, {2});
+  graph.add_node("FancyOp", "fancy", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  Result<CompiledModel> compiled = compile_graph(graph.finish(), registry_, CompileOptions{});
+  ASSERT_FALSE(compiled.is_ok());
+  EXPECT_EQ(compiled.code(), Error::kNotSupported);
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("node 'fancy' (FancyOp, opset 17): no chosen backend takes it, and the portable backend "
+                        "has no kernel for op type 'FancyOp'"));
+}
+
+TEST_F(CompilerTest, AnUnknownBackendIsAnError) {
+  CompileOptions options;
+  options.backends = {"warp_drive"};
+  Result<CompiledModel> compiled = compile_graph(conv_relu_add_graph(), registry_, options);
+  EXPECT_EQ(compiled.code(), Error::kNotFound);
+}
+
+TEST_F(CompilerTest, DefaultOrderListsEveryBackendWithAheadOfTimeEntriesThenPortable) {
+  EXPECT_THAT(default_backend_order(registry_), ElementsAre("picky", "portable"));
+}
+
+TEST_F(CompilerTest, AConstantOutputIsWrittenByAnIdentity) {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, {2});
+  ValueId y = graph.add_value("y", DType::kFloat32, {2});
+  ValueId c = graph.add_constant_f32("c", {2}, {7, 8});
+  graph.add_node("Relu", "relu", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  graph.add_output(c);
+  Result<CompiledModel> compiled = compile_graph(graph.finish(), registry_, CompileOptions{});
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  Result<Program> program = Program::from_bytes(compiled->program);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  Result<Method> method = Method::load(*program, "forward", registry_);
+  ASSERT_TRUE(method.is_ok());
+  ASSERT_TRUE(method->execute().is_ok());
+  const float* out = static_cast<const float*>(method->output(1).data);
+  EXPECT_THAT(std::vector<float>(out, out + 2), ElementsAre(7, 8));
+}
+
+// ---- cut_partitions -----------------------------------------------------------------
+
+/// n0 -> n1 -> n2 and n0 -> n2 directly: n2 must not join n0's partition, or the two
+/// partitions would depend on each other.
+TEST(CutPartitions, NeverCreatesACycle) {
+  GraphBuilder builder;
+  ValueId x = builder.add_value("x", DType::kFloat32, {2});
+  ValueId a = builder.add_value("a", DType::kFloat32, {2});
+  ValueId b = builder.add_value("b", DType::kFloat32, {2});
+  ValueId y = builder.add_value("y", DType::kFloat32, {2});
+  builder.add_node("Relu", "n0", {x}, {a});
+  builder.add_node("Relu", "n1", {a}, {b});
+  builder.add_node("Add", "n2", {a, b}, {y});
+  builder.add_input(x);
+  builder.add_output(y);
+  const std::vector<uint8_t> bytes = builder.finish();
+  const ir::Graph& graph = *ir::GetGraph(bytes.data());
+  std::vector<Partition> partitions = cut_partitions(graph, {0, 1, 0});
+  ASSERT_EQ(partitions.size(), 3u);
+  EXPECT_THAT(partitions[0].nodes, ElementsAre(0u));
+  EXPECT_THAT(partitions[1].nodes, ElementsAre(1u));
+  EXPECT_THAT(partitions[2].nodes, ElementsAre(2u));
+  EXPECT_THAT(partitions[2].inputs, ElementsAre(a, b));
+
+  // With one backend everything is one partition.
+  std::vector<Partition> single = cut_partitions(graph, {0, 0, 0});
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_THAT(single[0].nodes, ElementsAre(0u, 1u, 2u));
+  EXPECT_THAT(single[0].inputs, ElementsAre(x));
+  EXPECT_THAT(single[0].outputs, ElementsAre(y));
+}
+
+}  // namespace
+}  // namespace plugrt::compiler

@@ -1,0 +1,794 @@
+// The ONNX importer: small ModelProtos built here with the onnx protobuf API, and real
+// files from Debian's libonnx-testdata, checked through the graph IR reader and run on
+// the built-in portable backend.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "onnx_importer.h"
+#include "plugrt/backend.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/dtype.h"
+#include "plugrt/schema/graph_ir_generated.h"
+
+namespace plugrt::compiler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// ---- Building models ------------------------------------------------------------
+
+onnx::ModelProto make_model(int64_t opset = 13) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("plugrt-test");
+  model.set_producer_version("1.0");
+  onnx::OperatorSetIdProto* import = model.add_opset_import();
+  import->set_domain("");
+  import->set_version(opset);
+  model.mutable_graph()->set_name("test");
+  return model;
+}
+
+/// A tensor value description; a negative dimension becomes the symbol "N".
+void describe(onnx::ValueInfoProto* info, const std::string& name, int32_t elem_type, const std::vector<int64_t>* dims) {
+  info->set_name(name);
+  onnx::TypeProto::Tensor* tensor = info->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  if (dims == nullptr) return;
+  onnx::TensorShapeProto* shape = tensor->mutable_shape();
+  for (int64_t d : *dims) {
+    if (d >= 0) {
+      shape->add_dim()->set_dim_value(d);
+    } else {
+      shape->add_dim()->set_dim_param("N");
+    }
+  }
+}
+
+void add_input(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
+               int32_t elem_type = onnx::TensorProto::FLOAT) {
+  describe(model.mutable_graph()->add_input(), name, elem_type, &dims);
+}
+
+/// A graph output; the checker wants a shape, so give at least the rank (negative
+/// dimensions are symbols that inference replaces).
+void add_output(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
+                int32_t elem_type = onnx::TensorProto::FLOAT) {
+  describe(model.mutable_graph()->add_output(), name, elem_type, &dims);
+}
+
+onnx::NodeProto* add_node(onnx::ModelProto& model, const std::string& op_type, const std::string& name,
+                          std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  onnx::NodeProto* node = model.mutable_graph()->add_node();
+  node->set_op_type(op_type);
+  node->set_name(name);
+  for (const std::string& input : inputs) node->add_input(input);
+  for (const std::string& output : outputs) node->add_output(output);
+  return node;
+}
+
+void set_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void set_ints(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+/// A float initializer in float_data.
+void add_float_initializer(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
+                           const std::vector<float>& values) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  for (float v : values) t->add_float_data(v);
+}
+
+/// An int64 initializer in raw_data.
+void add_int64_initializer(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
+                           const std::vector<int64_t>& values) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t)));
+}
+
+/// A Constant node holding an int64 tensor.
+void add_int64_constant(onnx::ModelProto& model, const std::string& output, std::vector<int64_t> dims,
+                        const std::vector<int64_t>& values) {
+  onnx::NodeProto* node = add_node(model, "Constant", output + "_node", {}, {output});
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+std::string serialize(const onnx::ModelProto& model) {
+  std::string bytes;
+  EXPECT_TRUE(model.SerializeToString(&bytes));
+  return bytes;
+}
+
+Result<ImportedModel> import_model(const onnx::ModelProto& model, const ImportOptions& options = {}) {
+  const std::string bytes = serialize(model);
+  return import_onnx_bytes(Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                           "test.onnx", options);
+}
+
+// ---- Reading the graph IR ----------------------------------------------------------
+
+const ir::Graph& graph_of(const ImportedModel& model) {
+  flatbuffers::Verifier verifier(model.graph.data(), model.graph.size());
+  EXPECT_TRUE(ir::VerifyGraphBuffer(verifier));
+  return *ir::GetGraph(model.graph.data());
+}
+
+std::vector<std::string> op_types(const ir::Graph& graph) {
+  std::vector<std::string> ops;
+  if (graph.nodes() != nullptr) {
+    for (const ir::Node* node : *graph.nodes()) ops.push_back(node->op_type()->str());
+  }
+  return ops;
+}
+
+const ir::Value& value_at(const ir::Graph& graph, int32_t index) {
+  return *graph.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+}
+
+std::string value_name(const ir::Graph& graph, int32_t index) { return value_at(graph, index).name()->str(); }
+
+std::vector<int64_t> value_shape(const ir::Graph& graph, int32_t index) {
+  const auto* shape = value_at(graph, index).shape();
+  return shape != nullptr ? std::vector<int64_t>(shape->begin(), shape->end()) : std::vector<int64_t>{};
+}
+
+const ir::Node* find_node(const ir::Graph& graph, const std::string& op_type) {
+  for (const ir::Node* node : *graph.nodes()) {
+    if (node->op_type()->str() == op_type) return node;
+  }
+  return nullptr;
+}
+
+const ir::Attribute* find_attribute(const ir::Node& node, const std::string& name) {
+  if (node.attributes() == nullptr) return nullptr;
+  for (const ir::Attribute* a : *node.attributes()) {
+    if (a->name()->str() == name) return a;
+  }
+  return nullptr;
+}
+
+template <typename T>
+std::vector<T> constant_values(const ir::Graph& graph, int32_t index) {
+  const auto* data = value_at(graph, index).data();
+  std::vector<T> values(data != nullptr ? data->size() / sizeof(T) : 0);
+  if (!values.empty()) std::memcpy(values.data(), data->data(), values.size() * sizeof(T));
+  return values;
+}
+
+// ---- Running on the portable backend --------------------------------------------------
+
+struct HostTensor {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+HostTensor float_tensor(std::vector<int64_t> shape, const std::vector<float>& values) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.bytes.resize(values.size() * sizeof(float));
+  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  return t;
+}
+
+std::vector<float> floats_of(const HostTensor& t) {
+  std::vector<float> values(t.bytes.size() / sizeof(float));
+  if (!values.empty()) std::memcpy(values.data(), t.bytes.data(), t.bytes.size());
+  return values;
+}
+
+DLTensor as_dltensor(HostTensor& t) {
+  static uint8_t empty = 0;
+  DLTensor d{};
+  d.data = t.bytes.empty() ? &empty : t.bytes.data();
+  d.device = DLDevice{kDLCPU, 0};
+  d.ndim = static_cast<int32_t>(t.shape.size());
+  d.dtype = to_dlpack(t.dtype);
+  d.shape = t.shape.data();
+  return d;
+}
+
+/// Runs the imported graph on the built-in portable backend; the outputs in graph order.
+std::vector<HostTensor> run_portable(const ImportedModel& model, std::vector<HostTensor> inputs) {
+  const ir::Graph& graph = graph_of(model);
+  std::vector<HostTensor> outputs;
+  for (int32_t v : *graph.outputs()) {
+    HostTensor t;
+    t.dtype = static_cast<DType>(value_at(graph, v).dtype());
+    t.shape = value_shape(graph, v);
+    size_t count = 1;
+    for (int64_t d : t.shape) count *= static_cast<size_t>(d);
+    t.bytes.resize(count * dtype_size(t.dtype));
+    outputs.push_back(std::move(t));
+  }
+  InitOptions options;
+  options.blob = model.graph.data();
+  options.blob_size = model.graph.size();
+  Result<DelegateHandle> handle = builtin_portable_backend().init(options);
+  EXPECT_TRUE(handle.is_ok()) << handle.status().to_string();
+  if (!handle.is_ok()) return {};
+  std::vector<DLTensor> in(inputs.size()), out(outputs.size());
+  std::vector<const DLTensor*> in_ptrs, out_ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in[i] = as_dltensor(inputs[i]);
+    in_ptrs.push_back(&in[i]);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    out[i] = as_dltensor(outputs[i]);
+    out_ptrs.push_back(&out[i]);
+  }
+  Status status = handle->execute(Span<const DLTensor* const>(in_ptrs.data(), in_ptrs.size()),
+                                  Span<const DLTensor* const>(out_ptrs.data(), out_ptrs.size()));
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  return outputs;
+}
+
+// ---- Models built here -------------------------------------------------------------
+
+TEST(OnnxImporter, ConvReluWithInitializers) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {1, 1, 5, 5});
+  add_float_initializer(model, "W", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  onnx::TensorProto* bias = model.mutable_graph()->add_initializer();  // raw_data
+  bias->set_name("B");
+  bias->set_data_type(onnx::TensorProto::FLOAT);
+  bias->add_dims(1);
+  const float half = 0.5f;
+  bias->set_raw_data(std::string(reinterpret_cast<const char*>(&half), sizeof(half)));
+  onnx::NodeProto* conv = add_node(model, "Conv", "conv1", {"x", "W", "B"}, {"c"});
+  set_ints(conv, "pads", {1, 1, 1, 1});
+  set_ints(conv, "kernel_shape", {3, 3});
+  add_node(model, "Relu", "relu1", {"c"}, {"y"});
+  add_output(model, "y", {-1, -1, -1, -1});
+
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->opset, 13);
+  EXPECT_EQ(imported->producer, "plugrt-test 1.0");
+  EXPECT_EQ(imported->folded_nodes, 0u);
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_EQ(graph.opset(), 13);
+  EXPECT_THAT(op_types(graph), ElementsAre("Conv", "Relu"));
+  ASSERT_EQ(graph.inputs()->size(), 1u);
+  EXPECT_EQ(value_name(graph, graph.inputs()->Get(0)), "x");
+  ASSERT_EQ(graph.outputs()->size(), 1u);
+  const int32_t y = graph.outputs()->Get(0);
+  EXPECT_EQ(value_name(graph, y), "y");
+  EXPECT_THAT(value_shape(graph, y), ElementsAre(1, 1, 5, 5));
+  const ir::Node* conv_node = graph.nodes()->Get(0);
+  EXPECT_EQ(conv_node->name()->str(), "conv1");
+  ASSERT_EQ(conv_node->inputs()->size(), 3u);
+  const int32_t w = conv_node->inputs()->Get(1);
+  EXPECT_EQ(value_name(graph, w), "W");
+  EXPECT_EQ(static_cast<int32_t>(value_at(graph, w).dtype()), static_cast<int32_t>(DType::kFloat32));
+  EXPECT_EQ(constant_values<float>(graph, w), std::vector<float>(9, 1.0f));
+  EXPECT_EQ(constant_values<float>(graph, conv_node->inputs()->Get(2)), std::vector<float>{0.5f});
+  const ir::Attribute* pads = find_attribute(*conv_node, "pads");
+  ASSERT_NE(pads, nullptr);
+  EXPECT_THAT(std::vector<int64_t>(pads->ints()->begin(), pads->ints()->end()), ElementsAre(1, 1, 1, 1));
+
+  // All ones through a 3x3 kernel of ones, padded: 4 at corners, 6 on edges, 9 inside.
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({1, 1, 5, 5}, std::vector<float>(25, 1.0f))});
+  ASSERT_EQ(outputs.size(), 1u);
+  const std::vector<float> result = floats_of(outputs[0]);
+  ASSERT_EQ(result.size(), 25u);
+  EXPECT_FLOAT_EQ(result[0], 4.5f);
+  EXPECT_FLOAT_EQ(result[1], 6.5f);
+  EXPECT_FLOAT_EQ(result[12], 9.5f);
+  EXPECT_FLOAT_EQ(result[24], 4.5f);
+}
+
+TEST(OnnxImporter, AttributeDefaultsAreFilled) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {1, 2, 4, 4});
+  add_float_initializer(model, "W", {2, 2, 1, 1}, {1, 0, 0, 1});
+  add_node(model, "Conv", "conv", {"x", "W"}, {"c"});
+  add_node(model, "LeakyRelu", "leaky", {"c"}, {"y"});
+  add_output(model, "y", {1, 2, 4, 4});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+
+  const ir::Node* conv = find_node(graph, "Conv");
+  ASSERT_NE(conv, nullptr);
+  const ir::Attribute* group = find_attribute(*conv, "group");
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->kind(), ir::AttributeKind::Int);
+  EXPECT_EQ(group->i(), 1);
+  const ir::Attribute* auto_pad = find_attribute(*conv, "auto_pad");
+  ASSERT_NE(auto_pad, nullptr);
+  EXPECT_EQ(auto_pad->kind(), ir::AttributeKind::String);
+  EXPECT_EQ(auto_pad->s()->str(), "NOTSET");
+  // Attributes without a schema default stay absent (the kernel derives them).
+  EXPECT_EQ(find_attribute(*conv, "kernel_shape"), nullptr);
+  EXPECT_EQ(find_attribute(*conv, "strides"), nullptr);
+
+  const ir::Node* leaky = find_node(graph, "LeakyRelu");
+  ASSERT_NE(leaky, nullptr);
+  const ir::Attribute* alpha = find_attribute(*leaky, "alpha");
+  ASSERT_NE(alpha, nullptr);
+  EXPECT_EQ(alpha->kind(), ir::AttributeKind::Float);
+  EXPECT_FLOAT_EQ(alpha->f(), 0.01f);
+}
+
+/// PyTorch's flatten export: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+TEST(OnnxImporter, FoldsShapeSubgraphIntoOneReshape) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2, 3, 4, 5});
+  add_node(model, "Shape", "shape", {"x"}, {"s"});
+  add_int64_constant(model, "zero", {}, {0});
+  onnx::NodeProto* gather = add_node(model, "Gather", "gather", {"s", "zero"}, {"batch"});
+  set_int(gather, "axis", 0);
+  add_int64_initializer(model, "axes", {1}, {0});
+  add_node(model, "Unsqueeze", "unsqueeze", {"batch", "axes"}, {"batch1"});
+  add_int64_initializer(model, "minus_one", {1}, {-1});
+  onnx::NodeProto* concat = add_node(model, "Concat", "concat", {"batch1", "minus_one"}, {"target"});
+  set_int(concat, "axis", 0);
+  add_node(model, "Reshape", "reshape", {"x", "target"}, {"flat"});
+  add_node(model, "Relu", "relu", {"flat"}, {"y"});
+  add_output(model, "y", {-1, -1});
+
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->folded_nodes, 5u);  // the Constant, Shape, Gather, Unsqueeze, Concat
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Reshape", "Relu"));
+  const ir::Node* reshape = graph.nodes()->Get(0);
+  const int32_t shape = reshape->inputs()->Get(1);
+  EXPECT_NE(value_at(graph, shape).data(), nullptr);
+  EXPECT_EQ(value_name(graph, shape), "target");
+  EXPECT_THAT(constant_values<int64_t>(graph, shape), ElementsAre(2, -1));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 60));
+  // The unused initializers are not written.
+  for (const ir::Value* value : *graph.values()) {
+    EXPECT_NE(value->name()->str(), "axes");
+    EXPECT_NE(value->name()->str(), "minus_one");
+  }
+  std::vector<float> data(120);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) - 60.0f;
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({2, 3, 4, 5}, data)});
+  ASSERT_EQ(outputs.size(), 1u);
+  const std::vector<float> result = floats_of(outputs[0]);
+  ASSERT_EQ(result.size(), 120u);
+  EXPECT_FLOAT_EQ(result[0], 0.0f);
+  EXPECT_FLOAT_EQ(result[119], 59.0f);
+}
+
+TEST(OnnxImporter, FoldsWeightTransposeAndConstantOfShape) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {1, 3});
+  add_float_initializer(model, "W", {2, 3}, {1, 2, 3, 4, 5, 6});
+  add_node(model, "Transpose", "transpose_w", {"W"}, {"Wt"});
+  add_node(model, "MatMul", "matmul", {"x", "Wt"}, {"m"});
+  // ConstantOfShape (computed by the importer itself) of a constant shape: zeros [1, 2].
+  add_int64_initializer(model, "bias_shape", {2}, {1, 2});
+  onnx::NodeProto* fill = add_node(model, "ConstantOfShape", "fill", {"bias_shape"}, {"bias"});
+  onnx::AttributeProto* value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(0.25f);
+  add_node(model, "Add", "add", {"m", "bias"}, {"y"});
+  add_output(model, "y", {1, 2});
+
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->folded_nodes, 2u);
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("MatMul", "Add"));
+  EXPECT_THAT(constant_values<float>(graph, graph.nodes()->Get(0)->inputs()->Get(1)), ElementsAre(1, 4, 2, 5, 3, 6));
+  EXPECT_THAT(constant_values<float>(graph, graph.nodes()->Get(1)->inputs()->Get(1)), ElementsAre(0.25f, 0.25f));
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({1, 3}, {1, 1, 1})});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(6.25f, 15.25f));
+}
+
+TEST(OnnxImporter, RemovesIdentityNodes) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2, 2});
+  add_float_initializer(model, "W", {2, 2}, {1, 2, 3, 4});
+  add_node(model, "Identity", "weight_identity", {"W"}, {"W_copy"});
+  add_node(model, "Relu", "relu", {"x"}, {"a"});
+  add_node(model, "Identity", "identity", {"a"}, {"b"});
+  add_node(model, "Add", "add", {"b", "W_copy"}, {"c"});
+  add_node(model, "Identity", "to_output", {"c"}, {"y"});
+  add_output(model, "y", {2, 2});
+
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Relu", "Add"));
+  const ir::Node* add = graph.nodes()->Get(1);
+  EXPECT_EQ(value_name(graph, add->inputs()->Get(0)), "a");
+  EXPECT_EQ(value_name(graph, add->inputs()->Get(1)), "W");
+  // The Add writes the graph output itself, under the output's name.
+  EXPECT_EQ(add->outputs()->Get(0), graph.outputs()->Get(0));
+  EXPECT_EQ(value_name(graph, graph.outputs()->Get(0)), "y");
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({2, 2}, {-1, 1, -1, 1})});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(1, 3, 3, 5));
+}
+
+TEST(OnnxImporter, KeepsIdentityFromInputToOutput) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {3});
+  add_node(model, "Identity", "copy", {"x"}, {"y"});
+  add_output(model, "y", {3});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Identity"));
+  EXPECT_EQ(value_name(graph, graph.inputs()->Get(0)), "x");
+  EXPECT_EQ(value_name(graph, graph.outputs()->Get(0)), "y");
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({3}, {1, 2, 3})});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(1, 2, 3));
+}
+
+TEST(OnnxImporter, ConstantOutputIsWrittenByAnIdentity) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  add_int64_constant(model, "k", {2}, {7, 8});
+  add_output(model, "y", {2});
+  add_output(model, "k", {2}, onnx::TensorProto::INT64);
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Relu", "Identity"));
+  ASSERT_EQ(graph.outputs()->size(), 2u);
+  EXPECT_EQ(value_name(graph, graph.outputs()->Get(1)), "k");
+  EXPECT_EQ(value_at(graph, graph.outputs()->Get(1)).data(), nullptr);
+  EXPECT_THAT(constant_values<int64_t>(graph, graph.nodes()->Get(1)->inputs()->Get(0)), ElementsAre(7, 8));
+}
+
+TEST(OnnxImporter, SortsNodesAndDropsDeadOnes) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {4});
+  add_node(model, "Sigmoid", "second", {"a"}, {"y"});
+  add_node(model, "Relu", "first", {"x"}, {"a"});
+  add_node(model, "Tanh", "dead", {"x"}, {"unused"});
+  add_output(model, "y", {4});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Relu", "Sigmoid"));
+}
+
+TEST(OnnxImporter, OptionalInputsAreAbsentValues) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {4});
+  add_float_initializer(model, "hi", {}, {1.0f});
+  add_node(model, "Clip", "clip", {"x", "", "hi"}, {"y"});
+  add_output(model, "y", {4});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  const ir::Node* clip = graph.nodes()->Get(0);
+  ASSERT_EQ(clip->inputs()->size(), 3u);
+  EXPECT_EQ(clip->inputs()->Get(1), -1);
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({4}, {-2, 0.5f, 2, 3})});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(-2, 0.5f, 1, 1));
+}
+
+TEST(OnnxImporter, DynamicInputNeedsAShape) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {-1, 3});
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  add_output(model, "y", {-1, 3});
+  Result<ImportedModel> refused = import_model(model);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.code(), Error::kNotSupported);
+  EXPECT_THAT(refused.status().message(), StartsWith("test.onnx: input 'x'"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("'N'"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("input_shapes"));
+
+  ImportOptions options;
+  options.input_shapes["x"] = {2, 3};
+  Result<ImportedModel> imported = import_model(model, options);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(value_shape(graph, graph.inputs()->Get(0)), ElementsAre(2, 3));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 3));
+
+  options.input_shapes["x"] = {2, 4};  // contradicts the static dimension 3
+  EXPECT_EQ(import_model(model, options).code(), Error::kInvalidArgument);
+  options.input_shapes.clear();
+  options.input_shapes["nope"] = {1};
+  Result<ImportedModel> unknown = import_model(model, options);
+  EXPECT_EQ(unknown.code(), Error::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("'nope'"));
+}
+
+// ---- Refusals ---------------------------------------------------------------------
+
+onnx::ModelProto relu_model(int64_t opset) {
+  onnx::ModelProto model = make_model(opset);
+  add_input(model, "x", {2});
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  add_output(model, "y", {2});
+  return model;
+}
+
+TEST(OnnxImporter, RefusesOpsetsOutOfRange) {
+  for (int64_t opset : {6, 18}) {
+    Result<ImportedModel> imported = import_model(relu_model(opset));
+    ASSERT_FALSE(imported.is_ok());
+    EXPECT_EQ(imported.code(), Error::kNotSupported);
+    EXPECT_THAT(imported.status().message(), HasSubstr("opset " + std::to_string(opset)));
+  }
+  EXPECT_TRUE(import_model(relu_model(7)).is_ok());
+  EXPECT_TRUE(import_model(relu_model(17)).is_ok());
+}
+
+TEST(OnnxImporter, RefusesCustomDomain) {
+  onnx::ModelProto model = make_model(13);
+  onnx::OperatorSetIdProto* import = model.add_opset_import();
+  import->set_domain("com.example");
+  import->set_version(1);
+  add_input(model, "x", {2});
+  add_node(model, "MyOp", "custom1", {"x"}, {"y"})->set_domain("com.example");
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'custom1' (MyOp, opset 13): "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("com.example"));
+}
+
+TEST(OnnxImporter, RefusesUnknownOp) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  add_node(model, "FooBar", "foo", {"x"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'foo' (FooBar, opset 13): "));
+}
+
+TEST(OnnxImporter, RefusesOpNewerThanTheOpset) {
+  // LayerNormalization arrived at opset 17.
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2, 2});
+  add_float_initializer(model, "scale", {2}, {1, 1});
+  add_node(model, "LayerNormalization", "ln", {"x", "scale"}, {"y"});
+  add_output(model, "y", {2, 2});
+  Result<ImportedModel> imported = import_model(model);
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), HasSubstr("node 'ln' (LayerNormalization, opset 13)"));
+}
+
+TEST(OnnxImporter, RefusesDoubleTensors) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  onnx::TensorProto* d = model.mutable_graph()->add_initializer();
+  d->set_name("d");
+  d->set_data_type(onnx::TensorProto::DOUBLE);
+  d->add_dims(2);
+  d->add_double_data(1.0);
+  d->add_double_data(2.0);
+  add_node(model, "Cast", "cast", {"d"}, {"f"});
+  set_int(model.mutable_graph()->mutable_node(0), "to", onnx::TensorProto::FLOAT);
+  add_node(model, "Add", "add", {"x", "f"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), HasSubstr("initializer 'd'"));
+  EXPECT_THAT(imported.status().message(), HasSubstr("DOUBLE"));
+
+  // A node producing a double: named with the node.
+  onnx::ModelProto cast = make_model(13);
+  add_input(cast, "x", {2});
+  set_int(add_node(cast, "Cast", "to_double", {"x"}, {"y"}), "to", onnx::TensorProto::DOUBLE);
+  add_output(cast, "y", {2}, onnx::TensorProto::DOUBLE);
+  Result<ImportedModel> cast_imported = import_model(cast);
+  ASSERT_FALSE(cast_imported.is_ok());
+  EXPECT_EQ(cast_imported.code(), Error::kNotSupported);
+  EXPECT_THAT(cast_imported.status().message(), StartsWith("test.onnx: node 'to_double' (Cast, opset 13): "));
+  EXPECT_THAT(cast_imported.status().message(), HasSubstr("DOUBLE"));
+
+  // A double graph input.
+  onnx::ModelProto input = make_model(13);
+  add_input(input, "x", {2}, onnx::TensorProto::DOUBLE);
+  add_node(input, "Relu", "relu", {"x"}, {"y"});
+  add_output(input, "y", {2}, onnx::TensorProto::DOUBLE);
+  Result<ImportedModel> input_imported = import_model(input);
+  EXPECT_EQ(input_imported.code(), Error::kNotSupported);
+  EXPECT_THAT(input_imported.status().message(), HasSubstr("input 'x' has type DOUBLE"));
+}
+
+TEST(OnnxImporter, RefusesSubgraphsAndExternalData) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "c", {}, onnx::TensorProto::BOOL);
+  onnx::NodeProto* node = add_node(model, "If", "branch", {"c"}, {"y"});
+  for (const char* name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(name);
+  }
+  add_output(model, "y", {});
+  Result<ImportedModel> imported = import_model(model);
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'branch' (If, opset 13): "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("then_branch"));
+
+  onnx::ModelProto external = make_model(13);
+  add_input(external, "x", {2});
+  onnx::TensorProto* w = external.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* location = w->add_external_data();
+  location->set_key("location");
+  location->set_value("weights.bin");
+  add_node(external, "Add", "add", {"x", "w"}, {"y"});
+  add_output(external, "y", {2});
+  Result<ImportedModel> external_imported = import_model(external);
+  EXPECT_EQ(external_imported.code(), Error::kNotSupported);
+  EXPECT_THAT(external_imported.status().message(), HasSubstr("initializer 'w'"));
+  EXPECT_THAT(external_imported.status().message(), HasSubstr("external"));
+}
+
+TEST(OnnxImporter, RefusesGarbageAndInvalidModels) {
+  const std::vector<uint8_t> garbage = {0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02};
+  Result<ImportedModel> imported = import_onnx_bytes(Span<const uint8_t>(garbage.data(), garbage.size()), "junk");
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kInvalidArgument);
+  EXPECT_THAT(imported.status().message(), StartsWith("junk: "));
+
+  EXPECT_EQ(import_onnx_bytes(Span<const uint8_t>(), "empty").code(), Error::kInvalidArgument);
+
+  // Parses, but the checker refuses it: an input nobody defines.
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  add_node(model, "Add", "add", {"x", "ghost"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> invalid = import_model(model);
+  EXPECT_EQ(invalid.code(), Error::kInvalidArgument);
+  EXPECT_THAT(invalid.status().message(), StartsWith("test.onnx: "));
+}
+
+TEST(OnnxImporter, MissingFile) {
+  const std::string path = "/nonexistent/dir/model.onnx";
+  Result<ImportedModel> imported = import_onnx_file(path);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kAccessFailed);
+  EXPECT_THAT(imported.status().message(), HasSubstr(path));
+}
+
+TEST(OnnxImporter, ImportsFromAFile) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "plugrt_onnx_importer_test.onnx";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << serialize(relu_model(13));
+  }
+  Result<ImportedModel> imported = import_onnx_file(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*imported)), ElementsAre("Relu"));
+}
+
+// ---- libonnx-testdata -------------------------------------------------------------
+
+/// Where Debian's libonnx-testdata is (PLUGRT_ONNX_TESTDATA overrides); "" when absent.
+std::string testdata_dir() {
+  const char* env = std::getenv("PLUGRT_ONNX_TESTDATA");
+  const std::string dir = env != nullptr ? env : "/usr/share/libonnx-testdata/data";
+  std::error_code ignored;
+  return std::filesystem::is_directory(dir + "/node", ignored) ? dir : std::string();
+}
+
+HostTensor read_tensor(const std::string& path) {
+  HostTensor t;
+  std::ifstream file(path, std::ios::binary);
+  onnx::TensorProto proto;
+  EXPECT_TRUE(proto.ParseFromIstream(&file)) << path;
+  t.dtype = static_cast<DType>(proto.data_type());
+  EXPECT_NE(dtype_size(t.dtype), 0u) << path;
+  t.shape.assign(proto.dims().begin(), proto.dims().end());
+  if (proto.has_raw_data()) {
+    t.bytes.assign(proto.raw_data().begin(), proto.raw_data().end());
+  } else if (t.dtype == DType::kFloat32) {
+    t.bytes.resize(static_cast<size_t>(proto.float_data_size()) * 4);
+    if (!t.bytes.empty()) std::memcpy(t.bytes.data(), proto.float_data().data(), t.bytes.size());
+  } else if (t.dtype == DType::kInt64) {
+    t.bytes.resize(static_cast<size_t>(proto.int64_data_size()) * 8);
+    if (!t.bytes.empty()) std::memcpy(t.bytes.data(), proto.int64_data().data(), t.bytes.size());
+  } else {
+    ADD_FAILURE() << path << ": a typed field this test does not read";
+  }
+  return t;
+}
+
+class OnnxTestData : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OnnxTestData, ImportsAndRunsOnPortable) {
+  const std::string root = testdata_dir();
+  if (root.empty()) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const std::string dir = root + "/" + GetParam();
+  Result<ImportedModel> imported = import_onnx_file(dir + "/model.onnx");
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  ASSERT_NE(graph.nodes(), nullptr);
+  EXPECT_GT(graph.nodes()->size(), 0u);
+  EXPECT_EQ(graph.opset(), imported->opset);
+
+  std::vector<HostTensor> inputs;
+  for (size_t k = 0; k < graph.inputs()->size(); ++k) {
+    inputs.push_back(read_tensor(dir + "/test_data_set_0/input_" + std::to_string(k) + ".pb"));
+    // The graph's inputs are the model's non-initializer inputs, in order, with their shapes.
+    EXPECT_EQ(value_shape(graph, graph.inputs()->Get(static_cast<flatbuffers::uoffset_t>(k))), inputs.back().shape);
+  }
+  std::vector<HostTensor> outputs = run_portable(*imported, inputs);
+  ASSERT_EQ(outputs.size(), graph.outputs()->size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const HostTensor expected = read_tensor(dir + "/test_data_set_0/output_" + std::to_string(k) + ".pb");
+    EXPECT_EQ(outputs[k].shape, expected.shape);
+    ASSERT_EQ(outputs[k].dtype, DType::kFloat32);
+    const std::vector<float> got = floats_of(outputs[k]), want = floats_of(expected);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "output " << k << " element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, OnnxTestData,
+                         ::testing::Values("node/test_relu", "node/test_conv_with_strides_padding",
+                                           "node/test_gemm_default_no_bias", "node/test_maxpool_2d_pads",
+                                           "node/test_softmax_axis_1", "node/test_leakyrelu_default",
+                                           "node/test_batchnorm_example", "node/test_flatten_axis1",
+                                           "node/test_logsoftmax_axis_1_expanded", "node/test_mvn_expanded",
+                                           // Shape, Size, Slice, ConstantOfShape, Concat: folded
+                                           "node/test_layer_normalization_4d_axis1_expanded",
+                                           "node/test_layer_normalization_default_axis_expanded",
+                                           "simple/test_single_relu_model"),
+                         [](const ::testing::TestParamInfo<const char*>& param) {
+                           std::string name = param.param;
+                           for (char& c : name) {
+                             if (c == '/' || c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace plugrt::compiler

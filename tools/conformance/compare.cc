@@ -1,0 +1,134 @@
+#include "compare.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace plugrt::conformance {
+
+namespace {
+
+template <typename T>
+T load(const void* data, size_t index) {
+  T value;
+  std::memcpy(&value, static_cast<const uint8_t*>(data) + index * sizeof(T), sizeof(T));
+  return value;
+}
+
+std::string format_float(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+std::string format_tolerance(const char* dtype, FloatTolerance tolerance) {
+  char text[96];
+  std::snprintf(text, sizeof(text), "%s: atol %g + rtol %g * |expected|", dtype, tolerance.atol, tolerance.rtol);
+  return text;
+}
+
+// The multi-index of flat `index` in a row-major `shape`, "[0, 1, 2]".
+std::string format_index(const std::vector<int64_t>& shape, size_t index) {
+  std::vector<int64_t> coordinates(shape.size(), 0);
+  uint64_t rest = index;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const uint64_t extent = shape[d] > 0 ? static_cast<uint64_t>(shape[d]) : 1;
+    coordinates[d] = static_cast<int64_t>(rest % extent);
+    rest /= extent;
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < coordinates.size(); ++d) {
+    if (d > 0) text += ", ";
+    text += std::to_string(coordinates[d]);
+  }
+  return text + "]";
+}
+
+struct Counter {
+  size_t mismatches = 0;
+  size_t first = 0;
+  std::string got, expected;
+  void add(size_t index, const std::string& got_text, const std::string& expected_text) {
+    if (mismatches++ == 0) {
+      first = index;
+      got = got_text;
+      expected = expected_text;
+    }
+  }
+  std::string report(const std::vector<int64_t>& shape, size_t count, const std::string& rule) const {
+    if (mismatches == 0) return std::string();
+    return std::to_string(mismatches) + " of " + std::to_string(count) + " elements differ; first at " +
+           format_index(shape, first) + " (index " + std::to_string(first) + "): got " + got + ", expected " +
+           expected + " (" + rule + ")";
+  }
+};
+
+template <typename T>
+std::string compare_exact(const std::vector<int64_t>& shape, const void* actual, const void* expected, size_t count,
+                          const char* dtype) {
+  Counter counter;
+  for (size_t i = 0; i < count; ++i) {
+    const T a = load<T>(actual, i);
+    const T e = load<T>(expected, i);
+    if (a != e) counter.add(i, std::to_string(a), std::to_string(e));
+  }
+  return counter.report(shape, count, std::string(dtype) + ": exact");
+}
+
+}  // namespace
+
+float half_to_float(uint16_t bits) {
+  const uint32_t sign = (bits >> 15) & 1u;
+  const uint32_t exponent = (bits >> 10) & 0x1fu;
+  const uint32_t mantissa = bits & 0x3ffu;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero or subnormal
+  } else if (exponent == 31) {
+    magnitude = mantissa == 0 ? INFINITY : NAN;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+  }
+  return sign != 0 ? -magnitude : magnitude;
+}
+
+bool float_close(double actual, double expected, FloatTolerance tolerance) {
+  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
+  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
+  return std::fabs(actual - expected) <= tolerance.atol + tolerance.rtol * std::fabs(expected);
+}
+
+std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, const void* actual,
+                             const void* expected, size_t count) {
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kFloat16: {
+      const bool half = dtype == DType::kFloat16;
+      const FloatTolerance tolerance = half ? kFloat16Tolerance : kFloat32Tolerance;
+      Counter counter;
+      for (size_t i = 0; i < count; ++i) {
+        const double a = half ? half_to_float(load<uint16_t>(actual, i)) : load<float>(actual, i);
+        const double e = half ? half_to_float(load<uint16_t>(expected, i)) : load<float>(expected, i);
+        if (!float_close(a, e, tolerance)) counter.add(i, format_float(a), format_float(e));
+      }
+      return counter.report(shape, count, format_tolerance(half ? "float16" : "float32", tolerance));
+    }
+    case DType::kInt64: return compare_exact<int64_t>(shape, actual, expected, count, "int64");
+    case DType::kInt32: return compare_exact<int32_t>(shape, actual, expected, count, "int32");
+    case DType::kInt8: return compare_exact<int8_t>(shape, actual, expected, count, "int8");
+    case DType::kUInt8: return compare_exact<uint8_t>(shape, actual, expected, count, "uint8");
+    case DType::kBool: {
+      Counter counter;
+      for (size_t i = 0; i < count; ++i) {
+        const bool a = load<uint8_t>(actual, i) != 0;
+        const bool e = load<uint8_t>(expected, i) != 0;
+        if (a != e) counter.add(i, a ? "true" : "false", e ? "true" : "false");
+      }
+      return counter.report(shape, count, "bool: exact");
+    }
+    case DType::kUndefined: break;
+  }
+  return "cannot compare elements of dtype " + std::string(to_string(dtype));
+}
+
+}  // namespace plugrt::conformance

@@ -1,0 +1,36 @@
+// What `plugrt run` and `plugrt bench` share: loading a program's "forward" on the
+// registry with the caller's limits, and filling its inputs from .npy files or with
+// seeded random values.
+#ifndef PLUGRT_TOOLS_PLUGRT_PROGRAM_SESSION_H_
+#define PLUGRT_TOOLS_PLUGRT_PROGRAM_SESSION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "npy.h"
+#include "plugrt/method.h"
+#include "plugrt/program.h"
+
+namespace plugrt::tools {
+
+/// Loads `method_name` of `program` with at most `threads` threads per backend (0: each
+/// backend's default) and only the comma-separated `backends` (empty: any).
+Result<Method> load_method(const Program& program, const std::string& method_name, Registry& registry,
+                           const std::string& backends, size_t threads);
+
+/// Sets every input of `method`: from `input_files` ("NAME=FILE.npy", by input name),
+/// and for the others seeded random values (float: uniform in [-1, 1]; integers: 0 to
+/// 9; bool: either). Errors name the input and the file.
+Status fill_inputs(Method& method, const std::vector<std::string>& input_files, uint64_t seed);
+
+/// Output `index` of `method` as an array (its bytes copied).
+NpyArray output_array(const Method& method, size_t index);
+
+/// Largest absolute difference between two float32 arrays of the same shape (0 for
+/// other dtypes when they are byte-identical, infinity when they differ).
+double max_abs_difference(const NpyArray& a, const NpyArray& b);
+
+}  // namespace plugrt::tools
+
+#endif  // PLUGRT_TOOLS_PLUGRT_PROGRAM_SESSION_H_

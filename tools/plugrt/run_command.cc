@@ -1,0 +1,157 @@
+// `plugrt run PROGRAM.prt`: run "forward" once on inputs from .npy files (or seeded
+// random ones), write the outputs, and say where each part ran and why.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "command_runtime.h"
+#include "commands.h"
+#include "program_session.h"
+
+namespace plugrt::tools {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct RunOptions {
+  std::string program;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  size_t threads = 0;
+  std::string backends;
+  bool report = false;
+  bool check = false;
+  uint64_t seed = 0;
+  std::vector<std::string> plugin_dirs;
+  bool json = false;
+};
+
+/// A file name for an output: its name with path separators and odd characters replaced.
+std::string file_name_for(const std::string& output_name, size_t index) {
+  std::string name = output_name.empty() ? "output_" + std::to_string(index) : output_name;
+  for (char& c : name) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    if (!ok) c = '_';
+  }
+  return name + ".npy";
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+json report_json(const LoadReport& report) {
+  json delegates = json::array();
+  for (const DelegatePlacement& d : report.delegates) {
+    delegates.push_back({{"delegate", d.delegate},
+                         {"requested_backend", d.requested_backend},
+                         {"backend", d.backend},
+                         {"origin", d.origin},
+                         {"fell_back", d.fell_back},
+                         {"reason", d.reason}});
+  }
+  return delegates;
+}
+
+int fail(const std::string& message) {
+  std::cerr << "plugrt run: " << message << "\n";
+  return 1;
+}
+
+int run_program(const RunOptions& options) {
+  CommandRuntime runtime(options.plugin_dirs);
+  Result<Program> program = Program::load(options.program);
+  if (!program.is_ok()) return fail(program.status().message());
+  Result<Method> method = load_method(*program, "forward", runtime.registry(), options.backends, options.threads);
+  if (!method.is_ok()) return fail(method.status().message());
+  if (Status status = fill_inputs(*method, options.inputs, options.seed); !status.is_ok()) return fail(status.message());
+
+  const auto start = std::chrono::steady_clock::now();
+  if (Status status = method->execute(); !status.is_ok()) return fail(status.message());
+  const double milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  json outputs = json::array();
+  for (size_t i = 0; i < method->num_outputs(); ++i) {
+    const TensorSpec& spec = method->output_spec(i);
+    json entry = {{"name", spec.name}, {"dtype", std::string(to_string(spec.dtype))}, {"shape", spec.shape}};
+    if (!options.output_dir.empty()) {
+      const std::string path = options.output_dir + "/" + file_name_for(spec.name, i);
+      if (Status status = write_npy(path, output_array(*method, i)); !status.is_ok()) return fail(status.message());
+      entry["file"] = path;
+    }
+    outputs.push_back(std::move(entry));
+  }
+
+  // Agreement with the portable backend: the same inputs through the fallback blobs.
+  json agreement;
+  if (options.check) {
+    Result<Method> reference = load_method(*program, "forward", runtime.registry(), "portable", options.threads);
+    if (!reference.is_ok()) return fail("--check: " + reference.status().message());
+    if (Status status = fill_inputs(*reference, options.inputs, options.seed); !status.is_ok()) {
+      return fail(status.message());
+    }
+    if (Status status = reference->execute(); !status.is_ok()) return fail("--check: " + status.message());
+    double worst = 0;
+    for (size_t i = 0; i < method->num_outputs(); ++i) {
+      worst = std::max(worst, max_abs_difference(output_array(*method, i), output_array(*reference, i)));
+    }
+    agreement = {{"max_abs_difference", worst}};
+  }
+
+  if (options.json) {
+    json result = {{"program", options.program}, {"latency_ms", milliseconds}, {"outputs", outputs}};
+    if (options.report) result["placement"] = report_json(method->report());
+    if (options.check) result["agreement_with_portable"] = agreement;
+    std::cout << result.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "ran " << options.program << " in " << milliseconds << " ms\n";
+  if (options.report) {
+    for (const DelegatePlacement& d : method->report().delegates) {
+      std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << ")";
+      if (d.fell_back) std::cout << ", fallback: " << d.reason;
+      std::cout << "\n";
+    }
+  }
+  for (const json& output : outputs) {
+    std::cout << "  output " << output["name"].get<std::string>() << ": " << output["dtype"].get<std::string>() << " "
+              << shape_text(output["shape"].get<std::vector<int64_t>>());
+    if (output.contains("file")) std::cout << " -> " << output["file"].get<std::string>();
+    std::cout << "\n";
+  }
+  if (options.check) {
+    std::cout << "  agreement with portable: max abs difference " << agreement["max_abs_difference"].get<double>()
+              << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand("run", "Run a program's forward method once");
+  command->add_option("PROGRAM", options->program, "The program (.prt)")->required();
+  command->add_option("--input", options->inputs,
+                      "NAME=FILE.npy for an input (repeatable); inputs not given get seeded random values");
+  command->add_option("--output-dir", options->output_dir, "Write each output to DIR/<output name>.npy")
+      ->check(CLI::ExistingDirectory);
+  command->add_option("--threads", options->threads, "Threads per backend (default: each backend's own)");
+  command->add_option("--backends", options->backends,
+                      "Only these backends may run (comma-separated); other parts run on their portable fallback");
+  command->add_flag("--report", options->report, "Say which backend ran each part, and why (fallbacks included)");
+  command->add_flag("--check", options->check,
+                    "Also run the same inputs on the portable backend and print the largest difference");
+  command->add_option("--seed", options->seed, "Seed of the random inputs (default 0)");
+  command->add_option("--plugin-dir", options->plugin_dirs, "Directory to search for plugins first (repeatable)");
+  command->add_flag("--json", options->json, "Print machine-readable JSON");
+  command->callback([options, &result] { result.exit_code = run_program(*options); });
+}
+
+}  // namespace plugrt::tools
