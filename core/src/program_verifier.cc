@@ -39,6 +39,9 @@ size_t count(const flatbuffers::Vector<T>* vector) {
 
 bool check_header(const ProgramData& data, ProgramFileHeader* header, Checker& c) {
   const uint64_t file_size = data.bytes.size();
+  if (file_size >= sizeof(kProgramMagic) && std::memcmp(data.bytes.data(), kProgramMagic, sizeof(kProgramMagic)) != 0) {
+    return c.fail("not a plugrt program (the magic bytes PLUGRTPG are missing)");
+  }
   if (file_size < sizeof(ProgramFileHeader)) {
     return c.fail("the file has " + std::to_string(file_size) + " bytes, fewer than the 64-byte header");
   }

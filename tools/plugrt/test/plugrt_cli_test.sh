@@ -6,6 +6,7 @@ plugrt="$1"
 plugins="$2"
 # Small valid and invalid program files, kept with the program loader's fuzz corpus.
 programs="$(cd "$(dirname "$0")/../../../test/fuzz/corpus/program_loader" && pwd)"
+models="$(cd "$(dirname "$0")/../../../models" && pwd)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cp "$plugins/libplugrt_good.so" "$plugins/libplugrt_unavailable.so" \
@@ -54,6 +55,24 @@ check inspect-program-io 0 "input  x: float32 \[2, 2\]" -- "$plugrt" inspect "$p
 check inspect-program-json 0 '"kind": "program"' -- "$plugrt" inspect --json "$programs/two_methods.prt"
 check inspect-bad-program 1 "^plugrt inspect: .*crash-misaligned-segment-table\.prt: the segment table is misaligned" -- \
   "$plugrt" inspect "$programs/crash-misaligned-segment-table.prt"
+
+# compile, run, bench on the bundled model
+check compile 0 "portable:0: 18 nodes" -- "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt"
+check compile-json 0 '"untaken_ops"' -- "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/cnn2.prt"
+check compile-same-bytes 0 "" -- cmp "$dir/cnn.prt" "$dir/cnn2.prt"
+check compile-missing 1 "^plugrt compile: .*nowhere\.onnx" -- "$plugrt" compile "$dir/nowhere.onnx" -o "$dir/x.prt"
+check compile-unknown-backend 1 "^plugrt compile: .*warp_drive" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends warp_drive
+check run-report 0 "portable:0 ran on portable \(built-in\)" -- \
+  "$plugrt" run "$dir/cnn.prt" --input "input=$models/tiny_cnn.input.npy" --report --output-dir "$dir"
+check run-output-file 0 "" -- test -s "$dir/output.npy"
+check run-check 0 "agreement with portable: max abs difference 0" -- "$plugrt" run "$dir/cnn.prt" --check
+check run-wrong-input 1 "^plugrt run: .*input 'input' needs float32 \[1, 3, 32, 32\]" -- \
+  "$plugrt" run "$dir/cnn.prt" --input "input=$models/mlp.input.npy"
+check run-unknown-input 1 "no input 'nope'" -- "$plugrt" run "$dir/cnn.prt" --input "nope=$models/mlp.input.npy"
+check run-not-a-program 1 "^plugrt run: .*notes\.txt: .*not a plugrt program" -- "$plugrt" run "$dir/notes.txt"
+check bench-json 0 '"median_ms".*|"p90_ms"' -- "$plugrt" bench "$dir/cnn.prt" --iterations 3 --warmup 1 --json
+check bench-text 0 "median .* ms, p90 .* ms over 3 iterations" -- "$plugrt" bench "$dir/cnn.prt" --iterations 3
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
