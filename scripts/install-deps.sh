@@ -6,8 +6,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
-  libdlpack-dev flatbuffers-compiler libflatbuffers-dev
+  libdlpack-dev flatbuffers-compiler libflatbuffers-dev libssl-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -1,4 +1,5 @@
 #include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/plugins/plugin_trust.h"
 
 #include <stdlib.h>
 
@@ -26,9 +27,20 @@ std::string join(const std::vector<std::string>& names) {
   return text;
 }
 
-// Checks that need no plugin code: the ELF file, its metadata, its ABI major and its
-// entry symbol. Every message starts with the path.
-Result<PluginMetadata> check_file(const std::string& path) {
+// Checks that need no plugin code: trust (ownership, permissions, the allow-list), the
+// ELF file, its metadata, its ABI major and its entry symbol. Every message starts with
+// the path.
+Result<PluginMetadata> check_file(const std::string& path, const SearchPathOptions& options) {
+  if (!options.allow_untrusted_files) PLUGRT_RETURN_IF_ERROR(check_file_ownership(path));
+  if (!options.allow_list.empty()) {
+    Result<AllowList> list = AllowList::read(options.allow_list);
+    if (!list.is_ok()) return Status(Error::kPluginInvalid, path + ": not trusted: " + list.status().message());
+    PLUGRT_ASSIGN_OR_RETURN(std::string digest, sha256_file(path));
+    if (!list->contains(digest)) {
+      return Status(Error::kPluginInvalid, path + ": not trusted: its SHA-256 " + digest +
+                                               " is not in the plugin allow-list " + options.allow_list);
+    }
+  }
   PLUGRT_ASSIGN_OR_RETURN(PluginFileInfo info, inspect_plugin_file(path));
   const PluginMetadata& metadata = info.metadata;
   if (metadata.abi_major != PLUGRT_ABI_MAJOR) {
@@ -89,7 +101,7 @@ PluginLoader::Candidate& PluginLoader::add_candidate_locked(std::string path, st
                                       [](const auto& a, const auto& b) { return a->rank < b->rank; }),
                      std::move(owned));
 
-  Result<PluginMetadata> metadata = check_file(candidate.path);
+  Result<PluginMetadata> metadata = check_file(candidate.path, options_);
   if (!metadata.is_ok()) {
     refuse_locked(candidate, metadata.status());
     return candidate;

@@ -1,14 +1,20 @@
-# plugrt_add_backend(NAME <name> SOURCES <src>... [OUTPUT_DIRECTORY <dir>])
+# plugrt_add_backend(NAME <name> SOURCES <src>... [OUTPUT_DIRECTORY <dir>]
+#                    [INSTALL | NO_INSTALL] [INSTALL_DIR <dir>])
 #
 # Builds a plugrt backend plugin: a MODULE library named libplugrt_<name>.so, compiled
 # with hidden visibility and linked with a version script that exports only the entry
 # function and the metadata record. The target is called plugrt_backend_<name>; link
 # your own libraries to it with target_link_libraries(). It links the SDK (headers
 # only) and never the runtime core.
+#
+# Installing: `cmake --install` puts the plugin into the plugin directory the loader
+# searches, <prefix>/${PLUGRT_PLUGIN_INSTALL_DIR} (lib/plugrt/plugins unless set), or
+# INSTALL_DIR. Backends built against an installed SDK (find_package(plugrt)) install
+# by default; inside the plugrt tree only those that say INSTALL do.
 set(_PLUGRT_EXPORTS_MAP "${CMAKE_CURRENT_LIST_DIR}/plugin_exports.map")
 
 function(plugrt_add_backend)
-  cmake_parse_arguments(ARG "" "NAME;OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "INSTALL;NO_INSTALL" "NAME;OUTPUT_DIRECTORY;INSTALL_DIR" "SOURCES" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SOURCES)
     message(FATAL_ERROR "plugrt_add_backend: NAME and SOURCES are required")
   endif()
@@ -31,4 +37,43 @@ function(plugrt_add_backend)
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   endif()
+
+  set(install_it "${PLUGRT_ADD_BACKEND_INSTALLS_BY_DEFAULT}")
+  if(ARG_INSTALL)
+    set(install_it ON)
+  elseif(ARG_NO_INSTALL)
+    set(install_it OFF)
+  endif()
+  if(install_it)
+    set(dir "${ARG_INSTALL_DIR}")
+    if(NOT dir)
+      set(dir "${PLUGRT_PLUGIN_INSTALL_DIR}")
+    endif()
+    if(NOT dir)
+      set(dir "lib/plugrt/plugins")
+    endif()
+    install(TARGETS ${target} LIBRARY DESTINATION "${dir}")
+  endif()
+endfunction()
+
+# plugrt_add_contract_test(<backend target> [BLOB <file>] [NAME <test name>])
+#
+# Registers a ctest that runs the contract kit (plugrt-contract-test) on the plugin that
+# <backend target> builds. Needs PLUGRT_CONTRACT_TEST_EXECUTABLE (set by find_package(plugrt)
+# when the kit is installed, and inside the plugrt tree).
+function(plugrt_add_contract_test target)
+  cmake_parse_arguments(ARG "" "BLOB;NAME" "" ${ARGN})
+  if(NOT PLUGRT_CONTRACT_TEST_EXECUTABLE)
+    message(WARNING "plugrt_add_contract_test: the contract kit (plugrt-contract-test) is not available")
+    return()
+  endif()
+  set(name "${ARG_NAME}")
+  if(NOT name)
+    set(name "${target}_contract")
+  endif()
+  set(extra)
+  if(ARG_BLOB)
+    set(extra --blob "${ARG_BLOB}")
+  endif()
+  add_test(NAME ${name} COMMAND "${PLUGRT_CONTRACT_TEST_EXECUTABLE}" --plugin "$<TARGET_FILE:${target}>" ${extra})
 endfunction()

@@ -2,6 +2,8 @@
 // (rather than through onnx::shape_inference::InferShapes) so that folded constants feed
 // the inference of the nodes after them in the same pass, each failure is attributed to
 // its node, and inputs that would crash ONNX's own inference code are refused first.
+#include <algorithm>
+
 #include <onnx/shape_inference/implementation.h>
 
 #include "onnx_internal.h"
@@ -28,6 +30,15 @@ constexpr MinimumRank kMinimumRanks[] = {
     {"QLinearConv", 0, 2}, {"MaxUnpool", 0, 2},     {"MaxUnpool", 1, 2},
 };
 
+/// Inputs whose length gives the rank of the output ({op, input}): inference adds that
+/// many dimensions, so a crafted length of 2^40 would exhaust memory.
+struct ShapeInput {
+  const char* op_type;
+  int input;
+};
+constexpr ShapeInput kShapeInputs[] = {{"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}};
+constexpr int64_t kMaxShapeLength = 64;  // far above any rank plugrt runs (8)
+
 /// Convolutions whose inference takes the kernel's rank from the weights and indexes the
 /// input's per-axis vectors with it: their ranks must agree. {op, data input, weights}.
 struct SameRank {
@@ -38,10 +49,52 @@ struct SameRank {
 constexpr SameRank kSameRanks[] = {
     {"Conv", 0, 1}, {"ConvTranspose", 0, 1}, {"ConvInteger", 0, 1}, {"QLinearConv", 0, 3}};
 
+const onnx::AttributeProto* int_attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == name && attribute.type() == onnx::AttributeProto::INT) return &attribute;
+  }
+  return nullptr;
+}
+
+/// Refuses what would crash ONNX 1.12's inference functions, which index dimensions
+/// with attribute values they do not always check. The reason alone on failure.
 Status check_before_inference(const onnx::NodeProto& node, const std::vector<const onnx::TypeProto*>& inputs) {
   auto rank = [&inputs](int index) {
     return static_cast<size_t>(index) < inputs.size() ? rank_of(inputs[static_cast<size_t>(index)]) : -1;
   };
+  // The loosest range ops give 'axis': [-rank, rank] (Flatten), [-rank - 1, rank] for
+  // OneHot, whose axis counts in its output's rank.
+  if (const onnx::AttributeProto* axis = int_attribute(node, "axis"); axis != nullptr && rank(0) >= 0) {
+    const int64_t lowest = node.op_type() == "OneHot" ? -rank(0) - 1 : -rank(0);
+    if (axis->i() < lowest || axis->i() > rank(0)) {
+      return Status(Error::kInvalidArgument, "attribute 'axis' (" + std::to_string(axis->i()) +
+                                                 ") is out of range for input 0 of rank " + std::to_string(rank(0)));
+    }
+  }
+  if (const onnx::AttributeProto* batch_dims = int_attribute(node, "batch_dims"); batch_dims != nullptr) {
+    const int64_t limit = std::min(rank(0), rank(1));
+    if (batch_dims->i() < 0 || (limit >= 0 && batch_dims->i() >= limit)) {
+      return Status(Error::kInvalidArgument, "attribute 'batch_dims' (" + std::to_string(batch_dims->i()) +
+                                                 ") is out of range for its inputs' ranks");
+    }
+  }
+  for (const ShapeInput& shape : kShapeInputs) {
+    if (node.op_type() != shape.op_type || static_cast<size_t>(shape.input) >= inputs.size()) continue;
+    const onnx::TypeProto* type = inputs[static_cast<size_t>(shape.input)];
+    if (rank_of(type) != 1) continue;
+    const onnx::TensorShapeProto::Dimension& length = type->tensor_type().shape().dim(0);
+    if (length.has_dim_value() && length.dim_value() > kMaxShapeLength) {
+      return Status(Error::kNotSupported, "input " + std::to_string(shape.input) + " gives the output " +
+                                              std::to_string(length.dim_value()) + " dimensions");
+    }
+  }
+  // blocksize squared divides the channels: keep the square far from overflowing.
+  if (const onnx::AttributeProto* blocksize = int_attribute(node, "blocksize"); blocksize != nullptr) {
+    if (blocksize->i() > (int64_t{1} << 15)) {
+      return Status(Error::kInvalidArgument, "attribute 'blocksize' (" + std::to_string(blocksize->i()) +
+                                                 ") is implausibly large");
+    }
+  }
   for (const MinimumRank& minimum : kMinimumRanks) {
     if (node.op_type() != minimum.op_type) continue;
     const int64_t r = rank(minimum.input);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   plugrt::tools::add_backends_command(app, result);
   plugrt::tools::add_doctor_command(app, result);
   plugrt::tools::add_inspect_command(app, result);
+  plugrt::tools::add_new_backend_command(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;
 }

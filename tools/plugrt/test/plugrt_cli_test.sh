@@ -57,8 +57,10 @@ check inspect-bad-program 1 "^plugrt inspect: .*crash-misaligned-segment-table\.
   "$plugrt" inspect "$programs/crash-misaligned-segment-table.prt"
 
 # compile, run, bench on the bundled model
-check compile 0 "portable:0: 18 nodes" -- "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt"
-check compile-json 0 '"untaken_ops"' -- "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/cnn2.prt"
+check compile 0 "portable:0: 18 nodes" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt" --backends portable
+check compile-json 0 '"untaken_ops"' -- \
+  "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/cnn2.prt" --backends portable
 check compile-same-bytes 0 "" -- cmp "$dir/cnn.prt" "$dir/cnn2.prt"
 check compile-missing 1 "^plugrt compile: .*nowhere\.onnx" -- "$plugrt" compile "$dir/nowhere.onnx" -o "$dir/x.prt"
 check compile-unknown-backend 1 "^plugrt compile: .*warp_drive" -- \

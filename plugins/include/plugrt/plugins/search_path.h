@@ -18,6 +18,11 @@ struct SearchPathOptions {
   bool use_environment = true;
   bool use_install_directory = true;
   bool use_executable_directory = true;
+  /// Load plugin files that this user does not own, or that others could write (see
+  /// plugin_trust.h). Off by default: such files are refused.
+  bool allow_untrusted_files = false;
+  /// When set, a file of SHA-256 digests: only plugins whose digest it lists load.
+  std::string allow_list;
 };
 
 /// One directory of the search path and which of the sources above gave it.

@@ -1,0 +1,35 @@
+/// \file contract.h
+/// The contract test kit: one GoogleTest suite that every plugrt plugin must pass,
+/// parameterized over every backend the plugin provides. The runner
+/// `plugrt-contract-test --plugin PATH [--blob FILE] [gtest flags]` is a thin main() over
+/// run_contract_tests(); an author may also call it from a test program of their own.
+///
+/// The kit is the host side: it links the plugin loader and the core, loads the plugin
+/// with dlopen, hands it GoogleMock host services (mock_host.h) and runs crash-prone
+/// calls in a forked child, so a crash is reported as a failure and not fatal.
+#ifndef PLUGRT_SDK_TESTING_CONTRACT_H_
+#define PLUGRT_SDK_TESTING_CONTRACT_H_
+
+#include <string>
+
+namespace plugrt::sdk::testing {
+
+struct ContractConfig {
+  /// The plugin file (libplugrt_<name>.so).
+  std::string plugin_path;
+  /// Optional: a blob file for the backend's init, used instead of (or when there is no)
+  /// preprocess of the kit's sample graphs. Execute checks need a sample graph.
+  std::string blob_path;
+};
+
+/// Parses --plugin and --blob out of argv (and --help), sets up the suite, runs every
+/// test through GoogleTest (which reads the remaining flags, e.g. --gtest_filter).
+/// Returns the process exit code: 0 when every check passed.
+int run_contract_tests(int argc, char** argv);
+
+/// Runs the suite on `config`; `argc`/`argv` carry only GoogleTest's flags.
+int run_contract_tests(const ContractConfig& config, int argc, char** argv);
+
+}  // namespace plugrt::sdk::testing
+
+#endif  // PLUGRT_SDK_TESTING_CONTRACT_H_

@@ -1,0 +1,769 @@
+// The contract suite. Plugin-wide checks are in PluginContract; per-backend checks in
+// BackendContract, instantiated once per backend named in the plugin's metadata.
+// Every failure message says what the author should fix.
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "isolation.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/plugins/plugin_library.h"
+#include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/plugins/plugin_metadata.h"
+#include "plugrt/registry.h"
+#include "plugrt/sdk/testing/contract.h"
+#include "plugrt/sdk/testing/mock_host.h"
+
+namespace plugrt::sdk::testing {
+namespace {
+
+using ::testing::NiceMock;
+
+ContractConfig& config() {
+  static ContractConfig instance;
+  return instance;
+}
+
+std::string name_of(plugrt_status s) { return std::string(to_string(error_from_abi(s))) + " (" + std::to_string(s) + ")"; }
+std::string text(plugrt_string s) { return s.data == nullptr ? std::string() : std::string(s.data, s.size); }
+
+// ---- The plugin, loaded with a given host ---------------------------------------------
+
+struct LoadedPlugin {
+  std::shared_ptr<plugins::PluginLibrary> library;
+  const plugrt_plugin_descriptor* descriptor = nullptr;
+  std::string error;  // set when loading failed
+
+  const plugrt_backend* backend(const std::string& name) const {
+    for (size_t i = 0; descriptor != nullptr && i < descriptor->num_backends; ++i) {
+      const plugrt_backend* b = descriptor->backends[i];
+      if (b != nullptr && text(b->name) == name) return b;
+    }
+    return nullptr;
+  }
+};
+
+LoadedPlugin load_plugin(const plugrt_host_services* host) {
+  LoadedPlugin plugin;
+  Result<std::shared_ptr<plugins::PluginLibrary>> library = plugins::PluginLibrary::open(config().plugin_path);
+  if (!library.is_ok()) {
+    plugin.error = "dlopen failed: " + library.status().message();
+    return plugin;
+  }
+  plugin.library = library.value();
+  auto entry = reinterpret_cast<plugrt_plugin_entry_fn>(plugin.library->symbol(PLUGRT_PLUGIN_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    plugin.error = std::string("the plugin does not export ") + PLUGRT_PLUGIN_ENTRY_SYMBOL +
+                   ": define it with PLUGRT_SDK_EXPORT_PLUGIN (or PLUGRT_PLUGIN_ENTRY)";
+    return plugin;
+  }
+  plugrt_status status = entry(host, &plugin.descriptor);
+  if (status != PLUGRT_STATUS_OK || plugin.descriptor == nullptr) {
+    plugin.error = "the entry function failed with " + name_of(status);
+    plugin.descriptor = nullptr;
+  }
+  return plugin;
+}
+
+// ---- Tensors ------------------------------------------------------------------------
+
+/// One tensor the kit owns, and its DLTensor view.
+struct OwnedTensor {
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  DLTensor tensor{};
+
+  OwnedTensor(DLDataType dtype, std::vector<int64_t> dims) : shape(std::move(dims)) {
+    int64_t count = 1;
+    for (int64_t d : shape) count *= d;
+    bytes.assign(static_cast<size_t>(count) * (dtype.bits / 8) + 64, 0);
+    tensor.data = bytes.data();
+    tensor.device = {kDLCPU, 0};
+    tensor.ndim = static_cast<int32_t>(shape.size());
+    tensor.dtype = dtype;
+    tensor.shape = shape.data();
+    tensor.strides = nullptr;
+    tensor.byte_offset = 0;
+  }
+  OwnedTensor(const OwnedTensor&) = delete;
+  OwnedTensor& operator=(const OwnedTensor&) = delete;
+  float* f32() { return reinterpret_cast<float*>(bytes.data()); }
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+constexpr DLDataType kI32{kDLInt, 32, 1};
+
+/// Inputs and outputs for one execute call.
+struct Call {
+  std::vector<std::unique_ptr<OwnedTensor>> inputs, outputs;
+  std::vector<const DLTensor*> in_views, out_views;
+  plugrt_execute_args args{};
+
+  const plugrt_execute_args* finish() {
+    in_views.clear();
+    out_views.clear();
+    for (auto& t : inputs) in_views.push_back(&t->tensor);
+    for (auto& t : outputs) out_views.push_back(&t->tensor);
+    args.struct_size = PLUGRT_EXECUTE_ARGS_SIZE;
+    args.inputs = in_views.data();
+    args.num_inputs = in_views.size();
+    args.outputs = out_views.data();
+    args.num_outputs = out_views.size();
+    return &args;
+  }
+};
+
+// ---- Sample graphs ----------------------------------------------------------------
+
+/// A small graph, the blob the backend's preprocess made of it, and what it computes.
+struct Sample {
+  std::string description;
+  std::vector<uint8_t> blob;
+  bool can_execute = false;  // false for a --blob file: its shapes are unknown
+  std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  std::function<float(const std::vector<float>& in)> reference;  // per element
+};
+
+struct GraphCase {
+  std::string description;
+  std::vector<uint8_t> graph;
+  size_t num_nodes;
+  size_t num_inputs;
+  std::function<float(const std::vector<float>&)> reference;
+};
+
+std::vector<GraphCase> sample_graphs() {
+  const std::vector<int64_t> shape = {2, 3};
+  std::vector<GraphCase> cases;
+  auto unary = [&](const char* op, std::function<float(const std::vector<float>&)> ref) {
+    GraphBuilder g;
+    ValueId x = g.add_value("x", DType::kFloat32, shape);
+    ValueId y = g.add_value("y", DType::kFloat32, shape);
+    g.add_node(op, std::string(op) + "_0", {x}, {y});
+    g.add_input(x);
+    g.add_output(y);
+    cases.push_back({std::string(op) + " on float32[2,3]", g.finish(), 1, 1, std::move(ref)});
+  };
+  auto binary = [&](const char* op, std::function<float(const std::vector<float>&)> ref) {
+    GraphBuilder g;
+    ValueId a = g.add_value("a", DType::kFloat32, shape);
+    ValueId b = g.add_value("b", DType::kFloat32, shape);
+    ValueId y = g.add_value("y", DType::kFloat32, shape);
+    g.add_node(op, std::string(op) + "_0", {a, b}, {y});
+    g.add_input(a);
+    g.add_input(b);
+    g.add_output(y);
+    cases.push_back({std::string(op) + " of two float32[2,3]", g.finish(), 1, 2, std::move(ref)});
+  };
+  unary("Relu", [](const std::vector<float>& v) { return v[0] > 0 ? v[0] : 0.0f; });
+  binary("Add", [](const std::vector<float>& v) { return v[0] + v[1]; });
+  binary("Mul", [](const std::vector<float>& v) { return v[0] * v[1]; });
+  unary("Neg", [](const std::vector<float>& v) { return -v[0]; });
+  unary("Sigmoid", [](const std::vector<float>& v) { return 1.0f / (1.0f + std::exp(-v[0])); });
+  return cases;
+}
+
+/// Why no sample could be made, or the sample.
+struct SampleResult {
+  std::optional<Sample> sample;
+  std::string why_not;
+};
+
+SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) {
+  SampleResult result;
+  if (!config().blob_path.empty()) {
+    std::ifstream in(config().blob_path, std::ios::binary);
+    if (!in) {
+      result.why_not = "cannot read --blob " + config().blob_path;
+      return result;
+    }
+    Sample sample;
+    sample.description = "the blob file " + config().blob_path;
+    sample.blob.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    result.sample = std::move(sample);
+    return result;
+  }
+  if (backend->struct_size < PLUGRT_BACKEND_SIZE_1_0 || backend->aot == nullptr) {
+    result.why_not = "the backend has no ahead-of-time table (partition/preprocess) and no --blob FILE was given";
+    return result;
+  }
+  const plugrt_aot_backend* aot = backend->aot;
+  std::string tried;
+  for (GraphCase& c : sample_graphs()) {
+    std::vector<uint8_t> taken(c.num_nodes, 0);
+    plugrt_partition_args pargs{};
+    pargs.struct_size = PLUGRT_PARTITION_ARGS_SIZE;
+    pargs.graph = c.graph.data();
+    pargs.graph_size = c.graph.size();
+    pargs.node_taken = taken.data();
+    pargs.num_nodes = taken.size();
+    tried += (tried.empty() ? "" : ", ") + c.description;
+    if (aot->partition(backend->context, host.plugrt_table(), &pargs) != PLUGRT_STATUS_OK) continue;
+    bool all = true;
+    for (uint8_t t : taken) all = all && t == 1;
+    if (!all) continue;
+    plugrt_preprocess_args args{};
+    args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
+    args.graph = c.graph.data();
+    args.graph_size = c.graph.size();
+    plugrt_status status = aot->preprocess(backend->context, host.plugrt_table(), &args);
+    if (status != PLUGRT_STATUS_OK) {
+      result.why_not = "partition took " + c.description + " but preprocess failed with " + name_of(status) + ": " +
+                       host.last_error();
+      return result;
+    }
+    Sample sample;
+    sample.description = c.description;
+    const auto* bytes = static_cast<const uint8_t*>(args.blob);
+    sample.blob.assign(bytes, bytes + args.blob_size);
+    host.plugrt_table()->deallocate(host.plugrt_table()->context, args.blob);
+    sample.can_execute = true;
+    sample.input_shapes.assign(c.num_inputs, {2, 3});
+    sample.output_shapes.assign(1, {2, 3});
+    sample.reference = c.reference;
+    result.sample = std::move(sample);
+    return result;
+  }
+  result.why_not = "the backend's partition takes none of the sample graphs (" + tried +
+                   "); pass a blob with --blob FILE to run the init/execute checks";
+  return result;
+}
+
+/// Inputs with values from -3.5 to 3.5, outputs zeroed.
+Call make_call(const Sample& sample) {
+  Call call;
+  for (size_t i = 0; i < sample.input_shapes.size(); ++i) {
+    auto t = std::make_unique<OwnedTensor>(kF32, sample.input_shapes[i]);
+    for (int64_t k = 0; k < t->count(); ++k) t->f32()[k] = static_cast<float>((k + 3 * i) % 8) - 3.5f;
+    call.inputs.push_back(std::move(t));
+  }
+  for (const auto& shape : sample.output_shapes) call.outputs.push_back(std::make_unique<OwnedTensor>(kF32, shape));
+  return call;
+}
+
+/// Empty when output 0 holds the reference result.
+std::string check_result(const Sample& sample, Call& call) {
+  for (int64_t k = 0; k < call.outputs[0]->count(); ++k) {
+    std::vector<float> in;
+    for (auto& t : call.inputs) in.push_back(t->f32()[k]);
+    const float want = sample.reference(in);
+    const float got = call.outputs[0]->f32()[k];
+    if (!(std::fabs(want - got) <= 1e-5f * (1.0f + std::fabs(want)))) {
+      return "output element " + std::to_string(k) + " is " + std::to_string(got) + ", expected " +
+             std::to_string(want) + " (" + sample.description + ")";
+    }
+  }
+  return "";
+}
+
+plugrt_init_args init_args(const std::vector<uint8_t>& blob) {
+  plugrt_init_args args{};
+  args.struct_size = PLUGRT_INIT_ARGS_SIZE;
+  args.blob = blob.empty() ? nullptr : blob.data();
+  args.blob_size = blob.size();
+  return args;
+}
+
+// ---- Plugin-wide checks -------------------------------------------------------------
+
+class PluginContract : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<plugins::PluginFileInfo> info = plugins::inspect_plugin_file(config().plugin_path);
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string()
+                              << "\nFix: build the plugin with plugrt_add_backend() and define its metadata with "
+                                 "PLUGRT_SDK_EXPORT_PLUGIN (or PLUGRT_PLUGIN_METADATA).";
+    info_ = std::move(info.value());
+  }
+  plugins::PluginFileInfo info_;
+};
+
+TEST_F(PluginContract, AbiVersionIsAcceptedByThisHost) {
+  EXPECT_EQ(info_.metadata.abi_major, static_cast<uint32_t>(PLUGRT_ABI_MAJOR))
+      << "the plugin was built for ABI " << info_.metadata.abi_major << "." << info_.metadata.abi_minor
+      << ", this host speaks " << PLUGRT_ABI_MAJOR << "." << PLUGRT_ABI_MINOR
+      << "; rebuild the plugin against this SDK's plugrt_abi.h";
+  Registry registry;
+  plugins::PluginLoader loader(registry);
+  Result<PluginId> id = loader.load(config().plugin_path);
+  EXPECT_TRUE(id.is_ok()) << "the runtime's plugin loader refuses the plugin: " << id.status().to_string();
+}
+
+TEST_F(PluginContract, MetadataAgreesWithTheEntryFunction) {
+  NiceMock<MockHostServices> host;
+  LoadedPlugin plugin = load_plugin(host.plugrt_table());
+  ASSERT_EQ(plugin.error, "");
+  const plugrt_plugin_descriptor& d = *plugin.descriptor;
+  ASSERT_GE(d.struct_size, PLUGRT_PLUGIN_DESCRIPTOR_SIZE_1_0) << "the descriptor's struct_size is too small";
+  const std::string fix = "\nFix: the metadata record and the descriptor must say the same thing; "
+                          "PLUGRT_SDK_EXPORT_PLUGIN writes both from one list.";
+  EXPECT_EQ(text(d.name), info_.metadata.name) << "plugin name differs" << fix;
+  EXPECT_EQ(text(d.version), info_.metadata.version) << "plugin version differs" << fix;
+  EXPECT_EQ(d.abi_major, info_.metadata.abi_major) << "ABI major differs" << fix;
+  EXPECT_EQ(d.abi_minor, info_.metadata.abi_minor) << "ABI minor differs" << fix;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < d.num_backends; ++i) {
+    names.push_back(d.backends[i] == nullptr ? "<NULL>" : text(d.backends[i]->name));
+  }
+  EXPECT_EQ(names, info_.metadata.backends) << "the backends (names and order) differ" << fix;
+}
+
+TEST_F(PluginContract, ExportsOnlyTheEntryAndTheMetadata) {
+  for (const std::string& symbol : info_.exported_symbols) {
+    EXPECT_TRUE(symbol == PLUGRT_PLUGIN_ENTRY_SYMBOL || symbol == PLUGRT_METADATA_SYMBOL)
+        << "the plugin exports '" << symbol << "'. A plugin exports only " << PLUGRT_PLUGIN_ENTRY_SYMBOL << " and "
+        << PLUGRT_METADATA_SYMBOL << ", so two plugins can carry conflicting copies of one library."
+        << "\nFix: build it with plugrt_add_backend() (hidden visibility and the SDK's version script), "
+           "and do not mark other symbols visibility(\"default\").";
+  }
+}
+
+TEST_F(PluginContract, DoesNotLinkTheRuntime) {
+  for (const std::string& needed : info_.needed_libraries) {
+    EXPECT_NE(needed.rfind("libplugrt", 0), 0u)
+        << "the plugin links '" << needed << "'. A backend links the SDK (headers only), never the runtime: "
+        << "one process has exactly one registry.\nFix: remove plugrt::core/plugrt::plugins from its link libraries.";
+  }
+}
+
+TEST_F(PluginContract, LoadInitDestroyUnload100Times) {
+  // The sample blob of each backend, made once, in the parent.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> blobs;
+  {
+    NiceMock<MockHostServices> host;
+    LoadedPlugin plugin = load_plugin(host.plugrt_table());
+    ASSERT_EQ(plugin.error, "");
+    for (const std::string& name : info_.metadata.backends) {
+      const plugrt_backend* backend = plugin.backend(name);
+      if (backend == nullptr) continue;
+      SampleResult sample = make_sample(backend, host);
+      if (sample.sample) blobs.emplace_back(name, sample.sample->blob);
+    }
+  }
+  ChildOutcome outcome = run_in_child([&]() -> std::string {
+    const long before = resident_kib();
+    for (int cycle = 0; cycle < 100; ++cycle) {
+      PlainHost host;
+      {
+        LoadedPlugin plugin = load_plugin(host.table());
+        if (!plugin.error.empty()) return "cycle " + std::to_string(cycle) + ": " + plugin.error;
+        for (const auto& [name, blob] : blobs) {
+          const plugrt_backend* backend = plugin.backend(name);
+          if (backend == nullptr) return "backend " + name + " vanished on cycle " + std::to_string(cycle);
+          plugrt_init_args args = init_args(blob);
+          plugrt_delegate_handle handle = nullptr;
+          plugrt_status status = backend->init(backend->context, host.table(), &args, &handle);
+          if (status != PLUGRT_STATUS_OK) {
+            return name + ": init failed on cycle " + std::to_string(cycle) + " with " + name_of(status);
+          }
+          backend->destroy(handle);
+        }
+      }  // unloaded here (dlclose)
+      if (host.live_allocations() != 0) {
+        return "cycle " + std::to_string(cycle) + ": " + std::to_string(host.live_allocations()) +
+               " host allocations were still live after destroy and unload";
+      }
+    }
+    const long growth = resident_kib() - before;
+    if (growth > 64 * 1024) {
+      return "resident memory grew by " + std::to_string(growth / 1024) +
+             " MiB over 100 load/unload cycles: release what the plugin's static objects hold";
+    }
+    return "";
+  });
+  EXPECT_TRUE(outcome.ok()) << "100 load, init, destroy, unload cycles: " << outcome.describe();
+}
+
+// ---- Per-backend checks --------------------------------------------------------------
+
+class BackendContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    plugin_ = load_plugin(host_.plugrt_table());
+    ASSERT_EQ(plugin_.error, "");
+    backend_ = plugin_.backend(GetParam());
+    ASSERT_NE(backend_, nullptr) << "the metadata names backend '" << GetParam()
+                                 << "' but the entry function does not provide it";
+    ASSERT_GE(backend_->struct_size, PLUGRT_BACKEND_SIZE_1_0);
+    ASSERT_TRUE(backend_->is_available != nullptr && backend_->init != nullptr && backend_->execute != nullptr &&
+                backend_->destroy != nullptr)
+        << "is_available, init, execute and destroy are required";
+  }
+
+  /// Skips the test when the backend cannot run here.
+  bool available() {
+    char reason[256];
+    plugrt_text_buffer buffer{reason, sizeof(reason), 0};
+    if (backend_->is_available(backend_->context, host_.plugrt_table(), &buffer)) return true;
+    unavailable_reason_ = std::string(reason, buffer.size);
+    return false;
+  }
+
+  /// The sample for init/execute, or a skip reason.
+  const Sample* sample() {
+    if (!sample_) {
+      sample_ = make_sample(backend_, host_);
+    }
+    return sample_->sample ? &*sample_->sample : nullptr;
+  }
+
+  plugrt_status init(const std::vector<uint8_t>& blob, plugrt_delegate_handle* handle) {
+    plugrt_init_args args = init_args(blob);
+    return backend_->init(backend_->context, host_.plugrt_table(), &args, handle);
+  }
+
+  // Declared first: destroyed last, after the plugin that holds its table.
+  NiceMock<MockHostServices> host_;
+  LoadedPlugin plugin_;
+  const plugrt_backend* backend_ = nullptr;
+  std::optional<SampleResult> sample_;
+  std::string unavailable_reason_;
+};
+
+#define SKIP_UNLESS_AVAILABLE()                                                                    \
+  if (available()) {                                                                               \
+  } else                                                                                           \
+    GTEST_SKIP() << "backend '" << GetParam() << "' is unavailable here: " << unavailable_reason_
+#define SKIP_UNLESS_SAMPLE(s)                                                      \
+  const Sample* s = sample();                                                      \
+  if (s != nullptr) {                                                              \
+  } else                                                                           \
+    GTEST_SKIP() << sample_->why_not
+#define SKIP_UNLESS_EXECUTABLE(s)                                                  \
+  SKIP_UNLESS_SAMPLE(s);                                                           \
+  if (s->can_execute) {                                                            \
+  } else                                                                           \
+    GTEST_SKIP() << "execute checks need a sample graph the backend takes, not a --blob file"
+
+TEST_P(BackendContract, IsAvailableIsIdempotentAndThreadSafe) {
+  auto ask = [&](std::string* reason) {
+    char data[512];
+    plugrt_text_buffer buffer{data, sizeof(data), 0};
+    bool answer = backend_->is_available(backend_->context, host_.plugrt_table(), &buffer);
+    *reason = answer ? "" : std::string(data, std::min(buffer.size, sizeof(data)));
+    return answer;
+  };
+  std::string first_reason;
+  const bool first = ask(&first_reason);
+  if (!first) {
+    EXPECT_FALSE(first_reason.empty()) << "is_available said no without a reason: write why into `reason`";
+  }
+  for (int i = 0; i < 10; ++i) {
+    std::string reason;
+    ASSERT_EQ(ask(&reason), first) << "is_available changed its answer on call " << i + 2
+                                   << ": it must give the same answer while the plugin stays loaded";
+    ASSERT_EQ(reason, first_reason) << "is_available changed its reason";
+  }
+  std::atomic<int> disagreements{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        std::string reason;
+        if (ask(&reason) != first) ++disagreements;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(disagreements.load(), 0) << "is_available answered differently from 8 threads at once: make it "
+                                        "thread-safe (no lazy initialisation without a lock or call_once)";
+  EXPECT_EQ(host_.live_allocations(), 0) << "is_available left host allocations live: it must not allocate "
+                                            "lasting resources";
+}
+
+/// Runs init on `blob` in a child and expects an error, not success or a crash.
+/// With `must_refuse` false, init may accept the blob (it may still be valid, e.g. when
+/// only padding was cut), but must not crash, hang or leak.
+void expect_refused(const plugrt_backend* backend, const std::vector<uint8_t>& blob, const std::string& what,
+                    bool must_refuse = true) {
+  ChildOutcome outcome = run_in_child([&]() -> std::string {
+    PlainHost host;
+    plugrt_init_args args = init_args(blob);
+    plugrt_delegate_handle handle = nullptr;
+    plugrt_status status = backend->init(backend->context, host.table(), &args, &handle);
+    if (status == PLUGRT_STATUS_OK) {
+      backend->destroy(handle);
+      if (!must_refuse) return host.live_allocations() == 0 ? "" : "destroy left host allocations live";
+      return "init accepted " + what + " (" + std::to_string(blob.size()) +
+             " bytes). Fix: validate every blob (magic, format version, every size and offset) and "
+             "refuse a bad one with DelegateInvalidCompatibility or InvalidProgram";
+    }
+    if (host.num_errors() == 0) {
+      return "init refused " + what + " with " + name_of(status) +
+             " but reported no message. Fix: say why through host->report_error (the SDK does it for a Status)";
+    }
+    if (host.live_allocations() != 0) {
+      return "init refused " + what + " but left " + std::to_string(host.live_allocations()) +
+             " host allocations live. Fix: release what a failed init allocated";
+    }
+    return "";
+  });
+  EXPECT_TRUE(outcome.ok()) << "init on " << what << ": " << outcome.describe()
+                            << (outcome.crashed() ? "\nFix: init must never crash on a bad blob; check every size "
+                                                    "and offset before reading, and return an error"
+                                                  : "");
+}
+
+TEST_P(BackendContract, InitRefusesAnEmptyBlob) {
+  SKIP_UNLESS_AVAILABLE();
+  expect_refused(backend_, {}, "an empty blob");
+}
+
+TEST_P(BackendContract, InitRefusesATruncatedBlob) {
+  SKIP_UNLESS_AVAILABLE();
+  SKIP_UNLESS_SAMPLE(s);
+  // Cut to half, and to a few bytes: these must be refused. Cut by one byte: that may
+  // only remove padding, so init may accept it, but must not crash.
+  for (size_t size : {s->blob.size() / 2, size_t{8}, size_t{1}, s->blob.size() - 1}) {
+    if (size >= s->blob.size()) continue;
+    std::vector<uint8_t> blob(s->blob.begin(), s->blob.begin() + static_cast<std::ptrdiff_t>(size));
+    expect_refused(backend_, blob,
+                   "a blob truncated to " + std::to_string(size) + " of its " + std::to_string(s->blob.size()) +
+                       " bytes",
+                   size + 1 != s->blob.size());
+  }
+}
+
+TEST_P(BackendContract, InitRefusesARandomBlob) {
+  SKIP_UNLESS_AVAILABLE();
+  std::mt19937 random(20260807);
+  for (size_t size : {size_t{16}, size_t{256}, size_t{4096}}) {
+    std::vector<uint8_t> blob(size);
+    for (uint8_t& b : blob) b = static_cast<uint8_t>(random());
+    expect_refused(backend_, blob, "a random blob");
+  }
+}
+
+TEST_P(BackendContract, FullCycleOnItsOwnBlob) {
+  SKIP_UNLESS_AVAILABLE();
+  SKIP_UNLESS_SAMPLE(s);
+  plugrt_delegate_handle handle = nullptr;
+  plugrt_status status = init(s->blob, &handle);
+  ASSERT_EQ(status, PLUGRT_STATUS_OK) << "init refused the blob its own preprocess made from " << s->description
+                                      << " with " << name_of(status) << ": " << host_.last_error()
+                                      << "\nFix: preprocess and init must agree on the blob format";
+  ASSERT_NE(handle, nullptr) << "init succeeded but wrote no handle";
+  if (s->can_execute) {
+    Call call = make_call(*s);
+    status = backend_->execute(handle, call.finish());
+    EXPECT_EQ(status, PLUGRT_STATUS_OK) << "execute failed on correct arguments for " << s->description << " with "
+                                        << name_of(status) << ": " << host_.last_error();
+    if (status == PLUGRT_STATUS_OK) {
+      EXPECT_EQ(check_result(*s, call), "") << "execute computed a wrong result";
+    }
+  }
+  backend_->destroy(handle);
+}
+
+TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
+  SKIP_UNLESS_AVAILABLE();
+  SKIP_UNLESS_SAMPLE(s);
+  const int64_t before = host_.live_allocations();
+  std::vector<void*> allocated;
+  EXPECT_CALL(host_, allocate(::testing::_, ::testing::_))
+      .Times(::testing::AnyNumber())
+      .WillRepeatedly([&](size_t size, size_t alignment) {
+        void* p = host_.real_allocate(size, alignment);
+        allocated.push_back(p);
+        return p;
+      });
+  EXPECT_CALL(host_, deallocate(::testing::_)).Times(::testing::AnyNumber());
+  plugrt_delegate_handle handle = nullptr;
+  ASSERT_EQ(init(s->blob, &handle), PLUGRT_STATUS_OK) << host_.last_error();
+  if (s->can_execute) {
+    Call call = make_call(*s);
+    EXPECT_EQ(backend_->execute(handle, call.finish()), PLUGRT_STATUS_OK) << host_.last_error();
+  }
+  backend_->destroy(handle);
+  ::testing::Mock::VerifyAndClearExpectations(&host_);
+  std::string sizes;
+  for (size_t size : host_.live_sizes()) sizes += " " + std::to_string(size);
+  EXPECT_EQ(host_.live_allocations(), before)
+      << host_.live_allocations() - before << " of the " << allocated.size()
+      << " allocations made through host->allocate during init and execute were not released by destroy (sizes:"
+      << sizes << " bytes).\nFix: destroy must host->deallocate everything the handle allocated";
+  EXPECT_EQ(host_.bad_frees(), 0) << "host->deallocate was called with a pointer host->allocate did not return "
+                                     "(or one already freed)";
+}
+
+/// Runs `call` on one handle in a child and expects InvalidArgument.
+void expect_invalid_argument(const plugrt_backend* backend, const Sample& sample, const std::string& what,
+                             const std::function<void(Call&)>& spoil) {
+  ChildOutcome outcome = run_in_child([&]() -> std::string {
+    PlainHost host;
+    plugrt_init_args args = init_args(sample.blob);
+    plugrt_delegate_handle handle = nullptr;
+    if (backend->init(backend->context, host.table(), &args, &handle) != PLUGRT_STATUS_OK) return "init failed";
+    Call call = make_call(sample);
+    spoil(call);
+    plugrt_status status = backend->execute(handle, call.finish());
+    backend->destroy(handle);
+    if (status != PLUGRT_STATUS_INVALID_ARGUMENT) {
+      return "execute with " + what + " returned " + name_of(status) +
+             ", expected InvalidArgument (18). Fix: check the count, dtype and shape of every argument "
+             "before touching data (plugrt/sdk/tensor.h does it)";
+    }
+    return "";
+  });
+  EXPECT_TRUE(outcome.ok()) << outcome.describe();
+}
+
+TEST_P(BackendContract, WrongArgumentsAreInvalidArgument) {
+  SKIP_UNLESS_AVAILABLE();
+  SKIP_UNLESS_EXECUTABLE(s);
+  expect_invalid_argument(backend_, *s, "one input too few", [](Call& c) { c.inputs.pop_back(); });
+  expect_invalid_argument(backend_, *s, "one output too many",
+                          [](Call& c) { c.outputs.push_back(std::make_unique<OwnedTensor>(kF32, c.outputs[0]->shape)); });
+  expect_invalid_argument(backend_, *s, "an int32 input where float32 is expected",
+                          [](Call& c) { c.inputs[0] = std::make_unique<OwnedTensor>(kI32, c.inputs[0]->shape); });
+  expect_invalid_argument(backend_, *s, "an input of the wrong shape ([3, 3] for [2, 3])",
+                          [](Call& c) { c.inputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{3, 3}); });
+  expect_invalid_argument(backend_, *s, "an output of the wrong shape ([2, 4] for [2, 3])",
+                          [](Call& c) { c.outputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{2, 4}); });
+}
+
+TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
+  SKIP_UNLESS_AVAILABLE();
+  std::vector<uint8_t> random_blob(64, 0xA5);
+  std::string output;
+  std::vector<std::string> problems;
+  {
+    OutputCapture capture;
+    char reason[64];
+    plugrt_text_buffer buffer{reason, sizeof(reason), 0};
+    (void)backend_->is_available(backend_->context, host_.plugrt_table(), &buffer);
+    plugrt_delegate_handle bad = nullptr;
+    if (init(random_blob, &bad) == PLUGRT_STATUS_OK) backend_->destroy(bad);
+    const Sample* s = sample_ ? (sample_->sample ? &*sample_->sample : nullptr) : nullptr;
+    if (!sample_) {
+      sample_ = make_sample(backend_, host_);
+      s = sample_->sample ? &*sample_->sample : nullptr;
+    }
+    if (s != nullptr) {
+      plugrt_delegate_handle handle = nullptr;
+      if (init(s->blob, &handle) == PLUGRT_STATUS_OK) {
+        if (s->can_execute) {
+          Call good = make_call(*s);
+          (void)backend_->execute(handle, good.finish());
+          Call wrong = make_call(*s);
+          wrong.inputs.pop_back();
+          (void)backend_->execute(handle, wrong.finish());
+        }
+        backend_->destroy(handle);
+      }
+    }
+    output = capture.finish();
+  }
+  EXPECT_EQ(output, "") << "the plugin wrote to stdout or stderr (shown above). A plugin must log through "
+                           "host->log and report failures through host->report_error, never print";
+}
+
+TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
+  SKIP_UNLESS_AVAILABLE();
+  SKIP_UNLESS_EXECUTABLE(s);
+  constexpr int kThreads = 4;
+  const bool shared = (backend_->capabilities & PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE) != 0;
+  std::vector<plugrt_delegate_handle> handles(kThreads, nullptr);
+  for (int t = 0; t < kThreads; ++t) {
+    if (shared && t > 0) {
+      handles[t] = handles[0];
+      continue;
+    }
+    ASSERT_EQ(init(s->blob, &handles[t]), PLUGRT_STATUS_OK) << host_.last_error();
+  }
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200 && failures[t].empty(); ++i) {
+        Call call = make_call(*s);
+        plugrt_status status = backend_->execute(handles[t], call.finish());
+        if (status != PLUGRT_STATUS_OK) failures[t] = "execute failed with " + name_of(status);
+        else failures[t] = check_result(*s, call);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(failures[t], "") << "thread " << t << (shared ? " (one shared handle: the backend declares "
+                                                              "PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE)"
+                                                            : " (its own handle)")
+                               << ". Fix: keep per-call state in the handle, not in globals";
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    if (!shared || t == 0) backend_->destroy(handles[t]);
+  }
+}
+
+std::vector<std::string> backend_names() {
+  Result<plugins::PluginFileInfo> info = plugins::inspect_plugin_file(config().plugin_path);
+  if (!info.is_ok()) return {};
+  return info->metadata.backends;
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendContract);
+INSTANTIATE_TEST_SUITE_P(Plugin, BackendContract, ::testing::ValuesIn(backend_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+
+}  // namespace
+
+int run_contract_tests(const ContractConfig& contract, int argc, char** argv) {
+  config() = contract;
+  ::testing::InitGoogleMock(&argc, argv);
+  return RUN_ALL_TESTS();
+}
+
+int run_contract_tests(int argc, char** argv) {
+  ContractConfig contract;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const std::string& flag, std::string* out) {
+      if (arg == flag && i + 1 < argc) {
+        *out = argv[++i];
+        return true;
+      }
+      if (arg.rfind(flag + "=", 0) == 0) {
+        *out = arg.substr(flag.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    if (value("--plugin", &contract.plugin_path) || value("--blob", &contract.blob_path)) continue;
+    if (arg == "--help" || arg == "-h") {
+      std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]\n"
+                   "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md).\n";
+      return 0;
+    }
+    rest.push_back(argv[i]);
+  }
+  if (contract.plugin_path.empty()) {
+    std::cerr << "plugrt-contract-test: --plugin PATH is required\n";
+    return 2;
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  rest.push_back(nullptr);
+  return run_contract_tests(contract, rest_argc, rest.data());
+}
+
+}  // namespace plugrt::sdk::testing

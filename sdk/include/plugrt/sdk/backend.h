@@ -1,0 +1,439 @@
+/// \file backend.h
+/// The C++ way to write a plugrt backend: derive from plugrt::sdk::Backend, return a
+/// plugrt::sdk::Delegate from init, and export the classes with PLUGRT_SDK_EXPORT_PLUGIN.
+///
+///   class ReluBackend : public plugrt::sdk::Backend {
+///    public:
+///     static constexpr char kName[] = "my_relu";                 // required, [a-z0-9_]
+///     static constexpr char kDescription[] = "ReLU on float32";  // optional
+///     sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& c) override;
+///   };
+///   PLUGRT_SDK_EXPORT_PLUGIN(my_plugin, "1.0.0", ReluBackend);
+///
+/// The export macro writes the C ABI for you: the entry function
+/// (plugrt_plugin_entry_v<MAJOR>), the descriptor and one backend table per class, and the
+/// metadata record in the ELF section the host reads without running the plugin. Every
+/// call crosses one adapter that
+///   - turns a failing Status into its code, after reporting its message through the
+///     host's report_error (the host keeps it, with the plugin's name, for the caller);
+///   - catches every exception and turns it into PLUGRT_STATUS_INTERNAL, reporting what()
+///     (no exception ever crosses the boundary);
+///   - refuses NULL or too-small argument structs with InvalidArgument.
+///
+/// Classes are default-constructed once per load of the plugin, on the first call of the
+/// entry function, and destroyed when the plugin is unloaded. Several threads may call
+/// one backend object at once (is_available, init, partition, preprocess); keep it
+/// stateless or lock. A Delegate is one handle: the host calls execute on it from one
+/// thread at a time unless the class sets kCapabilities to
+/// PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE.
+///
+/// This header includes only the ABI header and the SDK's own; it never needs the runtime.
+#ifndef PLUGRT_SDK_BACKEND_H_
+#define PLUGRT_SDK_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/host.h"
+#include "plugrt/sdk/options.h"
+#include "plugrt/sdk/plugin_export.h"
+#include "plugrt/sdk/status.h"
+#include "plugrt/sdk/tensor.h"
+
+namespace plugrt::sdk {
+
+/// The answer of Backend::is_available.
+struct Availability {
+  bool available = true;
+  std::string reason;  ///< why not, when not available
+  static Availability yes() { return {true, {}}; }
+  static Availability no(std::string reason) { return {false, std::move(reason)}; }
+};
+
+/// What init gets. `blob` stays valid and unmoved until the delegate is destroyed (it
+/// usually lies in a mapped program file), so a delegate may keep pointers into it. The
+/// options are valid during init only: copy what you keep.
+struct InitContext {
+  Host host;
+  const void* blob = nullptr;
+  size_t blob_size = 0;
+  Options compile_specs;
+  Options runtime_options;
+  size_t num_threads = 0;  ///< 0: the backend's own default
+  const uint8_t* bytes() const { return static_cast<const uint8_t*>(blob); }
+};
+
+/// Ahead of time: which nodes of a graph (a graph IR flatbuffer, see plugrt/sdk/graph.h)
+/// this backend takes. Set node_taken[i] to 1 for each node i it takes; it comes zeroed.
+struct PartitionRequest {
+  Host host;
+  const void* graph = nullptr;
+  size_t graph_size = 0;
+  Options compile_specs;
+  uint8_t* node_taken = nullptr;
+  size_t num_nodes = 0;
+};
+
+/// Ahead of time: one partition (a standalone graph IR flatbuffer) to lower to a blob.
+struct PreprocessRequest {
+  Host host;
+  const void* graph = nullptr;
+  size_t graph_size = 0;
+  Options compile_specs;
+};
+
+/// One delegate instance: what init built from one blob. Destroyed by the host through
+/// Backend::destroy; release everything it holds in its destructor.
+class Delegate {
+ public:
+  virtual ~Delegate() = default;
+  /// Runs once on the host's tensors. Check every argument (see tensor.h) and return
+  /// InvalidArgument for a wrong count, dtype or shape. Should not allocate on the heap.
+  virtual Status execute(const Arguments& args) = 0;
+};
+
+/// The base of a backend. Derived classes define `static constexpr char kName[]` and may
+/// define `kDescription` (text for listings), `kCapabilities` (PLUGRT_BACKEND_CAP_*) and
+/// `kHasAot = true` when they override partition and preprocess.
+class Backend {
+ public:
+  static constexpr char kDescription[] = "";
+  static constexpr plugrt_backend_capabilities kCapabilities = 0;
+  static constexpr bool kHasAot = false;
+
+  virtual ~Backend() = default;
+
+  /// Whether the backend can run here. Cheap: never initialise a device here. The answer
+  /// must not change while the plugin stays loaded. Default: available.
+  virtual Availability is_available(Host host) {
+    (void)host;
+    return Availability::yes();
+  }
+
+  /// Builds a delegate from a blob this backend's preprocess wrote. Refuse a blob you
+  /// cannot read with Status::incompatible_blob (another format version: the host falls
+  /// back to the portable backend) or InvalidArgument/InvalidProgram (a damaged one).
+  /// Never trust the blob: validate every size and offset before reading.
+  virtual Expected<std::unique_ptr<Delegate>> init(const InitContext& context) = 0;
+
+  /// Runs a delegate. Default: delegate.execute(args).
+  virtual Status execute(Delegate& delegate, const Arguments& args) { return delegate.execute(args); }
+
+  /// Releases a delegate. Default: deletes it. Must not fail.
+  virtual void destroy(std::unique_ptr<Delegate> delegate) { delegate.reset(); }
+
+  /// Ahead of time (with kHasAot): marks the nodes this backend takes.
+  virtual Status partition(const PartitionRequest& request) {
+    (void)request;
+    return Status::not_supported("this backend has no partition");
+  }
+  /// Ahead of time (with kHasAot): lowers one partition to the blob init reads.
+  virtual Expected<std::vector<uint8_t>> preprocess(const PreprocessRequest& request) {
+    (void)request;
+    return Status::not_supported("this backend has no preprocess");
+  }
+};
+
+namespace internal {
+
+// ---- Compile-time checks of names, and the metadata record ----------------------------
+
+constexpr size_t length(const char* text) {
+  size_t n = 0;
+  while (text[n] != '\0') ++n;
+  return n;
+}
+
+constexpr bool is_valid_name(const char* name) {
+  const size_t n = length(name);
+  if (n == 0 || n > PLUGRT_METADATA_NAME_CAPACITY - 1) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+constexpr bool same_text(const char* a, const char* b) {
+  size_t i = 0;
+  while (a[i] != '\0' && a[i] == b[i]) ++i;
+  return a[i] == b[i];
+}
+
+template <typename... Bs>
+constexpr bool names_are_valid() {
+  return (is_valid_name(Bs::kName) && ...);
+}
+
+template <typename... Bs>
+constexpr bool names_are_distinct() {
+  const char* names[] = {Bs::kName...};
+  for (size_t i = 0; i < sizeof...(Bs); ++i) {
+    for (size_t j = i + 1; j < sizeof...(Bs); ++j) {
+      if (same_text(names[i], names[j])) return false;
+    }
+  }
+  return true;
+}
+
+template <typename... Bs>
+constexpr bool names_fit() {
+  size_t total = 0;
+  for (const char* name : {Bs::kName...}) total += length(name) + 1;
+  return total <= PLUGRT_METADATA_BACKENDS_CAPACITY;
+}
+
+template <typename... Bs>
+constexpr plugrt_plugin_metadata make_metadata(const char* plugin_name, const char* version) {
+  plugrt_plugin_metadata m{};
+  const char magic[] = PLUGRT_METADATA_MAGIC;
+  for (size_t i = 0; i < 8; ++i) m.magic[i] = magic[i];
+  m.metadata_size = static_cast<uint32_t>(sizeof(plugrt_plugin_metadata));
+  m.metadata_version = PLUGRT_METADATA_VERSION;
+  m.abi_major = PLUGRT_ABI_MAJOR;
+  m.abi_minor = PLUGRT_ABI_MINOR;
+  for (size_t i = 0; i < length(plugin_name) && i + 1 < PLUGRT_METADATA_NAME_CAPACITY; ++i) {
+    m.plugin_name[i] = plugin_name[i];
+  }
+  for (size_t i = 0; i < length(version) && i + 1 < PLUGRT_METADATA_VERSION_CAPACITY; ++i) {
+    m.plugin_version[i] = version[i];
+  }
+  m.num_backends = static_cast<uint32_t>(sizeof...(Bs));
+  size_t at = 0;
+  for (const char* name : {Bs::kName...}) {
+    for (size_t i = 0; i < length(name) && at + 1 < PLUGRT_METADATA_BACKENDS_CAPACITY; ++i) {
+      m.backend_names[at++] = name[i];
+    }
+    ++at;  // the NUL after each name (already zero)
+  }
+  return m;
+}
+
+// ---- The adapter from the C table to the classes --------------------------------------
+
+/// What a plugrt_delegate_handle points at.
+struct HandleBox {
+  Backend* backend;
+  Host host;
+  std::unique_ptr<Delegate> delegate;
+};
+
+inline void write_text(plugrt_text_buffer* buffer, std::string_view text) {
+  if (buffer == nullptr) return;
+  const size_t size = text.size() < buffer->capacity ? text.size() : buffer->capacity;
+  if (size > 0 && buffer->data != nullptr) std::memcpy(buffer->data, text.data(), size);
+  buffer->size = buffer->data == nullptr ? 0 : size;
+}
+
+/// Runs `body` (returning a Status) so that nothing escapes: a failing Status is reported
+/// and its code returned; an exception becomes PLUGRT_STATUS_INTERNAL with its message.
+template <typename Body>
+plugrt_status guarded(Host host, const char* call, Body&& body) noexcept {
+  std::string message;
+  try {
+    Status status = body();
+    if (status.is_ok()) return PLUGRT_STATUS_OK;
+    host.report_error(status.code(), status.message());
+    return status.code();
+  } catch (const std::exception& e) {
+    try {
+      message = std::string(call) + " threw an exception: " + e.what();
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      message = std::string(call) + " threw an exception that is not a std::exception";
+    } catch (...) {
+    }
+  }
+  host.report_error(PLUGRT_STATUS_INTERNAL, message.empty() ? std::string_view("exception") : std::string_view(message));
+  return PLUGRT_STATUS_INTERNAL;
+}
+
+template <typename B>
+struct Adapter {
+  static B* self(void* context) { return static_cast<B*>(context); }
+
+  static bool is_available(void* context, const plugrt_host_services* host, plugrt_text_buffer* reason) noexcept {
+    try {
+      Availability answer = self(context)->is_available(Host(host));
+      if (!answer.available) write_text(reason, answer.reason);
+      return answer.available;
+    } catch (const std::exception& e) {
+      write_text(reason, e.what());
+    } catch (...) {
+      write_text(reason, "is_available threw an exception");
+    }
+    return false;
+  }
+
+  static plugrt_status init(void* context, const plugrt_host_services* host, const plugrt_init_args* args,
+                            plugrt_delegate_handle* handle) noexcept {
+    return guarded(Host(host), "init", [&]() -> Status {
+      if (args == nullptr || args->struct_size < PLUGRT_INIT_ARGS_SIZE_1_0 || handle == nullptr) {
+        return Status::invalid_argument("init: missing or too small plugrt_init_args");
+      }
+      if (args->blob == nullptr && args->blob_size != 0) {
+        return Status::invalid_argument("init: blob is NULL but blob_size is " + std::to_string(args->blob_size));
+      }
+      InitContext init_context{Host(host),
+                               args->blob,
+                               args->blob_size,
+                               Options(args->compile_specs, args->num_compile_specs, "compile spec"),
+                               Options(args->runtime_options, args->num_runtime_options, "runtime option"),
+                               args->num_threads};
+      Expected<std::unique_ptr<Delegate>> delegate = self(context)->init(init_context);
+      if (!delegate.is_ok()) return delegate.status();
+      if (*delegate == nullptr) return Status::internal("init returned no delegate");
+      auto box = std::make_unique<HandleBox>(HandleBox{self(context), Host(host), std::move(*delegate)});
+      *handle = reinterpret_cast<plugrt_delegate_handle>(box.release());
+      return Status::ok();
+    });
+  }
+
+  static plugrt_status execute(plugrt_delegate_handle handle, const plugrt_execute_args* args) noexcept {
+    if (handle == nullptr) return PLUGRT_STATUS_DELEGATE_INVALID_HANDLE;
+    HandleBox* box = reinterpret_cast<HandleBox*>(handle);
+    return guarded(box->host, "execute", [&]() -> Status {
+      if (args == nullptr || args->struct_size < PLUGRT_EXECUTE_ARGS_SIZE_1_0) {
+        return Status::invalid_argument("execute: missing or too small plugrt_execute_args");
+      }
+      if ((args->num_inputs > 0 && args->inputs == nullptr) || (args->num_outputs > 0 && args->outputs == nullptr)) {
+        return Status::invalid_argument("execute: a tensor list is NULL");
+      }
+      return box->backend->execute(*box->delegate, Arguments(args));
+    });
+  }
+
+  static void destroy(plugrt_delegate_handle handle) noexcept {
+    if (handle == nullptr) return;
+    std::unique_ptr<HandleBox> box(reinterpret_cast<HandleBox*>(handle));
+    try {
+      box->backend->destroy(std::move(box->delegate));
+    } catch (const std::exception& e) {
+      box->host.error(std::string("destroy threw an exception: ") + e.what());
+    } catch (...) {
+      box->host.error("destroy threw an exception");
+    }
+  }
+
+  static plugrt_status partition(void* context, const plugrt_host_services* host,
+                                 plugrt_partition_args* args) noexcept {
+    return guarded(Host(host), "partition", [&]() -> Status {
+      if (args == nullptr || args->struct_size < PLUGRT_PARTITION_ARGS_SIZE_1_0) {
+        return Status::invalid_argument("partition: missing or too small plugrt_partition_args");
+      }
+      if (args->num_nodes > 0 && args->node_taken == nullptr) {
+        return Status::invalid_argument("partition: node_taken is NULL");
+      }
+      return self(context)->partition(PartitionRequest{Host(host), args->graph, args->graph_size,
+                                                       Options(args->compile_specs, args->num_compile_specs, "compile spec"),
+                                                       args->node_taken, args->num_nodes});
+    });
+  }
+
+  static plugrt_status preprocess(void* context, const plugrt_host_services* host,
+                                  plugrt_preprocess_args* args) noexcept {
+    return guarded(Host(host), "preprocess", [&]() -> Status {
+      if (args == nullptr || args->struct_size < PLUGRT_PREPROCESS_ARGS_SIZE_1_0) {
+        return Status::invalid_argument("preprocess: missing or too small plugrt_preprocess_args");
+      }
+      Expected<std::vector<uint8_t>> blob = self(context)->preprocess(PreprocessRequest{
+          Host(host), args->graph, args->graph_size, Options(args->compile_specs, args->num_compile_specs, "compile spec")});
+      if (!blob.is_ok()) return blob.status();
+      PLUGRT_SDK_ASSIGN_OR_RETURN(HostBuffer buffer, HostBuffer::allocate(Host(host), blob->size() == 0 ? 1 : blob->size()));
+      if (!blob->empty()) std::memcpy(buffer.data(), blob->data(), blob->size());
+      args->blob_size = blob->size();
+      args->blob = buffer.release();
+      return Status::ok();
+    });
+  }
+};
+
+/// One backend class's object and tables, made on first use (one per load of the plugin).
+template <typename B>
+struct BackendSlot {
+  B instance;
+  plugrt_aot_backend aot{PLUGRT_AOT_BACKEND_SIZE, Adapter<B>::partition, Adapter<B>::preprocess};
+  plugrt_backend table{PLUGRT_BACKEND_SIZE,
+                       plugrt_string{B::kName, length(B::kName)},
+                       B::kCapabilities,
+                       &instance,
+                       Adapter<B>::is_available,
+                       Adapter<B>::init,
+                       Adapter<B>::execute,
+                       Adapter<B>::destroy,
+                       B::kHasAot ? &aot : nullptr,
+                       plugrt_string{B::kDescription, length(B::kDescription)}};
+};
+
+template <typename B>
+const plugrt_backend* backend_table() {
+  static_assert(std::is_base_of_v<Backend, B>, "a backend class derives from plugrt::sdk::Backend");
+  static BackendSlot<B> slot;
+  return &slot.table;
+}
+
+template <typename... Bs>
+plugrt_status entry(const char* plugin_name, const char* version, const plugrt_host_services* host,
+                    const plugrt_plugin_descriptor** descriptor) noexcept {
+  return guarded(Host(host), "the plugin entry", [&]() -> Status {
+    if (descriptor == nullptr) return Status::invalid_argument("descriptor is NULL");
+    static const plugrt_backend* const backends[] = {backend_table<Bs>()...};
+    static const plugrt_plugin_descriptor plugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE,
+                                                    PLUGRT_ABI_MAJOR,
+                                                    PLUGRT_ABI_MINOR,
+                                                    plugrt_string{plugin_name, length(plugin_name)},
+                                                    plugrt_string{version, length(version)},
+                                                    backends,
+                                                    sizeof...(Bs)};
+    *descriptor = &plugin;
+    return Status::ok();
+  });
+}
+
+}  // namespace internal
+}  // namespace plugrt::sdk
+
+#ifdef PLUGRT_STATIC_PLUGIN
+#define PLUGRT_SDK_METADATA_(id, version, ...)
+#else
+#define PLUGRT_SDK_METADATA_(id, version, ...)                                                   \
+  namespace {                                                                                    \
+  constexpr plugrt_plugin_metadata plugrt_sdk_metadata_##id =                                    \
+      ::plugrt::sdk::internal::make_metadata<__VA_ARGS__>(#id, version);                         \
+  }                                                                                              \
+  extern "C" PLUGRT_EXPORT __attribute__((section(PLUGRT_METADATA_SECTION), used, aligned(8))) \
+  const plugrt_plugin_metadata plugrt_metadata = plugrt_sdk_metadata_##id;
+#endif
+
+/// Exports a plugin called `id` (an identifier of [a-z0-9_], also its name), version
+/// `version` (a string literal of at most 31 characters), providing one backend per
+/// class listed. Use it once, at global scope, in one source file of the plugin. With
+/// PLUGRT_STATIC_PLUGIN defined, it defines `plugrt_static_entry_<id>` for an application
+/// to register instead, and no metadata.
+#define PLUGRT_SDK_EXPORT_PLUGIN(id, version, ...)                                                     \
+  static_assert(::plugrt::sdk::internal::is_valid_name(#id),                                          \
+                "the plugin id must be 1 to 63 characters of [a-z0-9_]");                             \
+  static_assert(sizeof(version) <= PLUGRT_METADATA_VERSION_CAPACITY && sizeof(version) > 1,           \
+                "the version must be 1 to 31 characters");                                             \
+  static_assert(::plugrt::sdk::internal::names_are_valid<__VA_ARGS__>(),                              \
+                "each backend's kName must be 1 to 63 characters of [a-z0-9_]");                      \
+  static_assert(::plugrt::sdk::internal::names_are_distinct<__VA_ARGS__>(),                           \
+                "two backend classes share a kName");                                                  \
+  static_assert(::plugrt::sdk::internal::names_fit<__VA_ARGS__>(),                                    \
+                "the backend names take more than 512 bytes of metadata");                             \
+  PLUGRT_SDK_METADATA_(id, version, __VA_ARGS__)                                                       \
+  PLUGRT_PLUGIN_ENTRY(id) { return ::plugrt::sdk::internal::entry<__VA_ARGS__>(#id, version, host, descriptor); }
+
+#endif  // PLUGRT_SDK_BACKEND_H_

@@ -1,0 +1,61 @@
+/// \file graph.h
+/// Reading the graph IR that partition and preprocess receive: a FlatBuffer of the schema
+/// plugrt/schema/graph_ir.fbs (installed with the SDK). Link plugrt::sdk_graph, which
+/// adds FlatBuffers' headers (header-only use: nothing of FlatBuffers is linked).
+///
+///   PLUGRT_SDK_ASSIGN_OR_RETURN(const plugrt::ir::Graph* graph,
+///                               sdk::read_graph(request.graph, request.graph_size));
+///   for (const plugrt::ir::Node* node : *graph->nodes()) { ... node->op_type()->str() ... }
+///
+/// read_graph() runs the FlatBuffers verifier, so every offset is in bounds afterwards;
+/// indices into values() still need checking (value_at() does it).
+#ifndef PLUGRT_SDK_GRAPH_H_
+#define PLUGRT_SDK_GRAPH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/status.h"
+
+namespace plugrt::sdk {
+
+/// The verified root of a graph IR buffer, valid as long as the buffer.
+/// Errors: InvalidArgument when the buffer is not a graph IR flatbuffer.
+inline Expected<const ir::Graph*> read_graph(const void* data, size_t size) {
+  if (data == nullptr || size < 8) return Status::invalid_argument("the graph buffer is empty or too small");
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  if (!flatbuffers::BufferHasIdentifier(bytes, ir::GraphIdentifier())) {
+    return Status::invalid_argument("the buffer is not a plugrt graph IR (identifier is not PRTG)");
+  }
+  flatbuffers::Verifier verifier(bytes, size);
+  if (!ir::VerifyGraphBuffer(verifier)) return Status::invalid_argument("the graph IR buffer failed verification");
+  return ir::GetGraph(bytes);
+}
+
+inline size_t num_nodes(const ir::Graph& graph) { return graph.nodes() == nullptr ? 0 : graph.nodes()->size(); }
+inline size_t num_values(const ir::Graph& graph) { return graph.values() == nullptr ? 0 : graph.values()->size(); }
+
+/// Value `index` of the graph, or nullptr when the index is out of range.
+inline const ir::Value* value_at(const ir::Graph& graph, int32_t index) {
+  if (index < 0 || graph.values() == nullptr || static_cast<size_t>(index) >= graph.values()->size()) return nullptr;
+  return graph.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+}
+
+/// A value's shape (empty for a scalar).
+inline std::vector<int64_t> shape_of(const ir::Value& value) {
+  if (value.shape() == nullptr) return {};
+  return {value.shape()->begin(), value.shape()->end()};
+}
+
+/// The indices in a node's or graph's index list, or none.
+inline std::vector<int32_t> indices(const flatbuffers::Vector<int32_t>* list) {
+  if (list == nullptr) return {};
+  return {list->begin(), list->end()};
+}
+
+}  // namespace plugrt::sdk
+
+#endif  // PLUGRT_SDK_GRAPH_H_

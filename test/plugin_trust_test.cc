@@ -1,0 +1,117 @@
+// Plugin trust: files others could have written are refused unless the application
+// allows them, and an allow-list pins plugins by SHA-256. Real plugin files, real modes.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/plugins/plugin_trust.h"
+#include "test_plugin_files.h"
+
+namespace plugrt::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using plugins::PluginLoader;
+using plugins::SearchPathOptions;
+
+SearchPathOptions only(const std::string& directory) {
+  SearchPathOptions options;
+  options.application_directories = {directory};
+  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
+  return options;
+}
+
+TEST(PluginTrust, AFileEveryoneCanWriteIsRefusedUnlessAllowed) {
+  TempDirectory dir;
+  const std::string path = dir.add_plugin("good");
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  Registry registry;
+  PluginLoader loader(registry, only(dir.path()));
+  Result<PluginId> refused = loader.load(path);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.code(), Error::kPluginInvalid);
+  EXPECT_THAT(refused.status().message(), HasSubstr("not trusted: the file is writable by every user (mode 0666)"));
+
+  SearchPathOptions allowing = only(dir.path());
+  allowing.allow_untrusted_files = true;
+  Registry registry2;
+  PluginLoader trusting(registry2, allowing);
+  EXPECT_TRUE(trusting.load(path).is_ok());
+}
+
+TEST(PluginTrust, ADirectoryEveryoneCanWriteIsRefused) {
+  TempDirectory dir;
+  const std::string path = dir.add_plugin("good");
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  Registry registry;
+  PluginLoader loader(registry, only(dir.path()));
+  loader.discover();
+  std::vector<plugins::PluginReport> report = loader.report();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].state, plugins::PluginReport::State::kRefused);
+  EXPECT_THAT(report[0].refusal.message(), HasSubstr("its directory " + dir.path() + " is writable by every user"));
+  ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
+}
+
+TEST(PluginTrust, AFileOwnedByAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  TempDirectory dir;
+  const std::string path = dir.add_plugin("good");
+  ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  Registry registry;
+  PluginLoader loader(registry, only(dir.path()));
+  Result<PluginId> refused = loader.load(path);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("is owned by uid 65534, neither this user"));
+}
+
+TEST(PluginTrust, TheAllowListPinsPluginsBySha256) {
+  TempDirectory dir;
+  const std::string good = dir.add_plugin("good");
+  const std::string other = dir.add_plugin("private_a");
+  Result<std::string> digest = plugins::sha256_file(good);
+  ASSERT_TRUE(digest.is_ok());
+  const std::string list = dir.write("allowed.txt", "# pinned plugins\n" + *digest + "  libplugrt_good.so\n");
+
+  SearchPathOptions options = only(dir.path());
+  options.allow_list = list;
+  Registry registry;
+  PluginLoader loader(registry, options);
+  EXPECT_TRUE(loader.load(good).is_ok());
+  Result<PluginId> refused = loader.load(other);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("is not in the plugin allow-list " + list));
+}
+
+TEST(PluginTrust, AMissingOrMalformedAllowListRefusesEverything) {
+  TempDirectory dir;
+  const std::string good = dir.add_plugin("good");
+  SearchPathOptions options = only(dir.path());
+  options.allow_list = dir.path() + "/missing.txt";
+  Registry registry;
+  PluginLoader loader(registry, options);
+  Result<PluginId> refused = loader.load(good);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("not trusted: plugin allow-list " + options.allow_list));
+
+  options.allow_list = dir.write("bad.txt", "not-a-digest libplugrt_good.so\n");
+  Registry registry2;
+  PluginLoader loader2(registry2, options);
+  Result<PluginId> malformed = loader2.load(good);
+  ASSERT_FALSE(malformed.is_ok());
+  EXPECT_THAT(malformed.status().message(), HasSubstr("bad.txt:1: expected a SHA-256 in hex"));
+}
+
+TEST(PluginTrust, Sha256MatchesAKnownDigest) {
+  TempDirectory dir;
+  const std::string path = dir.write("abc.txt", "abc");
+  Result<std::string> digest = plugins::sha256_file(path);
+  ASSERT_TRUE(digest.is_ok());
+  EXPECT_EQ(*digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
+}  // namespace plugrt::testing
