@@ -1,0 +1,749 @@
+#include "aot/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <xnnpack.h>
+
+#include "src/blob_format.h"
+
+namespace plugrt::xnnpack {
+
+namespace {
+
+using blob::NodeKind;
+
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The shape numpy broadcasting gives, or nullopt-like empty + false.
+bool broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {
+  const size_t rank = std::max(a.size(), b.size());
+  out->assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1) return false;
+    (*out)[i] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+/// The spatial geometry of a 2-D window op, with explicit pads (top, left, bottom, right
+/// in ONNX order) resolved from auto_pad.
+struct Window {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t top = 0, left = 0, bottom = 0, right = 0;
+};
+
+std::string resolve_window(const ir::Node& node, const std::vector<int64_t>& input, int64_t kh, int64_t kw,
+                           bool allow_dilations, Window* window) {
+  window->kh = kh;
+  window->kw = kw;
+  const std::vector<int64_t> strides = GraphView::ints_attribute(node, "strides", {1, 1});
+  const std::vector<int64_t> dilations = GraphView::ints_attribute(node, "dilations", {1, 1});
+  std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) return "strides, dilations or pads are not 2-D";
+  if (strides[0] < 1 || strides[1] < 1 || dilations[0] < 1 || dilations[1] < 1) return "a stride or dilation is below 1";
+  if (!allow_dilations && (dilations[0] != 1 || dilations[1] != 1)) return "dilations are not supported here";
+  if (kh < 1 || kw < 1 || kh > 65535 || kw > 65535) return "the window is empty or too large";
+  window->sh = strides[0];
+  window->sw = strides[1];
+  window->dh = dilations[0];
+  window->dw = dilations[1];
+  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int axis = 0; axis < 2; ++axis) {
+      const int64_t in = input[2 + axis];
+      const int64_t stride = strides[axis];
+      const int64_t extent = (axis == 0 ? kh - 1 : kw - 1) * dilations[axis] + 1;
+      const int64_t out = (in + stride - 1) / stride;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
+      const int64_t small = total / 2;
+      pads[axis] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[axis + 2] = total - pads[axis];
+    }
+  } else if (auto_pad == "VALID") {
+    pads = {0, 0, 0, 0};
+  } else if (auto_pad != "NOTSET") {
+    return "auto_pad '" + auto_pad + "' is unknown";
+  }
+  for (int64_t pad : pads) {
+    if (pad < 0 || pad > 65535) return "a pad is negative or too large";
+  }
+  window->top = pads[0];
+  window->left = pads[1];
+  window->bottom = pads[2];
+  window->right = pads[3];
+  return "";
+}
+
+/// The output height and width of a window over `input` (floor rounding), or -1.
+std::pair<int64_t, int64_t> window_output(const std::vector<int64_t>& input, const Window& w) {
+  const int64_t eh = (w.kh - 1) * w.dh + 1;
+  const int64_t ew = (w.kw - 1) * w.dw + 1;
+  const int64_t ph = input[2] + w.top + w.bottom;
+  const int64_t pw = input[3] + w.left + w.right;
+  if (ph < eh || pw < ew) return {-1, -1};
+  return {(ph - eh) / w.sh + 1, (pw - ew) / w.sw + 1};
+}
+
+std::vector<uint32_t> u32(std::initializer_list<int64_t> values) {
+  std::vector<uint32_t> out;
+  for (int64_t v : values) out.push_back(static_cast<uint32_t>(v));
+  return out;
+}
+
+/// A constant's data as XNNPACK wants it for an input of a node whose output has rank
+/// `rank`: its shape left-padded with 1s and, for rank 4, moved to NHWC.
+void constant_for_rank(const std::vector<int64_t>& shape, const std::vector<float>& data, size_t rank,
+                       std::vector<uint64_t>* dims, std::vector<float>* out) {
+  if (rank != 4) {
+    dims->assign(shape.begin(), shape.end());
+    if (dims->empty()) dims->push_back(1);
+    *out = data;
+    return;
+  }
+  std::vector<int64_t> full(4 - shape.size(), 1);
+  full.insert(full.end(), shape.begin(), shape.end());
+  const int64_t n = full[0], c = full[1], h = full[2], w = full[3];
+  *dims = {static_cast<uint64_t>(n), static_cast<uint64_t>(h), static_cast<uint64_t>(w), static_cast<uint64_t>(c)};
+  out->assign(data.size(), 0.0f);
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw)
+          (*out)[static_cast<size_t>(((in * h + ih) * w + iw) * c + ic)] =
+              data[static_cast<size_t>(((in * c + ic) * h + ih) * w + iw)];
+}
+
+}  // namespace
+
+std::vector<uint64_t> xnn_dims(const std::vector<int64_t>& shape) {
+  std::vector<uint64_t> dims(shape.begin(), shape.end());
+  if (shape.size() == 4) {
+    dims = {static_cast<uint64_t>(shape[0]), static_cast<uint64_t>(shape[2]), static_cast<uint64_t>(shape[3]),
+            static_cast<uint64_t>(shape[1])};
+  }
+  return dims;
+}
+
+bool layout_trivial(const std::vector<int64_t>& shape) {
+  return shape.size() != 4 || shape[1] == 1 || shape[2] * shape[3] == 1;
+}
+
+Lowering::Node::Node() : kind(NodeKind::Clamp), output_min(-kInfinity), output_max(kInfinity) {}
+
+std::string Lowering::add_node(size_t index) {
+  const ir::Node& node = graph_.node(index);
+  const size_t tensors_before = tensors_.size();
+  const size_t nodes_before = nodes_.size();
+  const auto values_before = value_tensor_;
+  std::string why = lower(node);
+  if (!why.empty()) {  // leave nothing of a refused node behind
+    tensors_.resize(tensors_before);
+    nodes_.resize(nodes_before, Node());
+    value_tensor_ = values_before;
+  }
+  return why;
+}
+
+std::string Lowering::check_activation(int32_t value, const char* role) const {
+  if (!graph_.valid(value)) return std::string("the ") + role + " is missing";
+  if (graph_.is_constant(value)) return std::string("the ") + role + " is a constant";
+  if (!graph_.is_float(value)) return std::string("the ") + role + " is not float32";
+  const std::vector<int64_t> shape = graph_.shape(value);
+  if (shape.empty() || shape.size() > XNN_MAX_TENSOR_DIMS) {
+    return std::string("the ") + role + " has rank " + std::to_string(shape.size()) + " (XNNPACK takes 1 to 6)";
+  }
+  for (int64_t dim : shape) {
+    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)()) return std::string("the ") + role + " has an empty dimension";
+  }
+  return "";
+}
+
+uint32_t Lowering::activation(int32_t value) {
+  auto found = value_tensor_.find(value);
+  if (found != value_tensor_.end()) return found->second;
+  Tensor tensor;
+  tensor.dims = xnn_dims(graph_.shape(value));
+  tensors_.push_back(std::move(tensor));
+  const uint32_t index = static_cast<uint32_t>(tensors_.size() - 1);
+  value_tensor_[value] = index;
+  return index;
+}
+
+uint32_t Lowering::add_static(std::vector<uint64_t> dims, std::vector<float> data) {
+  Tensor tensor;
+  tensor.dims = std::move(dims);
+  tensor.data = std::move(data);
+  tensor.is_static = true;
+  tensors_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(tensors_.size() - 1);
+}
+
+uint32_t Lowering::add_internal(std::vector<uint64_t> dims) {
+  Tensor tensor;
+  tensor.dims = std::move(dims);
+  tensors_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(tensors_.size() - 1);
+}
+
+Lowering::Node& Lowering::add(NodeKind kind, const ir::Node& from, std::vector<uint32_t> inputs,
+                              std::vector<uint32_t> outputs) {
+  Node node;
+  node.kind = kind;
+  node.inputs = std::move(inputs);
+  node.outputs = std::move(outputs);
+  node.name = from.name() != nullptr ? from.name()->str() : from.op_type()->str();
+  nodes_.push_back(std::move(node));
+  return nodes_.back();
+}
+
+std::string Lowering::lower(const ir::Node& node) {
+  const std::string op = node.op_type()->str();
+  // Every output but the first must be absent (MaxPool's Indices, BatchNormalization's
+  // training outputs, Dropout's mask...).
+  if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) {
+    return "only nodes with exactly one output are taken";
+  }
+  if (std::string why = check_activation(GraphView::output(node, 0), "output"); !why.empty()) return why;
+  if (op == "Conv") return lower_conv(node);
+  if (op == "Gemm") return lower_gemm(node);
+  if (op == "MatMul") return lower_matmul(node);
+  if (op == "Add") return lower_binary(node, NodeKind::Add);
+  if (op == "Sub") return lower_binary(node, NodeKind::Subtract);
+  if (op == "Mul") return lower_binary(node, NodeKind::Multiply);
+  if (op == "Div") return lower_binary(node, NodeKind::Divide);
+  if (op == "Relu" || op == "Clip" || op == "Sigmoid" || op == "HardSwish" || op == "LeakyRelu") {
+    return lower_unary(node);
+  }
+  if (op == "HardSigmoid") return lower_hard_sigmoid(node);
+  if (op == "Softmax") return lower_softmax(node);
+  if (op == "MaxPool") return lower_pool(node, true);
+  if (op == "AveragePool") return lower_pool(node, false);
+  if (op == "GlobalAveragePool") return lower_global_pool(node);
+  if (op == "Pad") return lower_pad(node);
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return lower_reshape(node);
+  if (op == "BatchNormalization") return lower_batch_norm(node);
+  return "XNNPACK has no lowering of " + op + " in this build";
+}
+
+// ---- Convolution ---------------------------------------------------------------------
+
+std::string Lowering::lower_conv(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 4) return "only 2-D convolution (a 4-D input) is taken";
+  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
+  const std::vector<int64_t> ws = graph_.shape(w);
+  if (ws.size() != 4) return "the weights are not 4-D";
+  const int64_t group = GraphView::int_attribute(node, "group", 1);
+  const int64_t channels = xs[1], out_channels = ws[0];
+  if (group < 1 || channels % group != 0 || out_channels % group != 0 || ws[1] != channels / group) {
+    return "group, input channels and weights do not agree";
+  }
+  const std::vector<int64_t> kernel = GraphView::ints_attribute(node, "kernel_shape", {ws[2], ws[3]});
+  if (kernel.size() != 2 || kernel[0] != ws[2] || kernel[1] != ws[3]) return "kernel_shape does not match the weights";
+  Window window;
+  if (std::string why = resolve_window(node, xs, ws[2], ws[3], true, &window); !why.empty()) return why;
+  const auto [oh, ow] = window_output(xs, window);
+  const std::vector<int64_t> expected = {xs[0], out_channels, oh, ow};
+  if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  std::vector<float> bias(static_cast<size_t>(out_channels), 0.0f);
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    bias = graph_.floats(b);
+  }
+  const std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+
+  const int64_t kh = ws[2], kw = ws[3], group_in = ws[1];
+  const bool depthwise = group > 1 && group == channels && group_in == 1;
+  std::vector<float> filter(weights.size());
+  if (depthwise) {
+    // [M, 1, kh, kw] -> [1, kh, kw, M]
+    for (int64_t m = 0; m < out_channels; ++m)
+      for (int64_t i = 0; i < kh * kw; ++i) filter[static_cast<size_t>(i * out_channels + m)] = weights[static_cast<size_t>(m * kh * kw + i)];
+  } else {
+    // OIHW -> OHWI
+    for (int64_t m = 0; m < out_channels; ++m)
+      for (int64_t c = 0; c < group_in; ++c)
+        for (int64_t i = 0; i < kh * kw; ++i)
+          filter[static_cast<size_t>((m * kh * kw + i) * group_in + c)] =
+              weights[static_cast<size_t>((m * group_in + c) * kh * kw + i)];
+  }
+  const uint32_t input = activation(x);
+  const uint32_t filter_id =
+      depthwise ? add_static({1, static_cast<uint64_t>(kh), static_cast<uint64_t>(kw), static_cast<uint64_t>(out_channels)},
+                             std::move(filter))
+                : add_static({static_cast<uint64_t>(out_channels), static_cast<uint64_t>(kh), static_cast<uint64_t>(kw),
+                              static_cast<uint64_t>(group_in)},
+                             std::move(filter));
+  const uint32_t bias_id = add_static({static_cast<uint64_t>(out_channels)}, std::move(bias));
+  Node& lowered = add(depthwise ? NodeKind::DepthwiseConvolution2d : NodeKind::Convolution2d, node,
+                      {input, filter_id, bias_id}, {activation(y)});
+  lowered.padding = u32({window.top, window.right, window.bottom, window.left});
+  lowered.kernel = u32({kh, kw});
+  lowered.strides = u32({window.sh, window.sw});
+  lowered.dilations = u32({window.dh, window.dw});
+  lowered.groups = static_cast<uint32_t>(group);
+  lowered.group_input_channels = static_cast<uint64_t>(group_in);
+  lowered.group_output_channels = static_cast<uint64_t>(out_channels / group);
+  lowered.depth_multiplier = depthwise ? static_cast<uint32_t>(out_channels / channels) : 0;
+  return "";
+}
+
+// ---- Fully connected -------------------------------------------------------------------
+
+std::string Lowering::lower_gemm(const ir::Node& node) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), c = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(a, "input A"); !why.empty()) return why;
+  if (GraphView::int_attribute(node, "transA", 0) != 0) return "transA is not supported";
+  const std::vector<int64_t> as = graph_.shape(a);
+  if (as.size() != 2) return "A is not 2-D";
+  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2) {
+    return "B is not a 2-D float32 constant";
+  }
+  const bool trans_b = GraphView::int_attribute(node, "transB", 0) != 0;
+  const std::vector<int64_t> bs = graph_.shape(b);
+  const int64_t k = as[1];
+  const int64_t n = trans_b ? bs[0] : bs[1];
+  if ((trans_b ? bs[1] : bs[0]) != k) return "A and B do not agree on K";
+  if (graph_.shape(y) != std::vector<int64_t>{as[0], n}) return "the output shape is not [M, N]";
+  const float alpha = GraphView::float_attribute(node, "alpha", 1.0f);
+  const float beta = GraphView::float_attribute(node, "beta", 1.0f);
+  std::vector<float> bias(static_cast<size_t>(n), 0.0f);
+  if (c != -1) {
+    if (!graph_.is_constant(c) || !graph_.is_float(c)) return "C is not a float32 constant";
+    const std::vector<int64_t> cs = graph_.shape(c);
+    const int64_t count = num_elements(cs);
+    const bool per_column = count == n && (cs.size() == 1 || (cs.size() == 2 && cs[0] == 1));
+    if (!per_column && count != 1) return "C is not a per-column bias";
+    const std::vector<float> data = graph_.floats(c);
+    if (data.size() != static_cast<size_t>(count)) return "C's data does not match its shape";
+    for (int64_t j = 0; j < n; ++j) bias[static_cast<size_t>(j)] = beta * data[per_column ? static_cast<size_t>(j) : 0];
+  }
+  const std::vector<float> weights = graph_.floats(b);
+  if (weights.empty()) return "B's data does not match its shape";
+  std::vector<float> filter(static_cast<size_t>(n * k));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < k; ++i)
+      filter[static_cast<size_t>(j * k + i)] =
+          alpha * weights[static_cast<size_t>(trans_b ? j * k + i : i * n + j)];
+  const uint32_t input = activation(a);
+  const uint32_t filter_id = add_static({static_cast<uint64_t>(n), static_cast<uint64_t>(k)}, std::move(filter));
+  const uint32_t bias_id = add_static({static_cast<uint64_t>(n)}, std::move(bias));
+  add(NodeKind::FullyConnected, node, {input, filter_id, bias_id}, {activation(y)});
+  return "";
+}
+
+std::string Lowering::lower_matmul(const ir::Node& node) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(a, "input A"); !why.empty()) return why;
+  const std::vector<int64_t> as = graph_.shape(a);
+  if (as.size() < 2 || as.size() == 4) return "A must have rank 2, 3, 5 or 6 (a 4-D A is NHWC inside a partition)";
+  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2) {
+    return "B is not a 2-D float32 constant";
+  }
+  const std::vector<int64_t> bs = graph_.shape(b);
+  const int64_t k = bs[0], n = bs[1];
+  if (as.back() != k) return "A and B do not agree on K";
+  std::vector<int64_t> expected = as;
+  expected.back() = n;
+  if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  const std::vector<float> weights = graph_.floats(b);
+  if (weights.empty()) return "B's data does not match its shape";
+  std::vector<float> filter(static_cast<size_t>(n * k));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < k; ++i) filter[static_cast<size_t>(j * k + i)] = weights[static_cast<size_t>(i * n + j)];
+  const uint32_t input = activation(a);
+  const uint32_t filter_id = add_static({static_cast<uint64_t>(n), static_cast<uint64_t>(k)}, std::move(filter));
+  const uint32_t bias_id = add_static({static_cast<uint64_t>(n)}, std::vector<float>(static_cast<size_t>(n), 0.0f));
+  add(NodeKind::FullyConnected, node, {input, filter_id, bias_id}, {activation(y)});
+  return "";
+}
+
+// ---- Elementwise -------------------------------------------------------------------------
+
+std::string Lowering::lower_binary(const ir::Node& node, NodeKind kind) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1);
+  const int32_t y = GraphView::output(node, 0);
+  if (!graph_.valid(a) || !graph_.valid(b)) return "an input is missing";
+  if (!graph_.is_float(a) || !graph_.is_float(b)) return "an input is not float32";
+  if (graph_.is_constant(a) && graph_.is_constant(b)) return "both inputs are constants";
+  std::vector<int64_t> expected;
+  if (!broadcast(graph_.shape(a), graph_.shape(b), &expected)) return "the inputs do not broadcast";
+  const std::vector<int64_t> ys = graph_.shape(y);
+  if (ys != expected) return "the output shape is not " + shape_text(expected);
+  const size_t rank = ys.size();
+  std::vector<uint32_t> inputs;
+  for (int32_t v : {a, b}) {
+    if (graph_.is_constant(v)) {
+      const std::vector<int64_t> shape = graph_.shape(v);
+      const std::vector<float> data = graph_.floats(v);
+      if (data.size() != static_cast<size_t>(num_elements(shape))) return "a constant's data does not match its shape";
+      continue;
+    }
+    if (std::string why = check_activation(v, "input"); !why.empty()) return why;
+    const size_t input_rank = graph_.shape(v).size();
+    // A run-time value keeps one layout; NHWC (4-D) and graph order only line up when
+    // both sides are 4-D or neither is.
+    if ((rank == 4) != (input_rank == 4)) {
+      return "a run-time input of rank " + std::to_string(input_rank) + " broadcasts to rank " + std::to_string(rank) +
+             ", which NHWC does not preserve";
+    }
+  }
+  for (int32_t v : {a, b}) {
+    if (graph_.is_constant(v)) {
+      std::vector<uint64_t> dims;
+      std::vector<float> data;
+      constant_for_rank(graph_.shape(v), graph_.floats(v), rank, &dims, &data);
+      inputs.push_back(add_static(std::move(dims), std::move(data)));
+    } else {
+      inputs.push_back(activation(v));
+    }
+  }
+  add(kind, node, std::move(inputs), {activation(y)});
+  return "";
+}
+
+std::string Lowering::lower_unary(const ir::Node& node) {
+  const std::string op = node.op_type()->str();
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  if (graph_.shape(y) != graph_.shape(x)) return "the output shape differs from the input's";
+  NodeKind kind = NodeKind::Clamp;
+  float lo = -kInfinity, hi = kInfinity, alpha = 0;
+  if (op == "Relu") {
+    lo = 0;
+  } else if (op == "Clip") {
+    if (graph_.opset() < 11) {
+      lo = GraphView::float_attribute(node, "min", -(std::numeric_limits<float>::max)());
+      hi = GraphView::float_attribute(node, "max", (std::numeric_limits<float>::max)());
+    } else {
+      for (size_t i = 1; i <= 2; ++i) {
+        const int32_t bound = GraphView::input(node, i);
+        if (bound == -1) continue;
+        if (!graph_.is_constant(bound) || !graph_.is_float(bound)) return "a bound is not a float32 constant";
+        const std::vector<float> value = graph_.floats(bound);
+        if (value.size() != 1) return "a bound is not a scalar";
+        (i == 1 ? lo : hi) = value[0];
+      }
+    }
+    if (std::isnan(lo) || std::isnan(hi) || !(lo < hi)) return "Clip's bounds are not min < max";
+  } else if (op == "Sigmoid") {
+    kind = NodeKind::Sigmoid;
+  } else if (op == "HardSwish") {
+    kind = NodeKind::HardSwish;
+  } else {  // LeakyRelu
+    kind = NodeKind::LeakyRelu;
+    alpha = GraphView::float_attribute(node, "alpha", 0.01f);
+    if (!std::isfinite(alpha)) return "alpha is not finite";
+  }
+  Node& lowered = add(kind, node, {activation(x)}, {activation(y)});
+  lowered.output_min = lo;
+  lowered.output_max = hi;
+  lowered.alpha = alpha;
+  return "";
+}
+
+std::string Lowering::lower_hard_sigmoid(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (graph_.shape(y) != xs) return "the output shape differs from the input's";
+  const float alpha = GraphView::float_attribute(node, "alpha", 0.2f);
+  const float beta = GraphView::float_attribute(node, "beta", 0.5f);
+  if (!std::isfinite(alpha) || !std::isfinite(beta)) return "alpha or beta is not finite";
+  // max(0, min(1, alpha * x + beta)): a multiply, then an add clamped to [0, 1].
+  const uint32_t input = activation(x);
+  const uint32_t scaled = add_internal(xnn_dims(xs));
+  const uint32_t alpha_id = add_static({1}, {alpha});
+  add(NodeKind::Multiply, node, {input, alpha_id}, {scaled});
+  const uint32_t beta_id = add_static({1}, {beta});
+  Node& shifted = add(NodeKind::Add, node, {scaled, beta_id}, {activation(y)});
+  shifted.output_min = 0.0f;
+  shifted.output_max = 1.0f;
+  return "";
+}
+
+std::string Lowering::lower_softmax(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (graph_.shape(y) != xs) return "the output shape differs from the input's";
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  const bool per_axis = graph_.opset() >= 13;
+  int64_t axis = GraphView::int_attribute(node, "axis", per_axis ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return "axis is out of range";
+  // XNNPACK normalises over the innermost dimension: the last one, or C for 4-D (NHWC).
+  bool ok;
+  if (rank == 4) {
+    // Per-axis (opset 13) over C; the older flattening form over C only when H = W = 1.
+    ok = axis == 1 && (per_axis || xs[2] * xs[3] == 1);
+  } else {
+    ok = axis == rank - 1;
+  }
+  if (!ok) return "softmax is taken over the innermost dimension only";
+  add(NodeKind::Softmax, node, {activation(x)}, {activation(y)});
+  return "";
+}
+
+// ---- Pooling -----------------------------------------------------------------------------
+
+std::string Lowering::lower_pool(const ir::Node& node, bool is_max) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 4) return "only 2-D pooling (a 4-D input) is taken";
+  const std::vector<int64_t> kernel = GraphView::ints_attribute(node, "kernel_shape");
+  if (kernel.size() != 2) return "kernel_shape is not 2-D";
+  if (kernel[0] * kernel[1] < 2) return "XNNPACK pools windows of at least 2 elements";
+  if (is_max && GraphView::int_attribute(node, "storage_order", 0) != 0) return "storage_order 1 is not supported";
+  Window window;
+  if (std::string why = resolve_window(node, xs, kernel[0], kernel[1], is_max, &window); !why.empty()) return why;
+  if (!is_max && GraphView::int_attribute(node, "count_include_pad", 0) != 0 &&
+      (window.top | window.left | window.bottom | window.right) != 0) {
+    return "count_include_pad with padding is not supported (XNNPACK averages over the valid elements)";
+  }
+  const auto [oh, ow] = window_output(xs, window);
+  const std::vector<int64_t> expected = {xs[0], xs[1], oh, ow};
+  // ceil_mode is taken where it gives the same shape as floor rounding.
+  if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  Node& lowered = add(is_max ? NodeKind::MaxPooling2d : NodeKind::AveragePooling2d, node, {activation(x)},
+                      {activation(y)});
+  lowered.padding = u32({window.top, window.right, window.bottom, window.left});
+  lowered.kernel = u32({window.kh, window.kw});
+  lowered.strides = u32({window.sh, window.sw});
+  lowered.dilations = u32({window.dh, window.dw});
+  return "";
+}
+
+std::string Lowering::lower_global_pool(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 4) return "only 4-D inputs are taken";
+  if (graph_.shape(y) != std::vector<int64_t>{xs[0], xs[1], 1, 1}) return "the output shape is not [N, C, 1, 1]";
+  add(NodeKind::GlobalAveragePooling2d, node, {activation(x)}, {activation(y)});
+  return "";
+}
+
+// ---- Layout ---------------------------------------------------------------------------------
+
+std::string Lowering::lower_pad(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (GraphView::string_attribute(node, "mode", "constant") != "constant") return "only constant padding is taken";
+  std::vector<int64_t> pads;
+  float value = 0;
+  if (graph_.opset() < 11) {
+    pads = GraphView::ints_attribute(node, "pads");
+    value = GraphView::float_attribute(node, "value", 0.0f);
+  } else {
+    const int32_t p = GraphView::input(node, 1), v = GraphView::input(node, 2);
+    if (GraphView::input(node, 3) != -1) return "the axes input is not supported";
+    if (!graph_.is_constant(p)) return "pads is not a constant";
+    std::optional<std::vector<int64_t>> read = graph_.ints(p);
+    if (!read) return "pads is not an integer constant";
+    pads = *read;
+    if (v != -1) {
+      if (!graph_.is_constant(v) || !graph_.is_float(v)) return "constant_value is not a float32 constant";
+      const std::vector<float> data = graph_.floats(v);
+      if (data.size() != 1) return "constant_value is not a scalar";
+      value = data[0];
+    }
+  }
+  const size_t rank = xs.size();
+  if (pads.size() != 2 * rank) return "pads does not have 2 x rank values";
+  std::vector<int64_t> expected = xs;
+  for (size_t d = 0; d < rank; ++d) {
+    if (pads[d] < 0 || pads[d + rank] < 0) return "negative pads (cropping) are not supported";
+    expected[d] += pads[d] + pads[d + rank];
+  }
+  if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  std::vector<uint64_t> pre(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+  std::vector<uint64_t> post(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+  if (rank == 4) {
+    pre = {pre[0], pre[2], pre[3], pre[1]};
+    post = {post[0], post[2], post[3], post[1]};
+  }
+  Node& lowered = add(NodeKind::ConstantPad, node, {activation(x)}, {activation(y)});
+  lowered.pre_paddings = std::move(pre);
+  lowered.post_paddings = std::move(post);
+  lowered.padding_value = value;
+  return "";
+}
+
+std::string Lowering::lower_reshape(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  for (size_t i = 1; i < GraphView::num_inputs(node); ++i) {
+    const int32_t extra = GraphView::input(node, i);
+    if (extra != -1 && !graph_.is_constant(extra)) return "the shape or axes input is not a constant";
+  }
+  const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
+  if (num_elements(xs) != num_elements(ys)) return "the element counts differ";
+  // A reshape moves no bytes: it is right only where both sides hold their elements in
+  // the graph's order, which a 4-D value does when its C or its H x W is 1.
+  if (!layout_trivial(xs) || !layout_trivial(ys)) {
+    return "reshaping " + shape_text(xs) + " to " + shape_text(ys) + " is not the same in NHWC";
+  }
+  Node& lowered = add(NodeKind::Reshape, node, {activation(x)}, {activation(y)});
+  lowered.new_shape = xnn_dims(ys);
+  return "";
+}
+
+std::string Lowering::lower_batch_norm(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  if (GraphView::int_attribute(node, "training_mode", 0) != 0) return "training mode is not supported";
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 4 && xs.size() != 2) return "only 2-D and 4-D inputs are taken";
+  if (graph_.shape(y) != xs) return "the output shape differs from the input's";
+  const int64_t channels = xs[1];
+  std::vector<std::vector<float>> params;
+  for (size_t i = 1; i <= 4; ++i) {
+    const int32_t p = GraphView::input(node, i);
+    if (!graph_.is_constant(p) || !graph_.is_float(p) || graph_.shape(p) != std::vector<int64_t>{channels}) {
+      return "scale, bias, mean and variance must be float32 constants of C elements";
+    }
+    params.push_back(graph_.floats(p));
+  }
+  const float epsilon = GraphView::float_attribute(node, "epsilon", 1e-5f);
+  std::vector<float> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
+  for (size_t c = 0; c < scale.size(); ++c) {
+    scale[c] = params[0][c] / std::sqrt(params[3][c] + epsilon);
+    shift[c] = params[1][c] - params[2][c] * scale[c];
+  }
+  // C is innermost both in NHWC and in [N, C]: per-channel constants of shape [C].
+  const uint32_t input = activation(x);
+  const uint32_t scaled = add_internal(xnn_dims(xs));
+  const uint32_t scale_id = add_static({static_cast<uint64_t>(channels)}, std::move(scale));
+  add(NodeKind::Multiply, node, {input, scale_id}, {scaled});
+  const uint32_t shift_id = add_static({static_cast<uint64_t>(channels)}, std::move(shift));
+  add(NodeKind::Add, node, {scaled, shift_id}, {activation(y)});
+  return "";
+}
+
+// ---- The blob ---------------------------------------------------------------------------------
+
+std::vector<uint8_t> Lowering::finish(std::string* error) {
+  const ir::Graph& graph = graph_.graph();
+  flatbuffers::FlatBufferBuilder builder(1024 + 4 * tensors_.size());
+  std::vector<int32_t> external_input(tensors_.size(), -1), external_output(tensors_.size(), -1);
+  std::vector<std::vector<int64_t>> host_dims(tensors_.size());
+  std::vector<uint32_t> inputs, outputs;
+  auto mark = [&](const flatbuffers::Vector<int32_t>* list, bool is_input) -> bool {
+    if (list == nullptr) return true;
+    for (flatbuffers::uoffset_t k = 0; k < list->size(); ++k) {
+      const int32_t value = list->Get(k);
+      auto found = value_tensor_.find(value);
+      if (found == value_tensor_.end()) {
+        *error = std::string("graph ") + (is_input ? "input" : "output") + " " + std::to_string(k) +
+                 " is not read or written by any lowered node";
+        return false;
+      }
+      const uint32_t t = found->second;
+      if (external_input[t] != -1 || external_output[t] != -1) {
+        *error = "value " + std::to_string(value) + " is listed twice among the graph's inputs and outputs";
+        return false;
+      }
+      (is_input ? external_input : external_output)[t] = static_cast<int32_t>(k);
+      host_dims[t] = graph_.shape(value);
+      (is_input ? inputs : outputs).push_back(t);
+    }
+    return true;
+  };
+  if (!mark(graph.inputs(), true) || !mark(graph.outputs(), false)) return {};
+  if (outputs.empty() || nodes_.empty()) {
+    *error = "the partition has no nodes or no outputs";
+    return {};
+  }
+
+  std::vector<flatbuffers::Offset<blob::Tensor>> tensors;
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const Tensor& tensor = tensors_[t];
+    auto dims = builder.CreateVector(tensor.dims);
+    flatbuffers::Offset<flatbuffers::Vector<float>> data;
+    if (tensor.is_static) {
+      builder.ForceVectorAlignment(tensor.data.size(), sizeof(float), 16);
+      data = builder.CreateVector(tensor.data);
+    }
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> host;
+    const bool external = external_input[t] != -1 || external_output[t] != -1;
+    if (external) host = builder.CreateVector(host_dims[t]);
+    blob::TensorBuilder tb(builder);
+    tb.add_dims(dims);
+    if (tensor.is_static) tb.add_data(data);
+    tb.add_external_input(external_input[t]);
+    tb.add_external_output(external_output[t]);
+    if (external) {
+      tb.add_host_dims(host);
+      tb.add_transpose_at_edge(!layout_trivial(host_dims[t]));
+    }
+    tensors.push_back(tb.Finish());
+  }
+  std::vector<flatbuffers::Offset<blob::Node>> nodes;
+  for (const Node& node : nodes_) {
+    auto in = builder.CreateVector(node.inputs);
+    auto out = builder.CreateVector(node.outputs);
+    auto padding = builder.CreateVector(node.padding);
+    auto kernel = builder.CreateVector(node.kernel);
+    auto strides = builder.CreateVector(node.strides);
+    auto dilations = builder.CreateVector(node.dilations);
+    auto pre = builder.CreateVector(node.pre_paddings);
+    auto post = builder.CreateVector(node.post_paddings);
+    auto shape = builder.CreateVector(node.new_shape);
+    auto name = builder.CreateString(node.name);
+    blob::NodeBuilder nb(builder);
+    nb.add_kind(node.kind);
+    nb.add_inputs(in);
+    nb.add_outputs(out);
+    nb.add_padding(padding);
+    nb.add_kernel(kernel);
+    nb.add_strides(strides);
+    nb.add_dilations(dilations);
+    nb.add_groups(node.groups);
+    nb.add_group_input_channels(node.group_input_channels);
+    nb.add_group_output_channels(node.group_output_channels);
+    nb.add_depth_multiplier(node.depth_multiplier);
+    nb.add_output_min(node.output_min);
+    nb.add_output_max(node.output_max);
+    nb.add_alpha(node.alpha);
+    nb.add_pre_paddings(pre);
+    nb.add_post_paddings(post);
+    nb.add_padding_value(node.padding_value);
+    nb.add_new_shape(shape);
+    nb.add_name(name);
+    nodes.push_back(nb.Finish());
+  }
+  auto tensor_vector = builder.CreateVector(tensors);
+  auto node_vector = builder.CreateVector(nodes);
+  auto input_vector = builder.CreateVector(inputs);
+  auto output_vector = builder.CreateVector(outputs);
+  builder.Finish(blob::CreateBlob(builder, tensor_vector, node_vector, input_vector, output_vector),
+                 blob::BlobIdentifier());
+
+  std::vector<uint8_t> out(kBlobHeaderSize + builder.GetSize());
+  write_blob_header(out.data());
+  std::memcpy(out.data() + kBlobHeaderSize, builder.GetBufferPointer(), builder.GetSize());
+  return out;
+}
+
+}  // namespace plugrt::xnnpack

@@ -1,0 +1,91 @@
+// Lowering graph IR nodes to XNNPACK subgraph nodes. The same code decides what
+// `partition` takes (a node is taken exactly when it lowers) and writes what
+// `preprocess` stores, so the two can never disagree.
+//
+// Layout: inside a partition every 4-D value is NHWC; values of other ranks keep the
+// graph's order. A node is taken only where that convention computes what ONNX says
+// (a Reshape of a 4-D value, for example, only when NCHW and NHWC hold the same bytes).
+// The partition's inputs and outputs are converted at its edges, in execute.
+#ifndef PLUGRT_BACKENDS_XNNPACK_AOT_LOWERING_H_
+#define PLUGRT_BACKENDS_XNNPACK_AOT_LOWERING_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "aot/graph_view.h"
+#include "xnnpack_blob_generated.h"
+
+namespace plugrt::xnnpack {
+
+class Lowering {
+ public:
+  explicit Lowering(const GraphView& graph) : graph_(graph) {}
+
+  /// Lowers node `index`. Returns "" when it is taken, otherwise the reason it is not
+  /// (what a user reads in `plugrt compile`'s summary of untaken nodes).
+  std::string add_node(size_t index);
+
+  /// The finished blob (header + flatbuffer) for the graph's inputs and outputs, after
+  /// every node was added. `error` says why when it cannot be written.
+  std::vector<uint8_t> finish(std::string* error);
+
+ private:
+  struct Tensor {
+    std::vector<uint64_t> dims;
+    std::vector<float> data;
+    bool is_static = false;
+  };
+  struct Node {
+    blob::NodeKind kind;
+    std::vector<uint32_t> inputs, outputs;
+    std::vector<uint32_t> padding, kernel, strides, dilations;
+    uint32_t groups = 0;
+    uint64_t group_input_channels = 0, group_output_channels = 0;
+    uint32_t depth_multiplier = 0;
+    float output_min, output_max;
+    float alpha = 0;
+    std::vector<uint64_t> pre_paddings, post_paddings;
+    float padding_value = 0;
+    std::vector<uint64_t> new_shape;
+    std::string name;
+    Node();
+  };
+
+  std::string lower(const ir::Node& node);
+  std::string lower_conv(const ir::Node& node);
+  std::string lower_gemm(const ir::Node& node);
+  std::string lower_matmul(const ir::Node& node);
+  std::string lower_binary(const ir::Node& node, blob::NodeKind kind);
+  std::string lower_unary(const ir::Node& node);
+  std::string lower_hard_sigmoid(const ir::Node& node);
+  std::string lower_softmax(const ir::Node& node);
+  std::string lower_pool(const ir::Node& node, bool is_max);
+  std::string lower_global_pool(const ir::Node& node);
+  std::string lower_pad(const ir::Node& node);
+  std::string lower_reshape(const ir::Node& node);
+  std::string lower_batch_norm(const ir::Node& node);
+
+  /// Checks that `value` is a float32 value computed at run time of rank 1 to 6.
+  std::string check_activation(int32_t value, const char* role) const;
+  /// The tensor of a run-time value (created on first use).
+  uint32_t activation(int32_t value);
+  uint32_t add_static(std::vector<uint64_t> dims, std::vector<float> data);
+  uint32_t add_internal(std::vector<uint64_t> dims);
+  Node& add(blob::NodeKind kind, const ir::Node& from, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
+
+  const GraphView& graph_;
+  std::vector<Tensor> tensors_;
+  std::vector<Node> nodes_;
+  std::map<int32_t, uint32_t> value_tensor_;
+};
+
+/// XNNPACK's dims of a graph shape: NCHW -> NHWC for 4-D, unchanged otherwise.
+std::vector<uint64_t> xnn_dims(const std::vector<int64_t>& shape);
+/// Whether a shape's NCHW and NHWC layouts hold the same bytes in the same order.
+bool layout_trivial(const std::vector<int64_t>& shape);
+
+}  // namespace plugrt::xnnpack
+
+#endif  // PLUGRT_BACKENDS_XNNPACK_AOT_LOWERING_H_

@@ -1,0 +1,25 @@
+// The process-wide pthreadpools the XNNPACK runtimes share.
+#ifndef PLUGRT_BACKENDS_XNNPACK_SRC_THREADPOOL_H_
+#define PLUGRT_BACKENDS_XNNPACK_SRC_THREADPOOL_H_
+
+#include <cstddef>
+
+#include <pthreadpool.h>
+
+namespace plugrt::xnnpack {
+
+/// The thread count a handle runs with: `requested`, or for 0 the number of cores
+/// cpuinfo reports (1 when it cannot tell).
+size_t resolve_thread_count(size_t requested);
+
+/// A reference to the process's pool of `threads` threads: one pool per distinct count,
+/// created by the first handle that asks for it and destroyed when the last handle
+/// holding it releases it (so unloading the plugin leaves no thread behind). One thread
+/// needs no pool: acquire(1) returns nullptr, and XNNPACK then runs on the caller's
+/// thread. pthreadpool serialises the parallel regions of handles that share a pool.
+pthreadpool_t acquire_threadpool(size_t threads);
+void release_threadpool(pthreadpool_t pool);
+
+}  // namespace plugrt::xnnpack
+
+#endif  // PLUGRT_BACKENDS_XNNPACK_SRC_THREADPOOL_H_

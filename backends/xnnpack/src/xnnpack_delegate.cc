@@ -1,0 +1,456 @@
+#include "src/xnnpack_delegate.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "src/blob_format.h"
+#include "src/layout.h"
+#include "src/threadpool.h"
+#include "xnnpack_blob_generated.h"
+
+namespace plugrt::xnnpack {
+
+namespace {
+
+using blob::NodeKind;
+
+const char* xnn_status_name(xnn_status status) {
+  switch (status) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+
+/// What a failed XNNPACK call means for the host. A blob this XNNPACK refuses to build
+/// is reported as incompatible, so the partition still runs on its portable fallback.
+plugrt_status from_xnn(xnn_status status) {
+  return status == xnn_status_out_of_memory ? PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED
+                                            : PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY;
+}
+
+struct SubgraphDeleter {
+  void operator()(xnn_subgraph* subgraph) const { xnn_delete_subgraph(subgraph); }
+};
+
+const char* kind_name(NodeKind kind) { return blob::EnumNameNodeKind(kind); }
+
+template <typename T>
+size_t length(const flatbuffers::Vector<T>* vector) {
+  return vector == nullptr ? 0 : vector->size();
+}
+
+}  // namespace
+
+plugrt_status XnnpackDelegate::fail(plugrt_status status, const std::string& message) const {
+  if (host_ != nullptr && host_->report_error != nullptr) {
+    host_->report_error(host_->context, status, plugrt_string{message.data(), message.size()});
+  }
+  return status;
+}
+
+plugrt_status XnnpackDelegate::create(const plugrt_host_services* host, const plugrt_init_args* args,
+                                      XnnpackDelegate** out) {
+  std::unique_ptr<XnnpackDelegate> delegate(new XnnpackDelegate(host));
+  const plugrt_status status = delegate->build(args);
+  if (status != PLUGRT_STATUS_OK) return status;
+  *out = delegate.release();
+  return PLUGRT_STATUS_OK;
+}
+
+plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
+  // The header first: a blob of another format or version goes to the fallback.
+  uint32_t version = 0;
+  if (!read_blob_header(args->blob, args->blob_size, &version)) {
+    return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
+                "the blob is not an XNNPACK backend blob (it lacks the PRTXNNPK header)");
+  }
+  if (version < kOldestReadableBlobVersion || version > kBlobVersion) {
+    return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
+                "the blob has XNNPACK blob format version " + std::to_string(version) + "; this build reads versions " +
+                    std::to_string(kOldestReadableBlobVersion) + " to " + std::to_string(kBlobVersion) +
+                    " (recompile the program with this plugin)");
+  }
+  const xnn_status initialized = xnn_initialize(nullptr);
+  if (initialized != xnn_status_success) {
+    return fail(PLUGRT_STATUS_DELEGATE_UNAVAILABLE,
+                std::string("xnn_initialize failed: ") + xnn_status_name(initialized));
+  }
+
+  // XNNPACK reads the static data in place for as long as the runtime lives; the host
+  // keeps the blob unmoved until destroy. Floats need an aligned blob: copy it otherwise.
+  const uint8_t* bytes = static_cast<const uint8_t*>(args->blob);
+  if (reinterpret_cast<uintptr_t>(bytes) % 16 != 0) {
+    blob_copy_ = host_->allocate(host_->context, args->blob_size, 64);
+    if (blob_copy_ == nullptr) return fail(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "could not copy the blob");
+    std::memcpy(blob_copy_, bytes, args->blob_size);
+    bytes = static_cast<const uint8_t*>(blob_copy_);
+  }
+  const uint8_t* buffer = bytes + kBlobHeaderSize;
+  const size_t buffer_size = args->blob_size - kBlobHeaderSize;
+  flatbuffers::Verifier verifier(buffer, buffer_size);
+  if (!blob::VerifyBlobBuffer(verifier)) {
+    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob fails the FlatBuffers verifier");
+  }
+  const blob::Blob* root = blob::GetBlob(buffer);
+  const size_t num_tensors = length(root->tensors());
+  const size_t num_inputs = length(root->inputs());
+  const size_t num_outputs = length(root->outputs());
+  if (num_tensors == 0 || num_outputs == 0 || length(root->nodes()) == 0) {
+    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob has no tensors, nodes or outputs");
+  }
+
+  xnn_subgraph_t raw_subgraph = nullptr;
+  xnn_status status = xnn_create_subgraph(static_cast<uint32_t>(num_inputs + num_outputs), 0, &raw_subgraph);
+  if (status != xnn_status_success) {
+    return fail(from_xnn(status), std::string("xnn_create_subgraph failed: ") + xnn_status_name(status));
+  }
+  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw_subgraph);
+
+  // Tensors.
+  std::vector<uint32_t> ids(num_tensors, XNN_INVALID_VALUE_ID);
+  std::vector<size_t> counts(num_tensors, 0);
+  for (size_t t = 0; t < num_tensors; ++t) {
+    const blob::Tensor* tensor = root->tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
+    const size_t rank = length(tensor->dims());
+    if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS) {
+      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " has rank " +
+                                                     std::to_string(rank));
+    }
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    size_t count = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      const uint64_t dim = tensor->dims()->Get(static_cast<flatbuffers::uoffset_t>(d));
+      if (dim == 0 || dim > (std::numeric_limits<uint32_t>::max)() || count > (SIZE_MAX / 8) / dim) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " has a bad dimension");
+      }
+      dims[d] = static_cast<size_t>(dim);
+      count *= dims[d];
+    }
+    counts[t] = count;
+    if (tensor->data() != nullptr && tensor->data()->size() != count) {
+      return fail(PLUGRT_STATUS_INVALID_PROGRAM,
+                  "XNNPACK blob tensor " + std::to_string(t) + " has data of the wrong size");
+    }
+    uint32_t external_id = XNN_INVALID_VALUE_ID;
+    uint32_t flags = 0;
+    if (tensor->external_input() >= 0) {
+      if (static_cast<size_t>(tensor->external_input()) >= num_inputs || tensor->external_output() >= 0 ||
+          tensor->data() != nullptr) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " is a bad input");
+      }
+      external_id = static_cast<uint32_t>(tensor->external_input());
+      flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
+    } else if (tensor->external_output() >= 0) {
+      if (static_cast<size_t>(tensor->external_output()) >= num_outputs || tensor->data() != nullptr) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " is a bad output");
+      }
+      external_id = static_cast<uint32_t>(num_inputs + static_cast<size_t>(tensor->external_output()));
+      flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+    }
+    status = xnn_define_tensor_value(subgraph.get(), xnn_datatype_fp32, rank, dims,
+                                     tensor->data() != nullptr ? tensor->data()->data() : nullptr, external_id,
+                                     flags, &ids[t]);
+    if (status != xnn_status_success) {
+      return fail(from_xnn(status), "xnn_define_tensor_value failed for tensor " + std::to_string(t) + ": " +
+                                        xnn_status_name(status));
+    }
+  }
+
+  // The partition's inputs and outputs, and their edge conversions.
+  auto bind = [&](const flatbuffers::Vector<uint32_t>* list, bool is_input, std::vector<External>* out) -> bool {
+    for (flatbuffers::uoffset_t k = 0; k < length(list); ++k) {
+      const uint32_t t = list->Get(k);
+      if (t >= num_tensors) return false;
+      const blob::Tensor* tensor = root->tensors()->Get(t);
+      if ((is_input ? tensor->external_input() : tensor->external_output()) != static_cast<int32_t>(k)) return false;
+      External external;
+      external.xnn_id = ids[t];
+      external.num_elements = counts[t];
+      size_t host_count = 1;
+      for (flatbuffers::uoffset_t d = 0; d < length(tensor->host_dims()); ++d) {
+        const int64_t dim = tensor->host_dims()->Get(d);
+        if (dim <= 0) return false;
+        external.host_dims.push_back(dim);
+        host_count *= static_cast<size_t>(dim);
+      }
+      if (external.host_dims.empty() || host_count != external.num_elements) return false;
+      external.transpose = tensor->transpose_at_edge();
+      if (external.transpose) {
+        if (external.host_dims.size() != 4 || length(tensor->dims()) != 4) return false;
+        const auto& h = external.host_dims;
+        const auto* x = tensor->dims();
+        if (x->Get(0) != static_cast<uint64_t>(h[0]) || x->Get(1) != static_cast<uint64_t>(h[2]) ||
+            x->Get(2) != static_cast<uint64_t>(h[3]) || x->Get(3) != static_cast<uint64_t>(h[1])) {
+          return false;
+        }
+        external.batch = static_cast<size_t>(h[0]);
+        external.channels = static_cast<size_t>(h[1]);
+        external.spatial = static_cast<size_t>(h[2] * h[3]);
+      }
+      out->push_back(std::move(external));
+    }
+    return true;
+  };
+  if (!bind(root->inputs(), true, &inputs_) || !bind(root->outputs(), false, &outputs_)) {
+    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob's inputs or outputs are inconsistent");
+  }
+
+  // Nodes.
+  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
+    const blob::Node* node = root->nodes()->Get(n);
+    const std::string where = std::string("node ") + std::to_string(n) + " (" + kind_name(node->kind()) +
+                              (node->name() != nullptr ? ", from '" + node->name()->str() + "'" : std::string()) + ")";
+    uint32_t in[3] = {XNN_INVALID_VALUE_ID, XNN_INVALID_VALUE_ID, XNN_INVALID_VALUE_ID};
+    const size_t num_in = length(node->inputs());
+    if (num_in == 0 || num_in > 3 || length(node->outputs()) != 1) {
+      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has bad inputs or outputs");
+    }
+    for (flatbuffers::uoffset_t i = 0; i < num_in; ++i) {
+      if (node->inputs()->Get(i) >= num_tensors) return fail(PLUGRT_STATUS_INVALID_PROGRAM, "bad input in " + where);
+      in[i] = ids[node->inputs()->Get(i)];
+    }
+    if (node->outputs()->Get(0) >= num_tensors) return fail(PLUGRT_STATUS_INVALID_PROGRAM, "bad output in " + where);
+    const uint32_t y = ids[node->outputs()->Get(0)];
+    const float lo = node->output_min();
+    const float hi = node->output_max();
+    auto pair = [&](const flatbuffers::Vector<uint32_t>* v, uint32_t* a, uint32_t* b) {
+      if (length(v) != 2) return false;
+      *a = v->Get(0);
+      *b = v->Get(1);
+      return true;
+    };
+    uint32_t pad[4] = {0, 0, 0, 0};
+    uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+    const NodeKind kind = node->kind();
+    const bool spatial = kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d ||
+                         kind == NodeKind::MaxPooling2d || kind == NodeKind::AveragePooling2d;
+    if (spatial) {
+      if (length(node->padding()) != 4 || !pair(node->kernel(), &kh, &kw) || !pair(node->strides(), &sh, &sw) ||
+          !pair(node->dilations(), &dh, &dw)) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " lacks its window");
+      }
+      for (flatbuffers::uoffset_t i = 0; i < 4; ++i) pad[i] = node->padding()->Get(i);
+    }
+    const size_t needed_inputs =
+        kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d || kind == NodeKind::FullyConnected
+            ? 3
+        : kind == NodeKind::Add || kind == NodeKind::Subtract || kind == NodeKind::Multiply || kind == NodeKind::Divide
+            ? 2
+            : 1;
+    if (num_in != needed_inputs) {
+      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has the wrong number of inputs");
+    }
+    switch (kind) {
+      case NodeKind::Convolution2d:
+        status = xnn_define_convolution_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw,
+                                           node->groups(), node->group_input_channels(),
+                                           node->group_output_channels(), lo, hi, in[0], in[1], in[2], y, 0);
+        break;
+      case NodeKind::DepthwiseConvolution2d: {
+        const uint32_t x = node->inputs()->Get(0);
+        const size_t rank = length(root->tensors()->Get(x)->dims());
+        if (rank != 4) return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " reads a non-4-D input");
+        const size_t channels = root->tensors()->Get(x)->dims()->Get(3);
+        status = xnn_define_depthwise_convolution_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw,
+                                                     dh, dw, node->depth_multiplier(), channels, lo, hi, in[0], in[1],
+                                                     in[2], y, 0);
+        break;
+      }
+      case NodeKind::FullyConnected:
+        status = xnn_define_fully_connected(subgraph.get(), lo, hi, in[0], in[1], in[2], y, 0);
+        break;
+      case NodeKind::Add:
+        status = xnn_define_add2(subgraph.get(), lo, hi, in[0], in[1], y, 0);
+        break;
+      case NodeKind::Subtract:
+        status = xnn_define_subtract(subgraph.get(), lo, hi, in[0], in[1], y, 0);
+        break;
+      case NodeKind::Multiply:
+        status = xnn_define_multiply2(subgraph.get(), lo, hi, in[0], in[1], y, 0);
+        break;
+      case NodeKind::Divide:
+        status = xnn_define_divide(subgraph.get(), lo, hi, in[0], in[1], y, 0);
+        break;
+      case NodeKind::Clamp:
+        status = xnn_define_clamp(subgraph.get(), lo, hi, in[0], y, 0);
+        break;
+      case NodeKind::Sigmoid:
+        status = xnn_define_sigmoid(subgraph.get(), in[0], y, 0);
+        break;
+      case NodeKind::HardSwish:
+        status = xnn_define_hardswish(subgraph.get(), in[0], y, 0);
+        break;
+      case NodeKind::LeakyRelu:
+        status = xnn_define_leaky_relu(subgraph.get(), node->alpha(), in[0], y, 0);
+        break;
+      case NodeKind::Softmax:
+        status = xnn_define_softmax(subgraph.get(), in[0], y, 0);
+        break;
+      case NodeKind::MaxPooling2d:
+        status = xnn_define_max_pooling_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw, lo,
+                                           hi, in[0], y, 0);
+        break;
+      case NodeKind::AveragePooling2d:
+        status = xnn_define_average_pooling_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, lo, hi,
+                                               in[0], y, 0);
+        break;
+      case NodeKind::GlobalAveragePooling2d:
+        status = xnn_define_global_average_pooling_2d(subgraph.get(), lo, hi, in[0], y, 0);
+        break;
+      case NodeKind::ConstantPad: {
+        const size_t rank = length(node->pre_paddings());
+        if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS || length(node->post_paddings()) != rank) {
+          return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has bad paddings");
+        }
+        size_t pre[XNN_MAX_TENSOR_DIMS], post[XNN_MAX_TENSOR_DIMS];
+        for (flatbuffers::uoffset_t d = 0; d < rank; ++d) {
+          pre[d] = node->pre_paddings()->Get(d);
+          post[d] = node->post_paddings()->Get(d);
+        }
+        status = xnn_define_static_constant_pad(subgraph.get(), pre, post, node->padding_value(), in[0], y, 0);
+        break;
+      }
+      case NodeKind::Reshape: {
+        const size_t rank = length(node->new_shape());
+        if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS) {
+          return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has a bad shape");
+        }
+        size_t shape[XNN_MAX_TENSOR_DIMS];
+        for (flatbuffers::uoffset_t d = 0; d < rank; ++d) shape[d] = node->new_shape()->Get(d);
+        status = xnn_define_static_reshape(subgraph.get(), rank, shape, in[0], y, 0);
+        break;
+      }
+      default:
+        return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
+                    "XNNPACK blob node " + std::to_string(n) + " has a kind this build does not know");
+    }
+    if (status != xnn_status_success) {
+      return fail(from_xnn(status), "XNNPACK refused to define " + where + ": " + xnn_status_name(status));
+    }
+  }
+
+  // The runtime, on the shared pool, set up once on buffers that live as long as it.
+  threadpool_ = acquire_threadpool(resolve_thread_count(args->num_threads));
+  status = xnn_create_runtime_v2(subgraph.get(), threadpool_, 0, &runtime_);
+  if (status != xnn_status_success) {
+    return fail(from_xnn(status), std::string("xnn_create_runtime_v2 failed: ") + xnn_status_name(status));
+  }
+  subgraph.reset();
+
+  std::vector<xnn_external_value> externals;
+  for (std::vector<External>* list : {&inputs_, &outputs_}) {
+    for (External& external : *list) {
+      external.buffer = static_cast<float*>(
+          host_->allocate(host_->context, external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
+      if (external.buffer == nullptr) {
+        return fail(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "could not allocate the XNNPACK I/O buffers");
+      }
+      externals.push_back(xnn_external_value{external.xnn_id, external.buffer});
+    }
+  }
+  status = xnn_setup_runtime(runtime_, externals.size(), externals.data());
+  if (status != xnn_status_success) {
+    return fail(from_xnn(status), std::string("xnn_setup_runtime failed: ") + xnn_status_name(status));
+  }
+  return PLUGRT_STATUS_OK;
+}
+
+XnnpackDelegate::~XnnpackDelegate() {
+  if (runtime_ != nullptr) xnn_delete_runtime(runtime_);
+  release_threadpool(threadpool_);
+  for (std::vector<External>* list : {&inputs_, &outputs_}) {
+    for (External& external : *list) host_->deallocate(host_->context, external.buffer);
+  }
+  if (blob_copy_ != nullptr) host_->deallocate(host_->context, blob_copy_);
+}
+
+bool XnnpackDelegate::check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external,
+                                   const float** data) const {
+  char message[256];
+  auto refuse = [&](const char* what) {
+    std::snprintf(message, sizeof(message), "%s %zu: %s", role, index, what);
+    if (host_->report_error != nullptr) {
+      host_->report_error(host_->context, PLUGRT_STATUS_INVALID_ARGUMENT, plugrt_string{message, std::strlen(message)});
+    }
+    return false;
+  };
+  if (tensor == nullptr || tensor->data == nullptr) return refuse("the tensor or its data is null");
+  if (tensor->device.device_type != kDLCPU) return refuse("the tensor is not in CPU memory");
+  if (tensor->dtype.code != kDLFloat || tensor->dtype.bits != 32 || tensor->dtype.lanes != 1) {
+    return refuse("the dtype is not float32");
+  }
+  if (static_cast<size_t>(tensor->ndim) != external.host_dims.size()) return refuse("the rank differs from the blob's");
+  for (size_t d = 0; d < external.host_dims.size(); ++d) {
+    if (tensor->shape[d] != external.host_dims[d]) return refuse("the shape differs from the blob's");
+  }
+  if (tensor->strides != nullptr) {
+    int64_t expected = 1;
+    for (size_t d = external.host_dims.size(); d-- > 0;) {
+      if (external.host_dims[d] != 1 && tensor->strides[d] != expected) return refuse("the tensor is not compact");
+      expected *= external.host_dims[d];
+    }
+  }
+  *data = reinterpret_cast<const float*>(static_cast<const uint8_t*>(tensor->data) + tensor->byte_offset);
+  return true;
+}
+
+plugrt_status XnnpackDelegate::execute(const plugrt_execute_args* args) {
+  if (args == nullptr || args->struct_size < PLUGRT_EXECUTE_ARGS_SIZE_1_0) {
+    return fail(PLUGRT_STATUS_INVALID_ARGUMENT, "execute arguments are missing or too old");
+  }
+  if (args->num_inputs != inputs_.size() || args->num_outputs != outputs_.size()) {
+    char message[128];
+    std::snprintf(message, sizeof(message), "expected %zu inputs and %zu outputs, got %zu and %zu", inputs_.size(),
+                  outputs_.size(), args->num_inputs, args->num_outputs);
+    if (host_->report_error != nullptr) {
+      host_->report_error(host_->context, PLUGRT_STATUS_INVALID_ARGUMENT, plugrt_string{message, std::strlen(message)});
+    }
+    return PLUGRT_STATUS_INVALID_ARGUMENT;
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const External& external = inputs_[i];
+    const float* data = nullptr;
+    if (!check_tensor("input", i, args->inputs[i], external, &data)) return PLUGRT_STATUS_INVALID_ARGUMENT;
+    if (external.transpose) {
+      nchw_to_nhwc(data, external.buffer, external.batch, external.channels, external.spatial);
+    } else {
+      std::memcpy(external.buffer, data, external.num_elements * sizeof(float));
+    }
+  }
+  const float* unused = nullptr;
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    if (!check_tensor("output", o, args->outputs[o], outputs_[o], &unused)) return PLUGRT_STATUS_INVALID_ARGUMENT;
+  }
+  const xnn_status status = xnn_invoke_runtime(runtime_);
+  if (status != xnn_status_success) {
+    const char* name = xnn_status_name(status);
+    char message[96];
+    std::snprintf(message, sizeof(message), "xnn_invoke_runtime failed: %s", name);
+    if (host_->report_error != nullptr) {
+      host_->report_error(host_->context, PLUGRT_STATUS_INTERNAL, plugrt_string{message, std::strlen(message)});
+    }
+    return PLUGRT_STATUS_INTERNAL;
+  }
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    const External& external = outputs_[o];
+    const DLTensor* tensor = args->outputs[o];
+    float* data = reinterpret_cast<float*>(static_cast<uint8_t*>(tensor->data) + tensor->byte_offset);
+    if (external.transpose) {
+      nhwc_to_nchw(external.buffer, data, external.batch, external.channels, external.spatial);
+    } else {
+      std::memcpy(data, external.buffer, external.num_elements * sizeof(float));
+    }
+  }
+  return PLUGRT_STATUS_OK;
+}
+
+}  // namespace plugrt::xnnpack
