@@ -25,6 +25,8 @@ struct RunOptions {
   std::string backends;
   bool report = false;
   bool check = false;
+  std::vector<std::string> expected;  // NAME=FILE.npy
+  double tolerance = 1e-4;
   uint64_t seed = 0;
   std::vector<std::string> plugin_dirs;
   bool json = false;
@@ -104,12 +106,33 @@ int run_program(const RunOptions& options) {
     agreement = {{"max_abs_difference", worst}};
   }
 
+  // Expected outputs: each must match within the tolerance (float32) or exactly.
+  json expectations = json::array();
+  bool mismatch = false;
+  for (const std::string& argument : options.expected) {
+    const size_t equals = argument.find('=');
+    if (equals == std::string::npos || equals == 0) return fail("--expect '" + argument + "' is not NAME=FILE.npy");
+    const std::string name = argument.substr(0, equals);
+    size_t index = method->num_outputs();
+    for (size_t i = 0; i < method->num_outputs(); ++i) {
+      if (method->output_spec(i).name == name) index = i;
+    }
+    if (index == method->num_outputs()) return fail("--expect: the program has no output '" + name + "'");
+    Result<NpyArray> want = read_npy(argument.substr(equals + 1));
+    if (!want.is_ok()) return fail(want.status().message());
+    const double difference = max_abs_difference(output_array(*method, index), *want);
+    const bool matches = difference <= options.tolerance;
+    mismatch = mismatch || !matches;
+    expectations.push_back({{"output", name}, {"max_abs_difference", difference}, {"matches", matches}});
+  }
+
   if (options.json) {
     json result = {{"program", options.program}, {"latency_ms", milliseconds}, {"outputs", outputs}};
+    if (!options.expected.empty()) result["expected"] = expectations;
     if (options.report) result["placement"] = report_json(method->report());
     if (options.check) result["agreement_with_portable"] = agreement;
     std::cout << result.dump(2) << "\n";
-    return 0;
+    return mismatch ? 1 : 0;
   }
   std::cout << "ran " << options.program << " in " << milliseconds << " ms\n";
   if (options.report) {
@@ -129,7 +152,13 @@ int run_program(const RunOptions& options) {
     std::cout << "  agreement with portable: max abs difference " << agreement["max_abs_difference"].get<double>()
               << "\n";
   }
-  return 0;
+  for (const json& e : expectations) {
+    std::cout << "  output " << e["output"].get<std::string>() << (e["matches"].get<bool>() ? " matches" : " DIFFERS FROM")
+              << " the expected values (max abs difference " << e["max_abs_difference"].get<double>() << ", tolerance "
+              << options.tolerance << ")\n";
+  }
+  if (mismatch) std::cerr << "plugrt run: an output differs from its expected values\n";
+  return mismatch ? 1 : 0;
 }
 
 }  // namespace
@@ -148,6 +177,9 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   command->add_flag("--report", options->report, "Say which backend ran each part, and why (fallbacks included)");
   command->add_flag("--check", options->check,
                     "Also run the same inputs on the portable backend and print the largest difference");
+  command->add_option("--expect", options->expected,
+                      "NAME=FILE.npy: fail unless output NAME matches these values (repeatable)");
+  command->add_option("--tolerance", options->tolerance, "Largest absolute difference --expect accepts (default 1e-4)");
   command->add_option("--seed", options->seed, "Seed of the random inputs (default 0)");
   command->add_option("--plugin-dir", options->plugin_dirs, "Directory to search for plugins first (repeatable)");
   command->add_flag("--json", options->json, "Print machine-readable JSON");

@@ -73,6 +73,15 @@ check run-wrong-input 1 "^plugrt run: .*input 'input' needs float32 \[1, 3, 32, 
   "$plugrt" run "$dir/cnn.prt" --input "input=$models/mlp.input.npy"
 check run-unknown-input 1 "no input 'nope'" -- "$plugrt" run "$dir/cnn.prt" --input "nope=$models/mlp.input.npy"
 check run-not-a-program 1 "^plugrt run: .*notes\.txt: .*not a plugrt program" -- "$plugrt" run "$dir/notes.txt"
+# Every bundled model, on the default backends, against what PyTorch computed.
+for model in tiny_cnn mlp tiny_encoder; do
+  check "model-$model" 0 "output output matches the expected values" -- sh -c \
+    "\"$plugrt\" compile \"$models/$model.onnx\" -o \"$dir/$model.prt\" >/dev/null &&
+     \"$plugrt\" run \"$dir/$model.prt\" --input input=\"$models/$model.input.npy\" \
+       --expect output=\"$models/$model.output.npy\""
+done
+check run-expect-differs 1 "DIFFERS FROM the expected values" -- \
+  "$plugrt" run "$dir/tiny_cnn.prt" --expect "output=$models/tiny_cnn.output.npy" --tolerance 1e-9
 check bench-json 0 '"median_ms".*|"p90_ms"' -- "$plugrt" bench "$dir/cnn.prt" --iterations 3 --warmup 1 --json
 check bench-text 0 "median .* ms, p90 .* ms over 3 iterations" -- "$plugrt" bench "$dir/cnn.prt" --iterations 3
 
