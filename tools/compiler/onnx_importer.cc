@@ -238,6 +238,12 @@ Status Importer::prepare_inputs() {
       return error(Error::kNotSupported,
                    "input '" + name + "' has no shape; give it in ImportOptions::input_shapes");
     }
+    uint64_t count = 0;
+    if (type.is_static() && !onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)),
+                                                         &count)) {
+      return error(Error::kNotSupported, "input '" + name + "' of shape " + onnx_import::describe_dims(type) +
+                                             " is larger than 2^40 bytes");
+    }
     for (size_t axis = 0; axis < type.dims.size(); ++axis) {
       if (type.dims[axis] >= 0) continue;
       const std::string symbol = type.dim_names[axis].empty() ? "unknown" : "'" + type.dim_names[axis] + "'";
@@ -542,6 +548,12 @@ Result<std::vector<uint8_t>> Importer::write() const {
           reason += " (inference failed: " + failure->second + ")";
         }
         return node_error(Error::kNotSupported, node, reason);
+      }
+      uint64_t count = 0;
+      if (!onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
+        return node_error(Error::kNotSupported, node,
+                          "output '" + output + "' of shape " + onnx_import::describe_dims(type) +
+                              " is larger than 2^40 bytes");
       }
       const ValueId id = builder.add_value(output, static_cast<DType>(type.elem_type), type.dims);
       ids[output] = id;

@@ -3,6 +3,7 @@
 // the inference of the nodes after them in the same pass, each failure is attributed to
 // its node, and inputs that would crash ONNX's own inference code are refused first.
 #include <algorithm>
+#include <iterator>
 
 #include <onnx/shape_inference/implementation.h>
 
@@ -86,6 +87,19 @@ Status check_before_inference(const onnx::NodeProto& node, const std::vector<con
     if (length.has_dim_value() && length.dim_value() > kMaxShapeLength) {
       return Status(Error::kNotSupported, "input " + std::to_string(shape.input) + " gives the output " +
                                               std::to_string(length.dim_value()) + " dimensions");
+    }
+  }
+  // convPoolShapeInference finds SAME padding by subtracting the stride from a spatial
+  // dimension one step at a time: bound the dimensions so that it ends.
+  static const char* const kConvPool[] = {"Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool"};
+  if (std::find_if(std::begin(kConvPool), std::end(kConvPool),
+                   [&node](const char* op) { return node.op_type() == op; }) != std::end(kConvPool) &&
+      rank(0) > 2) {
+    for (const onnx::TensorShapeProto::Dimension& dim : inputs[0]->tensor_type().shape().dim()) {
+      if (dim.has_dim_value() && dim.dim_value() > (int64_t{1} << 31)) {
+        return Status(Error::kNotSupported, "input 0 has a dimension of " + std::to_string(dim.dim_value()) +
+                                                "; at most 2^31 is supported");
+      }
     }
   }
   // blocksize squared divides the channels: keep the square far from overflowing.
