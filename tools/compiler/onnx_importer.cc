@@ -14,9 +14,8 @@
 #include <iterator>
 #include <limits>
 #include <map>
-#include <queue>
-#include <unordered_map>
 #include <set>
+#include <unordered_map>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -39,12 +38,6 @@ const std::set<std::string>& nondeterministic_ops() {
   return ops;
 }
 
-/// Attributes that every ONNX op using them requires to be at least 1.
-const std::set<std::string>& positive_attributes() {
-  static const std::set<std::string> names = {"strides", "dilations", "kernel_shape", "blocksize", "group"};
-  return names;
-}
-
 class Importer {
  public:
   Importer(std::string origin, const ImportOptions& options) : origin_(std::move(origin)), options_(options) {}
@@ -59,15 +52,11 @@ class Importer {
   }
 
   Status check_node(const onnx::NodeProto& node) const;
-  void sort_nodes();
   Status prepare_inputs();
-  Status constant_value(const onnx::NodeProto& node, Tensor* tensor) const;
   void add_constant(const std::string& name, Tensor tensor);
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
-  bool is_inference_dropout(const onnx::NodeProto& node, const std::set<std::string>& consumed) const;
   Status simplify();
-  void remove_dead_nodes();
   Result<std::vector<uint8_t>> write() const;
 
   std::string origin_;
@@ -110,77 +99,9 @@ Status Importer::check_node(const onnx::NodeProto& node) const {
     return node_error(Error::kNotSupported, node,
                       "no ONNX operator '" + node.op_type() + "' exists at opset " + std::to_string(opset_));
   }
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.type() == onnx::AttributeProto::GRAPH || attribute.type() == onnx::AttributeProto::GRAPHS) {
-      return node_error(Error::kNotSupported, node,
-                        "attribute '" + attribute.name() + "' is a graph (subgraphs are not supported)");
-    }
-    // ONNX's shape inference divides by these without checking them (a stride of 0
-    // is a division by zero there), so refuse bad values before it runs.
-    if (positive_attributes().count(attribute.name()) != 0) {
-      const bool is_list = attribute.type() == onnx::AttributeProto::INTS;
-      bool positive = is_list || attribute.type() == onnx::AttributeProto::INT;
-      if (is_list) {
-        for (int64_t v : attribute.ints()) positive = positive && v >= 1;
-      } else {
-        positive = positive && attribute.i() >= 1;
-      }
-      if (!positive) {
-        return node_error(Error::kInvalidArgument, node,
-                          "attribute '" + attribute.name() + "' must hold integers of at least 1");
-      }
-    }
-    if (node.op_type() != "Constant") continue;
-    if (attribute.name() == "sparse_value" || attribute.name() == "value_string" ||
-        attribute.name() == "value_strings") {
-      return node_error(Error::kNotSupported, node,
-                        "attribute '" + attribute.name() + "' is not supported (sparse or string constants)");
-    }
-  }
+  Status status = onnx_import::check_node_attributes(node);
+  if (!status.is_ok()) return node_error(status.code(), node, status.message());
   return Status::ok();
-}
-
-/// Puts the nodes in topological order, keeping the model's order where it already is
-/// one. A graph with a cycle or an undefined input is left as it is, for the checker.
-void Importer::sort_nodes() {
-  const auto count = static_cast<size_t>(graph_->node_size());
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < count; ++i) {
-    for (const std::string& output : graph_->node(static_cast<int>(i)).output()) {
-      if (!output.empty()) producer[output] = i;
-    }
-  }
-  std::vector<size_t> pending(count, 0);
-  std::vector<std::vector<size_t>> consumers(count);
-  for (size_t i = 0; i < count; ++i) {
-    for (const std::string& input : graph_->node(static_cast<int>(i)).input()) {
-      auto it = input.empty() ? producer.end() : producer.find(input);
-      if (it == producer.end() || it->second == i) continue;
-      consumers[it->second].push_back(i);
-      ++pending[i];
-    }
-  }
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
-  for (size_t i = 0; i < count; ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<size_t> order;
-  while (!ready.empty()) {
-    const size_t i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (size_t c : consumers[i]) {
-      if (--pending[c] == 0) ready.push(c);
-    }
-  }
-  if (order.size() != count) return;
-  bool sorted = true;
-  for (size_t i = 0; i < count; ++i) sorted = sorted && order[i] == i;
-  if (sorted) return;
-  std::vector<onnx::NodeProto> nodes(count);
-  for (size_t i = 0; i < count; ++i) nodes[i].Swap(graph_->mutable_node(static_cast<int>(order[i])));
-  graph_->clear_node();
-  for (onnx::NodeProto& node : nodes) graph_->add_node()->Swap(&node);
 }
 
 Status Importer::prepare_inputs() {
@@ -202,7 +123,7 @@ Status Importer::prepare_inputs() {
     }
     onnx::TensorShapeProto* dims = type->mutable_tensor_type()->mutable_shape();
     const ValueType declared = onnx_import::value_type_of(*type);
-    if (declared.has_shape && declared.dims.size() != shape.size() && type->tensor_type().shape().dim_size() > 0) {
+    if (declared.has_shape && declared.dims.size() != shape.size()) {
       return error(Error::kInvalidArgument, "input '" + name + "' has rank " + std::to_string(declared.dims.size()) +
                                                 "; ImportOptions::input_shapes gives rank " +
                                                 std::to_string(shape.size()));
@@ -310,37 +231,6 @@ Status Importer::set_type(const onnx::NodeProto& node, const std::string& name, 
   return Status::ok();
 }
 
-Status Importer::constant_value(const onnx::NodeProto& node, Tensor* tensor) const {
-  if (node.attribute_size() != 1) {
-    return node_error(Error::kInvalidArgument, node, "a Constant needs exactly one attribute");
-  }
-  const onnx::AttributeProto& a = node.attribute(0);
-  auto store = [tensor](DType dtype, std::vector<int64_t> shape, const void* data, size_t bytes) {
-    tensor->dtype = dtype;
-    tensor->shape = std::move(shape);
-    tensor->bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
-  };
-  if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
-    Status status = onnx_import::tensor_from_proto(a.t(), tensor);
-    if (!status.is_ok()) return node_error(status.code(), node, "its value " + status.message());
-  } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
-    const float value = a.f();
-    store(DType::kFloat32, {}, &value, sizeof(value));
-  } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
-    const std::vector<float> values(a.floats().begin(), a.floats().end());
-    store(DType::kFloat32, {static_cast<int64_t>(values.size())}, values.data(), values.size() * sizeof(float));
-  } else if (a.name() == "value_int" && a.type() == onnx::AttributeProto::INT) {
-    const int64_t value = a.i();
-    store(DType::kInt64, {}, &value, sizeof(value));
-  } else if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
-    const std::vector<int64_t> values(a.ints().begin(), a.ints().end());
-    store(DType::kInt64, {static_cast<int64_t>(values.size())}, values.data(), values.size() * sizeof(int64_t));
-  } else {
-    return node_error(Error::kNotSupported, node, "attribute '" + a.name() + "' is not supported");
-  }
-  return Status::ok();
-}
-
 /// Evaluates the node at import when it can be: Shape and Size of a static value, or
 /// a node whose inputs are all constant. Whether it did (its outputs are constants now).
 bool Importer::try_fold(const onnx::NodeProto& node) {
@@ -376,22 +266,6 @@ bool Importer::try_fold(const onnx::NodeProto& node) {
   return true;
 }
 
-/// Whether a Dropout passes its input through: training mode absent or a constant
-/// false, and its mask output absent or unused.
-bool Importer::is_inference_dropout(const onnx::NodeProto& node, const std::set<std::string>& consumed) const {
-  if (node.input_size() < 1 || node.input(0).empty() || node.output_size() < 1 || node.output(0).empty()) {
-    return false;
-  }
-  if (node.output_size() > 1 && !node.output(1).empty() && consumed.count(node.output(1)) != 0) return false;
-  if (node.input_size() < 3 || node.input(2).empty()) return true;
-  auto training = constants_.find(node.input(2));
-  if (training == constants_.end()) return false;
-  for (uint8_t byte : training->second.bytes) {
-    if (byte != 0) return false;
-  }
-  return true;
-}
-
 /// One pass over the nodes in order: constants, Identity and Dropout removal, inference,
 /// folding. Renames are applied to the nodes kept once the pass is over.
 Status Importer::simplify() {
@@ -411,12 +285,13 @@ Status Importer::simplify() {
     }
     if (node.op_type() == "Constant" && node.output_size() == 1) {
       Tensor tensor;
-      PLUGRT_RETURN_IF_ERROR(constant_value(node, &tensor));
+      Status status = onnx_import::constant_node_value(node, &tensor);
+      if (!status.is_ok()) return node_error(status.code(), node, status.message());
       add_constant(node.output(0), std::move(tensor));
       ++folded_;
       continue;
     }
-    if (node.op_type() == "Dropout" && is_inference_dropout(node, consumed)) {
+    if (node.op_type() == "Dropout" && onnx_import::is_inference_dropout(node, consumed, constants_)) {
       // Inference-mode Dropout whose mask nobody reads is the identity.
       node.set_op_type("Identity");
       node.clear_attribute();
@@ -470,27 +345,6 @@ Status Importer::simplify() {
   return Status::ok();
 }
 
-/// Drops the nodes none of whose outputs reaches a graph output.
-void Importer::remove_dead_nodes() {
-  std::set<std::string> live(graph_outputs_.begin(), graph_outputs_.end());
-  std::vector<bool> keep(static_cast<size_t>(graph_->node_size()), false);
-  for (int i = graph_->node_size() - 1; i >= 0; --i) {
-    const onnx::NodeProto& node = graph_->node(i);
-    for (const std::string& output : node.output()) {
-      if (!output.empty() && live.count(output) != 0) keep[static_cast<size_t>(i)] = true;
-    }
-    if (!keep[static_cast<size_t>(i)]) continue;
-    for (const std::string& input : node.input()) live.insert(input);
-  }
-  if (std::find(keep.begin(), keep.end(), false) == keep.end()) return;
-  std::vector<onnx::NodeProto> nodes;
-  for (int i = 0; i < graph_->node_size(); ++i) {
-    if (keep[static_cast<size_t>(i)]) nodes.emplace_back().Swap(graph_->mutable_node(i));
-  }
-  graph_->clear_node();
-  for (onnx::NodeProto& node : nodes) graph_->add_node()->Swap(&node);
-}
-
 Result<std::vector<uint8_t>> Importer::write() const {
   GraphBuilder builder(static_cast<int>(opset_));
   std::map<std::string, ValueId> ids;
@@ -541,13 +395,14 @@ Result<std::vector<uint8_t>> Importer::write() const {
           outputs.push_back(kNoValue);
           continue;
         }
-        std::string reason = !type.known || !type.has_shape
-                                 ? "ONNX shape inference cannot tell the shape of output '" + output + "'"
-                                 : "output '" + output + "' has the dynamic shape " + onnx_import::describe_dims(type);
         if (auto failure = inference_failures_.find(output); failure != inference_failures_.end()) {
-          reason += " (inference failed: " + failure->second + ")";
+          return node_error(Error::kInvalidArgument, node,
+                            "ONNX shape inference fails, so output '" + output + "' has no shape: " + failure->second);
         }
-        return node_error(Error::kNotSupported, node, reason);
+        return node_error(Error::kNotSupported, node,
+                          !type.known || !type.has_shape
+                              ? "ONNX shape inference cannot tell the shape of output '" + output + "'"
+                              : "output '" + output + "' has the dynamic shape " + onnx_import::describe_dims(type));
       }
       uint64_t count = 0;
       if (!onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
@@ -621,16 +476,16 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
     data_[initializer.name()] = &initializer;  // the model's own proto: no copy for inference
     add_constant(initializer.name(), std::move(tensor));
   }
-  sort_nodes();
+  onnx_import::sort_nodes(graph_);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return error(Error::kInvalidArgument, std::string("the ONNX checker refuses the model: ") + e.what());
   }
   PLUGRT_RETURN_IF_ERROR(prepare_inputs());
-  remove_dead_nodes();
+  onnx_import::remove_dead_nodes(graph_, graph_outputs_);
   PLUGRT_RETURN_IF_ERROR(simplify());
-  remove_dead_nodes();
+  onnx_import::remove_dead_nodes(graph_, graph_outputs_);
   PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> graph, write());
   ImportedModel imported;
   imported.graph = std::move(graph);

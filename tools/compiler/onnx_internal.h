@@ -4,6 +4,8 @@
 #define PLUGRT_TOOLS_COMPILER_ONNX_INTERNAL_H_
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -87,13 +89,30 @@ bool fold_node(const onnx::NodeProto& node, int64_t opset, const onnx::OpSchema*
 
 /// Runs ONNX's type and shape inference for one node: `types` has what is known of the
 /// values by name, `data` the constants inference may read. `outputs` gets one TypeProto
-/// per node output (empty where inference says nothing); `failure` gets ONNX's message
-/// when its inference throws (the outputs are then unknown). An error Status (the
-/// reason alone) refuses inputs that would crash ONNX's inference code.
+/// per node output (empty where inference says nothing, as when an input's type is
+/// unknown); `failure` gets ONNX's message when its inference throws (the outputs are
+/// then unknown). An error Status (the reason alone) refuses inputs that would crash
+/// ONNX's inference code.
 Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
                   const std::unordered_map<std::string, onnx::TypeProto*>& types,
                   const std::unordered_map<std::string, const onnx::TensorProto*>& data,
                   std::vector<onnx::TypeProto>* outputs, std::string* failure);
+
+/// Refuses attributes the importer cannot carry or ONNX's own code would choke on
+/// (subgraphs, strides of 0, sparse or string constants). The reason alone on failure.
+Status check_node_attributes(const onnx::NodeProto& node);
+/// Puts the nodes in topological order, keeping the model's order where it already is
+/// one. A graph with a cycle or an undefined input is left as it is, for the checker.
+void sort_nodes(onnx::GraphProto* graph);
+/// Drops the nodes none of whose outputs reaches one of `outputs`.
+void remove_dead_nodes(onnx::GraphProto* graph, const std::set<std::string>& outputs);
+/// The value of a Constant node (value, value_float(s), value_int(s)); the reason alone
+/// on failure.
+Status constant_node_value(const onnx::NodeProto& node, Tensor* tensor);
+/// Whether a Dropout passes its input through: training mode absent or a constant
+/// false, and its mask output absent or not in `consumed`.
+bool is_inference_dropout(const onnx::NodeProto& node, const std::set<std::string>& consumed,
+                          const std::map<std::string, Tensor>& constants);
 
 /// Shape (with opset 15's start and end) or Size of a value of static shape `dims`.
 Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims);

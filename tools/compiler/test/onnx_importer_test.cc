@@ -506,6 +506,110 @@ TEST(OnnxImporter, OptionalInputsAreAbsentValues) {
   EXPECT_THAT(floats_of(outputs[0]), ElementsAre(-2, 0.5f, 1, 1));
 }
 
+TEST(OnnxImporter, RemovesInferenceDropout) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2, 2});
+  add_float_initializer(model, "ratio", {}, {0.5f});
+  add_node(model, "Dropout", "dropout", {"x", "ratio"}, {"d"});
+  add_node(model, "Relu", "relu", {"d"}, {"y"});
+  add_output(model, "y", {2, 2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Relu"));
+  EXPECT_EQ(graph.nodes()->Get(0)->inputs()->Get(0), graph.inputs()->Get(0));
+}
+
+TEST(OnnxImporter, FoldsShapeAndRangeUpToAnOutput) {
+  // Shape of a static input is a graph output: its value is a constant, copied out by
+  // an Identity. Range (which the portable backend lacks) is computed by the importer.
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {3, 4});
+  add_node(model, "Shape", "shape", {"x"}, {"s"});
+  add_int64_initializer(model, "start", {}, {0});
+  add_int64_initializer(model, "limit", {}, {4});
+  add_int64_initializer(model, "delta", {}, {1});
+  add_node(model, "Range", "range", {"start", "limit", "delta"}, {"r"});
+  add_node(model, "Cast", "cast", {"r"}, {"rf"});
+  set_int(model.mutable_graph()->mutable_node(2), "to", onnx::TensorProto::FLOAT);
+  add_node(model, "Add", "add", {"x", "rf"}, {"y"});
+  add_output(model, "s", {2}, onnx::TensorProto::INT64);
+  add_output(model, "y", {3, 4});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->folded_nodes, 3u);  // Shape, Range, Cast
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Add", "Identity"));
+  EXPECT_THAT(constant_values<float>(graph, graph.nodes()->Get(0)->inputs()->Get(1)), ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(constant_values<int64_t>(graph, graph.nodes()->Get(1)->inputs()->Get(0)), ElementsAre(3, 4));
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({3, 4}, std::vector<float>(12, 1.0f))});
+  ASSERT_EQ(outputs.size(), 2u);
+  std::vector<int64_t> shape(2);
+  std::memcpy(shape.data(), outputs[0].bytes.data(), 16);
+  EXPECT_THAT(shape, ElementsAre(3, 4));
+  EXPECT_THAT(floats_of(outputs[1]), ElementsAre(1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4));
+}
+
+TEST(OnnxImporter, InitializersListedAsInputsAreNotGraphInputs) {
+  // IR version 3 models list every initializer among the graph inputs.
+  onnx::ModelProto model = make_model(8);
+  model.set_ir_version(3);
+  add_input(model, "x", {2});
+  add_input(model, "b", {2});
+  add_float_initializer(model, "b", {2}, {1, 2});
+  add_node(model, "Add", "add", {"x", "b"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  ASSERT_EQ(graph.inputs()->size(), 1u);
+  EXPECT_EQ(value_name(graph, graph.inputs()->Get(0)), "x");
+  EXPECT_EQ(graph.opset(), 8);
+}
+
+TEST(OnnxImporter, RefusesDynamicIntermediate) {
+  // A Reshape whose shape is a graph input: inference knows the rank only.
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2, 6});
+  add_input(model, "shape", {2}, onnx::TensorProto::INT64);
+  add_node(model, "Reshape", "reshape", {"x", "shape"}, {"y"});
+  add_output(model, "y", {-1, -1});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'reshape' (Reshape, opset 13): "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("output 'y'"));
+}
+
+TEST(OnnxImporter, RefusesAttributesThatWouldCrashInference) {
+  // ONNX 1.12's own inference divides by strides and indexes with axes unchecked.
+  onnx::ModelProto conv = make_model(13);
+  add_input(conv, "x", {1, 1, 4, 4});
+  add_float_initializer(conv, "W", {1, 1, 1, 1}, {1});
+  set_ints(add_node(conv, "Conv", "conv", {"x", "W"}, {"y"}), "strides", {0, 1});
+  add_output(conv, "y", {-1, -1, -1, -1});
+  Result<ImportedModel> imported = import_model(conv);
+  EXPECT_EQ(imported.code(), Error::kInvalidArgument);
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'conv' (Conv, opset 13): "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("strides"));
+
+  onnx::ModelProto norm = make_model(17);
+  add_input(norm, "x", {2, 3});
+  add_float_initializer(norm, "scale", {3}, {1, 1, 1});
+  set_int(add_node(norm, "LayerNormalization", "ln", {"x", "scale"}, {"y"}), "axis", -3);
+  add_output(norm, "y", {2, 3});
+  Result<ImportedModel> norm_imported = import_model(norm);
+  EXPECT_EQ(norm_imported.code(), Error::kInvalidArgument);
+  EXPECT_THAT(norm_imported.status().message(), HasSubstr("node 'ln' (LayerNormalization, opset 17)"));
+
+  onnx::ModelProto transpose = make_model(13);
+  add_input(transpose, "x", {1, 1});
+  add_float_initializer(transpose, "W", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  add_node(transpose, "ConvTranspose", "deconv", {"x", "W"}, {"y"});
+  add_output(transpose, "y", {-1, -1, -1, -1});
+  EXPECT_EQ(import_model(transpose).code(), Error::kInvalidArgument);
+}
+
 TEST(OnnxImporter, DynamicInputNeedsAShape) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {-1, 3});
@@ -685,6 +789,16 @@ TEST(OnnxImporter, RefusesGarbageAndInvalidModels) {
   Result<ImportedModel> invalid = import_model(model);
   EXPECT_EQ(invalid.code(), Error::kInvalidArgument);
   EXPECT_THAT(invalid.status().message(), StartsWith("test.onnx: "));
+
+  // Passes the checker, but shape inference refuses it: shapes that do not broadcast.
+  onnx::ModelProto mismatch = make_model(13);
+  add_input(mismatch, "a", {2, 3});
+  add_input(mismatch, "b", {4});
+  add_node(mismatch, "Add", "add", {"a", "b"}, {"y"});
+  add_output(mismatch, "y", {-1, -1});
+  Result<ImportedModel> inferred = import_model(mismatch);
+  EXPECT_EQ(inferred.code(), Error::kInvalidArgument);
+  EXPECT_THAT(inferred.status().message(), StartsWith("test.onnx: node 'add' (Add, opset 13): "));
 }
 
 TEST(OnnxImporter, MissingFile) {
