@@ -16,14 +16,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
 
-std::vector<float> random_floats(size_t count, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& v : values) v = distribution(engine);
-  return values;
-}
-
 TEST(CompiledGraph, ASmallCnnMatchesItsNodesRunOneByOne) {
   // x[1,2,8,8] -> Conv(4 filters 3x3, pad 1) -> Relu -> MaxPool(2x2) -> Flatten -> Gemm(64 -> 5) -> Softmax
   const std::vector<float> x = random_floats(128, 1), w = random_floats(72, 2), b = random_floats(4, 3);

@@ -17,20 +17,6 @@ using ::testing::FloatNear;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
 
-std::vector<float> random_floats(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& value : values) value = dist(rng);
-  return values;
-}
-
-std::vector<float> iota_floats(size_t count, float first = 0.0f) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
-  return values;
-}
-
 void expect_close(const std::vector<float>& actual, const std::vector<float>& expected) {
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {

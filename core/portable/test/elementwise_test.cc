@@ -15,7 +15,6 @@ using ::testing::Pointwise;
 
 constexpr float kTolerance = 1e-5f;
 
-OutputSpec f32_out(std::vector<int64_t> shape) { return {DType::kFloat32, std::move(shape)}; }
 OutputSpec i64_out(std::vector<int64_t> shape) { return {DType::kInt64, std::move(shape)}; }
 OutputSpec bool_out(std::vector<int64_t> shape) { return {DType::kBool, std::move(shape)}; }
 

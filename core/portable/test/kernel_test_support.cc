@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <memory>
+#include <random>
 
 #include "compiled_graph.h"
 
@@ -89,6 +90,20 @@ NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTenso
     run.outputs.clear();
   }
   return run;
+}
+
+std::vector<float> random_floats(size_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float& value : values) value = distribution(engine);
+  return values;
+}
+
+std::vector<float> iota_floats(size_t count, float first) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
+  return values;
 }
 
 NodeRun run_node(const NodeSpec& spec) {

@@ -57,6 +57,13 @@ struct NodeRun {
 
 NodeRun run_node(const NodeSpec& spec);
 
+/// `count` floats uniform in [-1, 1], the same for the same seed.
+std::vector<float> random_floats(size_t count, uint32_t seed);
+/// first, first + 1, first + 2, ...
+std::vector<float> iota_floats(size_t count, float first = 0.0f);
+/// A float32 output of `shape`.
+inline OutputSpec f32_out(std::vector<int64_t> shape) { return {DType::kFloat32, std::move(shape)}; }
+
 /// Runs a whole graph IR buffer with these inputs and output specs.
 NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTensor>& inputs,
                   const std::vector<OutputSpec>& outputs);

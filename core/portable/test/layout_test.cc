@@ -16,12 +16,6 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-std::vector<float> iota_floats(size_t count, float first = 0.0f) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
-  return values;
-}
-
 TestTensor constant_i64(std::vector<int64_t> values) {
   return TestTensor::i64({static_cast<int64_t>(values.size())}, values).as_constant();
 }

@@ -14,8 +14,6 @@ using ::testing::Pointwise;
 
 constexpr float kTolerance = 1e-5f;
 
-OutputSpec f32_out(std::vector<int64_t> shape) { return {DType::kFloat32, std::move(shape)}; }
-
 // ---- BatchNormalization ---------------------------------------------------------------
 
 /// The ONNX example: X [1, 2, 1, 3], two channels.

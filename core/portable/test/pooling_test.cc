@@ -13,12 +13,6 @@ using ::testing::FloatNear;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
 
-std::vector<float> iota_floats(size_t count, float first) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
-  return values;
-}
-
 const TestTensor kX5x5 = TestTensor::f32({1, 1, 5, 5}, iota_floats(25, 1));
 const TestTensor kX4x4 = TestTensor::f32({1, 1, 4, 4}, iota_floats(16, 1));
 

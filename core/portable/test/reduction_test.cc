@@ -14,8 +14,6 @@ using ::testing::Pointwise;
 
 constexpr float kTolerance = 1e-5f;
 
-OutputSpec f32_out(std::vector<int64_t> shape) { return {DType::kFloat32, std::move(shape)}; }
-
 /// The ONNX ReduceSum example's data, shape [3, 2, 2].
 TestTensor sum_data() { return TestTensor::f32({3, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}); }
 /// The ONNX ReduceMean / ReduceMax examples' data, shape [3, 2, 2].

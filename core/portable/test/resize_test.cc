@@ -12,12 +12,6 @@ using ::testing::FloatNear;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
 
-std::vector<float> iota_floats(size_t count, float first) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
-  return values;
-}
-
 const TestTensor kX2x2 = TestTensor::f32({1, 1, 2, 2}, {1, 2, 3, 4});
 const TestTensor kX2x4 = TestTensor::f32({1, 1, 2, 4}, iota_floats(8, 1));
 const TestTensor kX4x4 = TestTensor::f32({1, 1, 4, 4}, iota_floats(16, 1));
