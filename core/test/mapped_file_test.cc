@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scratch_directory.h"
+
 #include <stdlib.h>  // mkdtemp
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,26 +29,8 @@ std::vector<uint8_t> to_vector(Span<const uint8_t> bytes) {
 
 class MappedFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/plugrt_mapped_file_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    if (dir_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   // Writes `bytes` to a new file in the temporary directory and returns its path.
-  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    EXPECT_TRUE(out.good()) << "cannot write " << path;
-    return path;
-  }
+  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) { return scratch_.write(name, bytes); }
 
   // Bytes that differ from page to page, over a few pages and a partial one.
   static std::vector<uint8_t> pattern_bytes() {
@@ -55,7 +39,8 @@ class MappedFileTest : public ::testing::Test {
     return bytes;
   }
 
-  std::string dir_;
+  testing::ScratchDirectory scratch_{"plugrt_mapped_file"};
+  const std::string& dir_ = scratch_.path();
 };
 
 TEST_F(MappedFileTest, MapsARegularFile) {

@@ -2,9 +2,7 @@
 // run on the built-in portable backend.
 #include "plugrt/program.h"
 
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include <gmock/gmock.h>
@@ -15,6 +13,7 @@
 #include "plugrt/method.h"
 #include "plugrt/program_builder.h"
 #include "plugrt/program_format.h"
+#include "scratch_directory.h"
 
 namespace plugrt {
 namespace {
@@ -52,15 +51,6 @@ std::vector<uint8_t> portable_program() {
   return std::move(file).value();
 }
 
-std::string write_temp(const std::vector<uint8_t>& bytes) {
-  char path[] = "/tmp/plugrt_program_test_XXXXXX";
-  const int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  close(fd);
-  return path;
-}
-
 std::vector<float> run_forward(const Program& program, Registry& registry, std::vector<float> input) {
   Result<Method> method = Method::load(program, "forward", registry);
   EXPECT_TRUE(method.is_ok()) << method.status().to_string();
@@ -74,7 +64,8 @@ std::vector<float> run_forward(const Program& program, Registry& registry, std::
 }
 
 TEST(Program, RoundTripsThroughAFileMappedAndCopied) {
-  const std::string path = write_temp(portable_program());
+  testing::ScratchDirectory scratch("plugrt_program_test");
+  const std::string path = scratch.write("program.prt", portable_program());
   Registry registry;
   ASSERT_TRUE(register_builtin_backends(registry).is_ok());
   for (bool mapped : {true, false}) {
@@ -87,7 +78,6 @@ TEST(Program, RoundTripsThroughAFileMappedAndCopied) {
     EXPECT_THAT(program->method_names(), ElementsAre("forward"));
     EXPECT_THAT(run_forward(*program, registry, {0.5f, -3.0f, 2.0f, 0.0f}), ElementsAre(0.0f, 0.0f, 1.0f, 1.0f));
   }
-  std::remove(path.c_str());
 }
 
 TEST(Program, DescribesItsMethods) {

@@ -29,6 +29,7 @@
 #include "plugrt/program_builder.h"
 #include "plugrt/program_format.h"
 #include "plugrt/schema/program_generated.h"
+#include "scratch_directory.h"
 
 namespace plugrt {
 namespace {
@@ -1004,26 +1005,10 @@ TEST(ProgramValidation, RefusesEveryTruncation) {
 
 class ProgramValidationFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/plugrt_program_validation_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    if (dir_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) { return scratch_.write(name, bytes); }
 
-  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    EXPECT_TRUE(out.good()) << "cannot write " << path;
-    return path;
-  }
-
-  std::string dir_;
+  testing::ScratchDirectory scratch_{"plugrt_program_validation"};
+  const std::string& dir_ = scratch_.path();
 };
 
 TEST_F(ProgramValidationFileTest, LoadingAMissingFileIsAnAccessFailureNamingThePath) {
