@@ -190,16 +190,6 @@ const void* aligned_constant(const ir::Value& value, std::vector<std::unique_ptr
   return aligned;
 }
 
-bool is_contiguous(const DLTensor& tensor) {
-  if (tensor.strides == nullptr) return true;
-  int64_t expected = 1;
-  for (int axis = tensor.ndim - 1; axis >= 0; --axis) {
-    if (tensor.shape[axis] != 1 && tensor.strides[axis] != expected) return false;
-    expected *= tensor.shape[axis];
-  }
-  return true;
-}
-
 }  // namespace
 
 /// Where a value's bytes are during a run.

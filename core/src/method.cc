@@ -16,16 +16,6 @@ struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
 
-bool is_contiguous(const DLTensor& tensor) {
-  if (tensor.strides == nullptr) return true;
-  int64_t expected = 1;
-  for (int axis = tensor.ndim - 1; axis >= 0; --axis) {
-    if (tensor.shape[axis] != 1 && tensor.strides[axis] != expected) return false;
-    expected *= tensor.shape[axis];
-  }
-  return true;
-}
-
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
@@ -157,14 +147,6 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
   return handle;
 }
 
-TensorSpec spec_of(const program::TensorValue& value) {
-  TensorSpec spec;
-  spec.name = value.name() != nullptr ? value.name()->str() : std::string();
-  spec.dtype = static_cast<DType>(value.dtype());
-  if (value.shape() != nullptr) spec.shape.assign(value.shape()->begin(), value.shape()->end());
-  return spec;
-}
-
 }  // namespace
 
 Result<Method> Method::load(const Program& program, std::string_view name, Registry& registry,
@@ -209,12 +191,12 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
   if (method->inputs() != nullptr) {
     for (uint32_t v : *method->inputs()) {
       state->inputs.push_back(v);
-      state->input_specs.push_back(spec_of(*method->values()->Get(v)));
+      state->input_specs.push_back(internal::tensor_spec(*method->values()->Get(v)));
     }
   }
   for (uint32_t v : *method->outputs()) {
     state->outputs.push_back(v);
-    state->output_specs.push_back(spec_of(*method->values()->Get(v)));
+    state->output_specs.push_back(internal::tensor_spec(*method->values()->Get(v)));
   }
 
   // Delegates: resolve, check, init; or fall back.

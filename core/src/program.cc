@@ -69,18 +69,6 @@ std::vector<std::string> Program::method_names() const {
   return names;
 }
 
-namespace {
-
-TensorSpec spec_of(const program::TensorValue& value) {
-  TensorSpec spec;
-  spec.name = value.name() != nullptr ? value.name()->str() : std::string();
-  spec.dtype = static_cast<DType>(value.dtype());
-  if (value.shape() != nullptr) spec.shape.assign(value.shape()->begin(), value.shape()->end());
-  return spec;
-}
-
-}  // namespace
-
 Result<MethodSummary> Program::describe(std::string_view name) const {
   for (const program::Method* method : *data_->root->methods()) {
     if (method->name()->string_view() != name) continue;
@@ -90,12 +78,12 @@ Result<MethodSummary> Program::describe(std::string_view name) const {
     summary.num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
     summary.arena_size = method->arena_size();
     if (method->inputs() != nullptr) {
-      for (uint32_t v : *method->inputs()) summary.inputs.push_back(spec_of(*method->values()->Get(v)));
+      for (uint32_t v : *method->inputs()) summary.inputs.push_back(internal::tensor_spec(*method->values()->Get(v)));
     }
-    for (uint32_t v : *method->outputs()) summary.outputs.push_back(spec_of(*method->values()->Get(v)));
+    for (uint32_t v : *method->outputs()) summary.outputs.push_back(internal::tensor_spec(*method->values()->Get(v)));
     if (method->values() != nullptr) {
       for (const program::TensorValue* value : *method->values()) {
-        if (value->segment() >= 0) summary.constant_bytes += spec_of(*value).num_bytes();
+        if (value->segment() >= 0) summary.constant_bytes += internal::tensor_spec(*value).num_bytes();
       }
     }
     if (method->delegates() != nullptr) {

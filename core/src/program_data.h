@@ -10,6 +10,7 @@
 #include <string>
 
 #include "plugrt/mapped_file.h"
+#include "plugrt/program.h"
 #include "plugrt/program_format.h"
 #include "plugrt/schema/program_generated.h"
 #include "plugrt/span.h"
@@ -33,6 +34,15 @@ struct ProgramData {
     return Span<const uint8_t>(segments + s->offset(), static_cast<size_t>(s->size()));
   }
 };
+
+/// A value's name, dtype and shape as the public API describes them.
+inline TensorSpec tensor_spec(const program::TensorValue& value) {
+  TensorSpec spec;
+  spec.name = value.name() != nullptr ? value.name()->str() : std::string();
+  spec.dtype = static_cast<DType>(value.dtype());
+  if (value.shape() != nullptr) spec.shape.assign(value.shape()->begin(), value.shape()->end());
+  return spec;
+}
 
 }  // namespace plugrt::internal
 

@@ -30,13 +30,13 @@ std::string join(const std::vector<std::string>& names) {
 // Checks that need no plugin code: trust (ownership, permissions, the allow-list), the
 // ELF file, its metadata, its ABI major and its entry symbol. Every message starts with
 // the path.
-Result<PluginMetadata> check_file(const std::string& path, const SearchPathOptions& options) {
+Result<PluginMetadata> check_file(const std::string& path, const SearchPathOptions& options,
+                                  const std::optional<AllowList>& allow_list, const Status& allow_list_error) {
   if (!options.allow_untrusted_files) PLUGRT_RETURN_IF_ERROR(check_file_ownership(path));
   if (!options.allow_list.empty()) {
-    Result<AllowList> list = AllowList::read(options.allow_list);
-    if (!list.is_ok()) return Status(Error::kPluginInvalid, path + ": not trusted: " + list.status().message());
+    if (!allow_list) return Status(Error::kPluginInvalid, path + ": not trusted: " + allow_list_error.message());
     PLUGRT_ASSIGN_OR_RETURN(std::string digest, sha256_file(path));
-    if (!list->contains(digest)) {
+    if (!allow_list->contains(digest)) {
       return Status(Error::kPluginInvalid, path + ": not trusted: its SHA-256 " + digest +
                                                " is not in the plugin allow-list " + options.allow_list);
     }
@@ -78,6 +78,18 @@ PluginLoader::PluginLoader(Registry& registry, SearchPathOptions options)
 
 PluginLoader::~PluginLoader() { registry_.remove_provider(this); }
 
+void PluginLoader::read_allow_list_locked() {
+  allow_list_.reset();
+  allow_list_error_ = Status::ok();
+  if (options_.allow_list.empty()) return;
+  Result<AllowList> list = AllowList::read(options_.allow_list);
+  if (list.is_ok()) {
+    allow_list_.emplace(std::move(list).value());
+  } else {
+    allow_list_error_ = list.status();
+  }
+}
+
 PluginLoader::Candidate* PluginLoader::find_locked(const std::string& path) {
   for (const auto& candidate : candidates_) {
     if (candidate->path == path) return candidate.get();
@@ -101,7 +113,7 @@ PluginLoader::Candidate& PluginLoader::add_candidate_locked(std::string path, st
                                       [](const auto& a, const auto& b) { return a->rank < b->rank; }),
                      std::move(owned));
 
-  Result<PluginMetadata> metadata = check_file(candidate.path, options_);
+  Result<PluginMetadata> metadata = check_file(candidate.path, options_, allow_list_, allow_list_error_);
   if (!metadata.is_ok()) {
     refuse_locked(candidate, metadata.status());
     return candidate;
@@ -132,6 +144,7 @@ void PluginLoader::discover() {
   candidates_.clear();
   by_backend_.clear();
   search_path_ = plugin_search_path(options_);
+  read_allow_list_locked();
 
   std::vector<std::unique_ptr<Candidate>> previous = std::move(kept);
   int64_t rank = 0;
@@ -216,6 +229,7 @@ Result<PluginId> PluginLoader::load(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
   Candidate* candidate = find_locked(resolved);
   if (candidate == nullptr) {
+    read_allow_list_locked();
     candidate = &add_candidate_locked(resolved, "explicit", next_explicit_rank_++);
   }
   PLUGRT_RETURN_IF_ERROR(load_locked(*candidate));

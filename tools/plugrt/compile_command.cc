@@ -2,12 +2,12 @@
 // lower, write; then a summary of what runs where.
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "command_runtime.h"
 #include "commands.h"
+#include "text.h"
 #include "compiler.h"
 
 namespace plugrt::tools {
@@ -25,16 +25,6 @@ struct CompileCommandOptions {
   std::vector<std::string> plugin_dirs;
   bool json = false;
 };
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, separator)) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
 
 /// "x=1,3,224,224" -> ("x", {1, 3, 224, 224}); false when malformed.
 bool parse_input_shape(const std::string& text, std::string* name, std::vector<int64_t>* shape) {

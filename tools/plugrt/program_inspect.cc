@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "text.h"
 #include "plugrt/program.h"
 #include "plugrt/program_format.h"
 
@@ -15,12 +16,6 @@ namespace plugrt::tools {
 namespace {
 
 using json = nlohmann::json;
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 json tensor_json(const TensorSpec& spec) {
   return {{"name", spec.name}, {"dtype", std::string(to_string(spec.dtype))}, {"shape", spec.shape}};

@@ -5,27 +5,12 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <sstream>
+
+#include "text.h"
 
 namespace plugrt::tools {
 
 namespace {
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, separator)) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 void fill_random(const TensorSpec& spec, std::mt19937_64& engine, std::vector<uint8_t>* bytes) {
   const size_t count = static_cast<size_t>(spec.num_bytes() / std::max<size_t>(dtype_size(spec.dtype), 1));

@@ -9,6 +9,7 @@
 
 #include "command_runtime.h"
 #include "commands.h"
+#include "text.h"
 #include "program_session.h"
 
 namespace plugrt::tools {
@@ -40,12 +41,6 @@ std::string file_name_for(const std::string& output_name, size_t index) {
     if (!ok) c = '_';
   }
   return name + ".npy";
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
 }
 
 json report_json(const LoadReport& report) {

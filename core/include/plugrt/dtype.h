@@ -1,4 +1,5 @@
-// DType: the element types plugrt programs use, and their DLPack equivalents.
+// DType: the element types plugrt programs use, their DLPack equivalents, and DLTensor
+// layout checks.
 // Header-only, so that backends built as plugins can use it without linking the core.
 #ifndef PLUGRT_DTYPE_H_
 #define PLUGRT_DTYPE_H_
@@ -73,6 +74,18 @@ constexpr DLDataType to_dlpack(DType dtype) {
 constexpr bool matches_dlpack(DType dtype, DLDataType type) {
   DLDataType expected = to_dlpack(dtype);
   return type.code == expected.code && type.bits == expected.bits && type.lanes == expected.lanes;
+}
+
+/// Whether a DLTensor's elements are dense in row-major order (no strides, or strides
+/// that say so; size-1 dimensions may have any stride).
+inline bool is_contiguous(const DLTensor& tensor) {
+  if (tensor.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int axis = tensor.ndim - 1; axis >= 0; --axis) {
+    if (tensor.shape[axis] != 1 && tensor.strides[axis] != expected) return false;
+    expected *= tensor.shape[axis];
+  }
+  return true;
 }
 
 }  // namespace plugrt

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "plugrt/plugins/plugin_metadata.h"
+#include "plugrt/plugins/plugin_trust.h"
 #include "plugrt/plugins/search_path.h"
 #include "plugrt/registry.h"
 #include "plugrt/status.h"
@@ -84,6 +85,7 @@ class PluginLoader final : public BackendProvider {
     std::weak_ptr<PluginLibrary> library;
   };
 
+  void read_allow_list_locked();
   Candidate& add_candidate_locked(std::string path, std::string found_in, int64_t rank);
   void refuse_locked(Candidate& candidate, Status why);
   Status load_locked(Candidate& candidate);
@@ -92,6 +94,10 @@ class PluginLoader final : public BackendProvider {
   Registry& registry_;
   SearchPathOptions options_;
   std::vector<SearchDirectory> search_path_;
+  /// options_.allow_list as last read (by discover() or an explicit load), or why it
+  /// could not be read; unset without an allow-list.
+  std::optional<AllowList> allow_list_;
+  Status allow_list_error_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Candidate>> candidates_;  // in rank order
   std::map<std::string, std::vector<Candidate*>, std::less<>> by_backend_;
