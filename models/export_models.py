@@ -7,8 +7,9 @@ computes for it), so tests can check plugrt's results against PyTorch's.
 
     /usr/bin/python3 models/export_models.py [--out DIR] [--only NAME] [--large]
 
---large also exports torchvision's mobilenet_v2 and resnet18 (random weights, about
-14 and 45 MB): generated on demand, never committed.
+--large also exports the benchmark models (random weights, generated on demand, never
+committed): torchvision's mobilenet_v2 and resnet18 (about 14 and 45 MB), a 3-layer MLP
+and one transformer encoder layer of BERT-like width (d_model 256).
 """
 import argparse
 import os
@@ -72,11 +73,36 @@ SMALL = {
 }
 
 
+class Mlp3(nn.Module):
+    """Three dense layers with ReLU, an MNIST-sized classifier. Input 16x784."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                                 nn.Linear(1024, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class EncoderLayer(nn.Module):
+    """One transformer encoder layer: d_model 256, 4 heads, feed-forward 1024. Input 1x64x256."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
 def large_models():
     import torchvision
     return {
         "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)),
         "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
+        "mlp3": (Mlp3, (16, 784)),
+        "encoder_layer": (EncoderLayer, (1, 64, 256)),
     }
 
 
@@ -103,7 +129,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     parser.add_argument("--only", help="export only this model")
-    parser.add_argument("--large", action="store_true", help="also export the large torchvision models")
+    parser.add_argument("--large", action="store_true", help="also export the benchmark models")
     args = parser.parse_args()
     models = dict(SMALL)
     if args.large:
