@@ -9,6 +9,7 @@ packages=(
   libdlpack-dev flatbuffers-compiler libflatbuffers-dev libssl-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -1,0 +1,108 @@
+// Writing an op list as the blob init reads (schema/onednn_blob.fbs).
+#include <cstring>
+
+#include "aot/lowering.h"
+#include "aot/op_list.h"
+#include "src/blob_format.h"
+
+namespace plugrt::onednn {
+
+std::vector<uint8_t> write_blob(const OpList& list) {
+  flatbuffers::FlatBufferBuilder builder(1024);
+  std::vector<flatbuffers::Offset<blob::Tensor>> tensors;
+  for (const Tensor& tensor : list.tensors) {
+    auto dims = builder.CreateVector(tensor.dims);
+    flatbuffers::Offset<flatbuffers::Vector<float>> data;
+    if (tensor.constant) {
+      builder.ForceVectorAlignment(tensor.data.size(), sizeof(float), 64);
+      data = builder.CreateVector(tensor.data);
+    }
+    blob::TensorBuilder tb(builder);
+    tb.add_dims(dims);
+    if (tensor.constant) tb.add_data(data);
+    tb.add_external_input(tensor.external_input);
+    tb.add_external_output(tensor.external_output);
+    tensors.push_back(tb.Finish());
+  }
+  std::vector<flatbuffers::Offset<blob::Op>> ops;
+  for (const Op& op : list.ops) {
+    std::vector<flatbuffers::Offset<blob::PostOp>> posts;
+    for (const PostOp& post : op.post_ops) {
+      posts.push_back(blob::CreatePostOp(builder, post.kind, post.algorithm, post.alpha, post.beta, post.operand));
+    }
+    auto inputs = builder.CreateVector(op.inputs);
+    auto outputs = builder.CreateVector(op.outputs);
+    auto strides = builder.CreateVector(op.strides);
+    auto dilations = builder.CreateVector(op.dilations);
+    auto begin = builder.CreateVector(op.padding_begin);
+    auto end = builder.CreateVector(op.padding_end);
+    auto kernel = builder.CreateVector(op.kernel);
+    auto perm = builder.CreateVector(op.perm);
+    auto starts = builder.CreateVector(op.starts);
+    auto post_ops = builder.CreateVector(posts);
+    auto name = builder.CreateString(op.name);
+    blob::OpBuilder ob(builder);
+    ob.add_kind(op.kind);
+    ob.add_algorithm(op.algorithm);
+    ob.add_inputs(inputs);
+    ob.add_outputs(outputs);
+    ob.add_alpha(op.alpha);
+    ob.add_beta(op.beta);
+    ob.add_strides(strides);
+    ob.add_dilations(dilations);
+    ob.add_padding_begin(begin);
+    ob.add_padding_end(end);
+    ob.add_kernel(kernel);
+    ob.add_groups(op.groups);
+    ob.add_axis(op.axis);
+    ob.add_epsilon(op.epsilon);
+    ob.add_perm(perm);
+    ob.add_starts(starts);
+    ob.add_post_ops(post_ops);
+    ob.add_name(name);
+    ops.push_back(ob.Finish());
+  }
+  auto tensor_vector = builder.CreateVector(tensors);
+  auto op_vector = builder.CreateVector(ops);
+  auto input_vector = builder.CreateVector(list.inputs);
+  auto output_vector = builder.CreateVector(list.outputs);
+  builder.Finish(blob::CreateBlob(builder, tensor_vector, op_vector, input_vector, output_vector), blob::BlobIdentifier());
+
+  std::vector<uint8_t> out(kBlobHeaderSize + builder.GetSize());
+  write_blob_header(out.data());
+  std::memcpy(out.data() + kBlobHeaderSize, builder.GetBufferPointer(), builder.GetSize());
+  return out;
+}
+
+std::vector<uint8_t> Lowering::finish(std::string* error) {
+  const ir::Graph& graph = graph_.graph();
+  auto mark = [&](const flatbuffers::Vector<int32_t>* values, bool is_input) -> bool {
+    if (values == nullptr) return true;
+    for (flatbuffers::uoffset_t k = 0; k < values->size(); ++k) {
+      const int32_t value = values->Get(k);
+      auto found = value_tensor_.find(value);
+      if (found == value_tensor_.end()) {
+        *error = std::string("graph ") + (is_input ? "input" : "output") + " " + std::to_string(k) +
+                 " is not read or written by any lowered node";
+        return false;
+      }
+      Tensor& tensor = list_.tensors[static_cast<size_t>(found->second)];
+      if (tensor.external_input != -1 || tensor.external_output != -1) {
+        *error = "value " + std::to_string(value) + " is listed twice among the graph's inputs and outputs";
+        return false;
+      }
+      (is_input ? tensor.external_input : tensor.external_output) = static_cast<int32_t>(k);
+      (is_input ? list_.inputs : list_.outputs).push_back(static_cast<uint32_t>(found->second));
+    }
+    return true;
+  };
+  if (!mark(graph.inputs(), true) || !mark(graph.outputs(), false)) return {};
+  if (list_.outputs.empty() || list_.ops.empty()) {
+    *error = "the partition has no nodes or no outputs";
+    return {};
+  }
+  fuse_post_ops(&list_);
+  return write_blob(list_);
+}
+
+}  // namespace plugrt::onednn

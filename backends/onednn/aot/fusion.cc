@@ -1,0 +1,174 @@
+// Post-op fusion over a lowered op list (aot/op_list.h).
+#include <cmath>
+
+#include "aot/lowering.h"
+#include "aot/op_list.h"
+
+namespace plugrt::onednn {
+
+namespace {
+
+using blob::Algorithm;
+using blob::OpKind;
+
+bool takes_post_ops(OpKind kind) {
+  return kind == OpKind::Convolution || kind == OpKind::MatMul || kind == OpKind::InnerProduct || kind == OpKind::Binary;
+}
+
+bool commutative(Algorithm algorithm) {
+  return algorithm == Algorithm::Add || algorithm == Algorithm::Mul || algorithm == Algorithm::Max ||
+         algorithm == Algorithm::Min;
+}
+
+bool has_bias(const Op& op) { return op.inputs.size() >= 3 && op.inputs[2] >= 0; }
+
+/// Folds an inference batch normalization into the convolution before it.
+void fold_batch_norm(OpList* list, Op* conv, const Op& norm) {
+  std::vector<float>& weights = list->tensors[static_cast<size_t>(conv->inputs[1])].data;
+  const auto& gamma = list->tensors[static_cast<size_t>(norm.inputs[1])].data;
+  const auto& beta = list->tensors[static_cast<size_t>(norm.inputs[2])].data;
+  const auto& mean = list->tensors[static_cast<size_t>(norm.inputs[3])].data;
+  const auto& variance = list->tensors[static_cast<size_t>(norm.inputs[4])].data;
+  const size_t channels = gamma.size();
+  std::vector<float> bias(channels, 0.0f);
+  if (has_bias(*conv)) bias = list->tensors[static_cast<size_t>(conv->inputs[2])].data;
+  const size_t per_channel = weights.size() / channels;
+  for (size_t c = 0; c < channels; ++c) {
+    const float scale = gamma[c] / std::sqrt(variance[c] + norm.epsilon);
+    for (size_t i = 0; i < per_channel; ++i) weights[c * per_channel + i] *= scale;
+    bias[c] = (bias[c] - mean[c]) * scale + beta[c];
+  }
+  Tensor tensor;
+  tensor.dims = {static_cast<int64_t>(channels)};
+  tensor.data = std::move(bias);
+  tensor.constant = true;
+  list->tensors.push_back(std::move(tensor));
+  const int32_t index = static_cast<int32_t>(list->tensors.size() - 1);
+  if (has_bias(*conv)) {
+    conv->inputs[2] = index;
+  } else {
+    conv->inputs.resize(2);
+    conv->inputs.push_back(index);
+  }
+}
+
+}  // namespace
+
+void fuse_post_ops(OpList* list) {
+  std::vector<Op>& ops = list->ops;
+  std::vector<Tensor>& tensors = list->tensors;
+  std::vector<int> readers(tensors.size(), 0);
+  for (const Op& op : ops) {
+    for (int32_t t : op.inputs) {
+      if (t >= 0) ++readers[static_cast<size_t>(t)];
+    }
+    for (const PostOp& post : op.post_ops) {
+      if (post.operand >= 0) ++readers[static_cast<size_t>(post.operand)];
+    }
+  }
+  for (uint32_t t : list->outputs) ++readers[t];
+  std::vector<int64_t> producer(tensors.size(), -1);
+  std::vector<bool> removed(ops.size(), false);
+
+  // Whether tensor `t` is ready before op `p` runs.
+  auto ready_before = [&](int32_t t, int64_t p) {
+    return tensors[static_cast<size_t>(t)].constant || producer[static_cast<size_t>(t)] < p;
+  };
+
+  for (size_t j = 0; j < ops.size(); ++j) {
+    Op& op = ops[j];
+    const int32_t out = op.outputs.empty() ? -1 : op.outputs[0];
+    bool fused = false;
+    if (op.kind == OpKind::Eltwise || op.kind == OpKind::Binary) {
+      const size_t slots = op.kind == OpKind::Binary && commutative(op.algorithm) ? 2 : 1;
+      for (size_t s = 0; s < slots && !fused; ++s) {
+        const int32_t t = op.inputs[s];
+        const int64_t p = producer[static_cast<size_t>(t)];
+        if (p < 0 || readers[static_cast<size_t>(t)] != 1 || !takes_post_ops(ops[static_cast<size_t>(p)].kind)) continue;
+        Op& target = ops[static_cast<size_t>(p)];
+        if (op.kind == OpKind::Eltwise) {
+          target.post_ops.push_back(PostOp{blob::PostOpKind::Eltwise, op.algorithm, op.alpha, op.beta, -1});
+        } else {
+          const int32_t other = op.inputs[1 - s];
+          if (tensors[static_cast<size_t>(t)].dims != tensors[static_cast<size_t>(out)].dims) continue;
+          if (!ready_before(other, p)) continue;
+          const Tensor& operand = tensors[static_cast<size_t>(other)];
+          const int64_t n = tensors[static_cast<size_t>(out)].dims.back();
+          bool row = operand.constant && operand.dims.back() == n;
+          for (size_t d = 0; d + 1 < operand.dims.size(); ++d) row &= operand.dims[d] == 1;
+          const bool bias = op.algorithm == Algorithm::Add && row && target.post_ops.empty() && !has_bias(target) &&
+                            (target.kind == OpKind::MatMul || target.kind == OpKind::InnerProduct);
+          if (bias) {
+            Tensor& b = tensors[static_cast<size_t>(other)];
+            if (target.kind == OpKind::InnerProduct) b.dims = {n};
+            target.inputs.resize(2);
+            target.inputs.push_back(other);
+          } else {
+            target.post_ops.push_back(PostOp{blob::PostOpKind::Binary, op.algorithm, 0, 0, other});
+          }
+          for (const PostOp& post : op.post_ops) target.post_ops.push_back(post);
+        }
+        target.outputs[0] = out;
+        producer[static_cast<size_t>(out)] = p;
+        --readers[static_cast<size_t>(t)];
+        fused = true;
+      }
+    }
+    if (!fused && op.kind == OpKind::Eltwise && op.algorithm == Algorithm::Linear && op.beta == 0) {
+      // A scaling after a copy: the copy's output scale.
+      const int32_t t = op.inputs[0];
+      const int64_t p = producer[static_cast<size_t>(t)];
+      if (p >= 0 && readers[static_cast<size_t>(t)] == 1 && ops[static_cast<size_t>(p)].kind == OpKind::Reorder) {
+        ops[static_cast<size_t>(p)].alpha *= op.alpha;
+        ops[static_cast<size_t>(p)].outputs[0] = out;
+        producer[static_cast<size_t>(out)] = p;
+        fused = true;
+      }
+    }
+    if (!fused && op.kind == OpKind::BatchNorm) {
+      const int32_t t = op.inputs[0];
+      const int64_t p = producer[static_cast<size_t>(t)];
+      if (p >= 0 && readers[static_cast<size_t>(t)] == 1 && ops[static_cast<size_t>(p)].kind == OpKind::Convolution &&
+          ops[static_cast<size_t>(p)].post_ops.empty()) {
+        fold_batch_norm(list, &ops[static_cast<size_t>(p)], op);
+        readers.push_back(1);
+        producer.push_back(-1);
+        ops[static_cast<size_t>(p)].outputs[0] = out;
+        producer[static_cast<size_t>(out)] = p;
+        fused = true;
+      }
+    }
+    if (fused) {
+      removed[j] = true;
+      continue;
+    }
+    for (int32_t t : op.outputs) producer[static_cast<size_t>(t)] = static_cast<int64_t>(j);
+  }
+
+  // Keep the ops that remain and the tensors they, or the partition's edges, use.
+  std::vector<Op> kept;
+  for (size_t j = 0; j < ops.size(); ++j) {
+    if (!removed[j]) kept.push_back(std::move(ops[j]));
+  }
+  std::vector<int32_t> remap(tensors.size(), -1);
+  std::vector<Tensor> used;
+  auto keep = [&](int32_t t) -> int32_t {
+    if (t < 0) return t;
+    if (remap[static_cast<size_t>(t)] < 0) {
+      remap[static_cast<size_t>(t)] = static_cast<int32_t>(used.size());
+      used.push_back(std::move(tensors[static_cast<size_t>(t)]));
+    }
+    return remap[static_cast<size_t>(t)];
+  };
+  for (uint32_t& t : list->inputs) t = static_cast<uint32_t>(keep(static_cast<int32_t>(t)));
+  for (uint32_t& t : list->outputs) t = static_cast<uint32_t>(keep(static_cast<int32_t>(t)));
+  for (Op& op : kept) {
+    for (int32_t& t : op.inputs) t = keep(t);
+    for (int32_t& t : op.outputs) t = keep(t);
+    for (PostOp& post : op.post_ops) post.operand = keep(post.operand);
+  }
+  list->ops = std::move(kept);
+  list->tensors = std::move(used);
+}
+
+}  // namespace plugrt::onednn

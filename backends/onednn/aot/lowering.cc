@@ -1,0 +1,841 @@
+#include "aot/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace plugrt::onednn {
+
+namespace {
+
+using blob::Algorithm;
+using blob::OpKind;
+
+/// oneDNN's limit on dims (DNNL_MAX_NDIMS in 2.x).
+constexpr size_t kMaxRank = 12;
+constexpr float kFloatMax = std::numeric_limits<float>::max();
+
+/// The spatial geometry of a window op (convolution, pooling) over `spatial` dims, with
+/// explicit pads resolved from auto_pad.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, begin, end;
+};
+
+std::string resolve_window(const ir::Node& node, const std::vector<int64_t>& input, const std::vector<int64_t>& kernel,
+                           bool allow_dilations, Window* window) {
+  const size_t spatial = input.size() - 2;
+  const std::vector<int64_t> ones(spatial, 1);
+  window->kernel = kernel;
+  window->strides = GraphView::ints_attribute(node, "strides", ones);
+  window->dilations = GraphView::ints_attribute(node, "dilations", ones);
+  std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", std::vector<int64_t>(2 * spatial, 0));
+  if (kernel.size() != spatial || window->strides.size() != spatial || window->dilations.size() != spatial ||
+      pads.size() != 2 * spatial) {
+    return "kernel, strides, dilations or pads do not match the " + std::to_string(spatial) + " spatial dims";
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (kernel[i] < 1 || window->strides[i] < 1 || window->dilations[i] < 1) return "a kernel, stride or dilation is below 1";
+    if (!allow_dilations && window->dilations[i] != 1) return "dilations are not supported here";
+  }
+  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t in = input[2 + i], stride = window->strides[i];
+      const int64_t extent = (kernel[i] - 1) * window->dilations[i] + 1;
+      const int64_t out = (in + stride - 1) / stride;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
+      const int64_t small = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[i + spatial] = total - pads[i];
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  } else if (auto_pad != "NOTSET") {
+    return "auto_pad '" + auto_pad + "' is unknown";
+  }
+  for (int64_t pad : pads) {
+    if (pad < 0) return "a pad is negative";
+  }
+  window->begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  window->end.assign(pads.begin() + static_cast<std::ptrdiff_t>(spatial), pads.end());
+  return "";
+}
+
+/// The output's spatial dims (floor or ceil rounding); -1 where the window does not fit.
+std::vector<int64_t> window_output(const std::vector<int64_t>& input, const Window& w, bool ceil) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < w.kernel.size(); ++i) {
+    const int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    const int64_t padded = input[2 + i] + w.begin[i] + w.end[i];
+    if (padded < extent) return std::vector<int64_t>(w.kernel.size(), -1);
+    const int64_t span = padded - extent;
+    int64_t size = (ceil ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
+    // ONNX drops a last window that would start in the end padding.
+    if (ceil && (size - 1) * w.strides[i] >= input[2 + i] + w.begin[i]) --size;
+    out.push_back(size);
+  }
+  return out;
+}
+
+std::vector<int64_t> minus_one(const std::vector<int64_t>& values) {
+  std::vector<int64_t> out;
+  for (int64_t v : values) out.push_back(v - 1);
+  return out;
+}
+
+int64_t normalize_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+}  // namespace
+
+std::vector<int64_t> dnnl_dims(const std::vector<int64_t>& shape) {
+  return shape.empty() ? std::vector<int64_t>{1} : shape;
+}
+
+bool broadcasts_to(const std::vector<int64_t>& small, const std::vector<int64_t>& full) {
+  if (small.size() > full.size()) return false;
+  const size_t offset = full.size() - small.size();
+  for (size_t i = 0; i < small.size(); ++i) {
+    if (small[i] != 1 && small[i] != full[offset + i]) return false;
+  }
+  return true;
+}
+
+std::string Lowering::add_node(size_t index) {
+  const size_t tensors_before = list_.tensors.size();
+  const size_t ops_before = list_.ops.size();
+  const auto values_before = value_tensor_;
+  std::string why = lower(graph_.node(index));
+  if (!why.empty()) {  // leave nothing of a refused node behind
+    list_.tensors.resize(tensors_before);
+    list_.ops.resize(ops_before);
+    value_tensor_ = values_before;
+  }
+  return why;
+}
+
+std::string Lowering::check_activation(int32_t value, const char* role) const {
+  if (!graph_.valid(value)) return std::string("the ") + role + " is missing";
+  if (graph_.is_constant(value)) return std::string("the ") + role + " is a constant";
+  if (!graph_.is_float(value)) return std::string("the ") + role + " is not float32";
+  const std::vector<int64_t> shape = graph_.shape(value);
+  if (shape.size() > kMaxRank) return std::string("the ") + role + " has rank " + std::to_string(shape.size()) + " (oneDNN takes up to 12)";
+  for (int64_t dim : shape) {
+    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)()) return std::string("the ") + role + " has an empty dimension";
+  }
+  if (num_elements(shape) > (int64_t{1} << 40)) return std::string("the ") + role + " is too large";
+  return "";
+}
+
+int32_t Lowering::activation(int32_t value) {
+  auto found = value_tensor_.find(value);
+  if (found != value_tensor_.end()) return found->second;
+  Tensor tensor;
+  tensor.dims = dnnl_dims(graph_.shape(value));
+  list_.tensors.push_back(std::move(tensor));
+  const int32_t index = static_cast<int32_t>(list_.tensors.size() - 1);
+  value_tensor_[value] = index;
+  return index;
+}
+
+int32_t Lowering::add_constant(std::vector<int64_t> dims, std::vector<float> data) {
+  Tensor tensor;
+  tensor.dims = dnnl_dims(dims);
+  tensor.data = std::move(data);
+  tensor.constant = true;
+  list_.tensors.push_back(std::move(tensor));
+  return static_cast<int32_t>(list_.tensors.size() - 1);
+}
+
+int32_t Lowering::add_internal(std::vector<int64_t> dims) {
+  Tensor tensor;
+  tensor.dims = dnnl_dims(dims);
+  list_.tensors.push_back(std::move(tensor));
+  return static_cast<int32_t>(list_.tensors.size() - 1);
+}
+
+int32_t Lowering::with_rank(int32_t tensor, size_t rank, const ir::Node& from) {
+  std::vector<int64_t> dims = list_.tensors[static_cast<size_t>(tensor)].dims;
+  if (dims.size() >= rank) return tensor;
+  dims.insert(dims.begin(), rank - dims.size(), 1);
+  if (list_.tensors[static_cast<size_t>(tensor)].constant) {
+    return add_constant(dims, list_.tensors[static_cast<size_t>(tensor)].data);
+  }
+  const int32_t reshaped = add_internal(dims);
+  add(OpKind::Reshape, from, {tensor}, {reshaped});
+  return reshaped;
+}
+
+Op& Lowering::add(OpKind kind, const ir::Node& from, std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
+  Op op;
+  op.kind = kind;
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.name = from.name() != nullptr ? from.name()->str() : from.op_type()->str();
+  list_.ops.push_back(std::move(op));
+  return list_.ops.back();
+}
+
+std::string Lowering::lower(const ir::Node& node) {
+  const std::string op = node.op_type()->str();
+  // Every output but the first must be absent (MaxPool's Indices, BatchNormalization's
+  // training outputs, LayerNormalization's statistics...).
+  if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) {
+    return "only nodes with exactly one output are taken";
+  }
+  if (std::string why = check_activation(GraphView::output(node, 0), "output"); !why.empty()) return why;
+  if (op == "Conv") return lower_conv(node);
+  if (op == "Gemm") return lower_gemm(node);
+  if (op == "MatMul") return lower_matmul(node);
+  if (op == "Add") return lower_binary(node, Algorithm::Add);
+  if (op == "Sub") return lower_binary(node, Algorithm::Sub);
+  if (op == "Mul") return lower_binary(node, Algorithm::Mul);
+  if (op == "Div") return lower_binary(node, Algorithm::Div);
+  if (op == "Max") return lower_binary(node, Algorithm::Max);
+  if (op == "Min") return lower_binary(node, Algorithm::Min);
+  if (op == "Clip") return lower_clip(node);
+  if (op == "Pow") return lower_pow(node);
+  if (op == "Relu" || op == "LeakyRelu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Log" ||
+      op == "Sqrt" || op == "Abs" || op == "Neg" || op == "Reciprocal" || op == "Erf" || op == "Gelu" ||
+      op == "HardSwish" || op == "HardSigmoid" || op == "Identity") {
+    return lower_unary(node, op);
+  }
+  if (op == "Softmax") return lower_softmax(node, false);
+  if (op == "LogSoftmax") return lower_softmax(node, true);
+  if (op == "MaxPool") return lower_pool(node, true, false);
+  if (op == "AveragePool") return lower_pool(node, false, false);
+  if (op == "GlobalMaxPool") return lower_pool(node, true, true);
+  if (op == "GlobalAveragePool") return lower_pool(node, false, true);
+  if (op == "BatchNormalization") return lower_batch_norm(node);
+  if (op == "LayerNormalization") return lower_layer_norm(node);
+  if (op == "Concat") return lower_concat(node);
+  if (op == "Transpose") return lower_transpose(node);
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return lower_reshape(node);
+  if (op == "Slice") return lower_slice(node);
+  if (op == "ReduceMean") return lower_reduce(node, Algorithm::ReduceMean);
+  if (op == "ReduceSum") return lower_reduce(node, Algorithm::ReduceSum);
+  if (op == "ReduceMax") return lower_reduce(node, Algorithm::ReduceMax);
+  if (op == "ReduceMin") return lower_reduce(node, Algorithm::ReduceMin);
+  return "oneDNN has no lowering of " + op + " in this build";
+}
+
+// ---- Convolution ---------------------------------------------------------------------
+
+std::string Lowering::lower_conv(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() < 3 || xs.size() > 5) return "only 1-D, 2-D and 3-D convolutions are taken";
+  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
+  const std::vector<int64_t> ws = graph_.shape(w);
+  if (ws.size() != xs.size()) return "the weights' rank differs from the input's";
+  const int64_t group = GraphView::int_attribute(node, "group", 1);
+  const int64_t channels = xs[1], out_channels = ws[0];
+  if (group < 1 || channels % group != 0 || out_channels % group != 0 || ws[1] != channels / group) {
+    return "group, input channels and weights do not agree";
+  }
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (GraphView::ints_attribute(node, "kernel_shape", kernel) != kernel) return "kernel_shape does not match the weights";
+  Window window;
+  if (std::string why = resolve_window(node, xs, kernel, true, &window); !why.empty()) return why;
+  std::vector<int64_t> expected = {xs[0], out_channels};
+  for (int64_t d : window_output(xs, window, false)) expected.push_back(d);
+  if (std::find(expected.begin(), expected.end(), -1) != expected.end() || graph_.shape(y) != expected) {
+    return "the output shape is not " + shape_text(expected);
+  }
+  std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights))};
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    inputs.push_back(add_constant({out_channels}, graph_.floats(b)));
+  }
+  Op& op = add(OpKind::Convolution, node, std::move(inputs), {activation(y)});
+  op.strides = window.strides;
+  op.dilations = minus_one(window.dilations);
+  op.padding_begin = window.begin;
+  op.padding_end = window.end;
+  op.kernel = kernel;
+  op.groups = group;
+  return "";
+}
+
+// ---- Matrix products --------------------------------------------------------------------
+
+std::string Lowering::lower_gemm(const ir::Node& node) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), c = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(a, "input A"); !why.empty()) return why;
+  if (GraphView::int_attribute(node, "transA", 0) != 0) return "transA is not supported";
+  const std::vector<int64_t> as = graph_.shape(a);
+  if (as.size() != 2) return "A is not 2-D";
+  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2) return "B is not a 2-D float32 constant";
+  const bool trans_b = GraphView::int_attribute(node, "transB", 0) != 0;
+  const std::vector<int64_t> bs = graph_.shape(b);
+  const int64_t m = as[0], k = as[1], n = trans_b ? bs[0] : bs[1];
+  if ((trans_b ? bs[1] : bs[0]) != k) return "A and B do not agree on K";
+  if (graph_.shape(y) != std::vector<int64_t>{m, n}) return "the output shape is not [M, N]";
+  const float alpha = GraphView::float_attribute(node, "alpha", 1.0f);
+  const float beta = GraphView::float_attribute(node, "beta", 1.0f);
+  const std::vector<float> data = graph_.floats(b);
+  if (data.empty()) return "B's data does not match its shape";
+  // Inner product weights are [N, K].
+  std::vector<float> weights(data.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      weights[static_cast<size_t>(i * k + j)] = alpha * data[static_cast<size_t>(trans_b ? i * k + j : j * n + i)];
+  std::vector<int32_t> inputs = {activation(a), add_constant({n, k}, std::move(weights))};
+  std::vector<float> bias;
+  std::vector<int64_t> full_bias_dims;
+  if (c != -1 && beta != 0.0f) {
+    if (!graph_.is_constant(c) || !graph_.is_float(c)) return "C is not a float32 constant";
+    std::vector<int64_t> cs = graph_.shape(c);
+    std::vector<float> cd = graph_.floats(c);
+    if (cd.empty() || !broadcasts_to(cs, {m, n})) return "C does not broadcast to [M, N]";
+    for (float& v : cd) v *= beta;
+    while (cs.size() < 2) cs.insert(cs.begin(), 1);
+    if (cs[0] == 1) {  // a row: the bias, expanded to N
+      bias.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) bias[static_cast<size_t>(i)] = cd[static_cast<size_t>(cs[1] == 1 ? 0 : i)];
+    } else {
+      full_bias_dims = cs;
+      bias = std::move(cd);
+    }
+  }
+  if (!bias.empty() && full_bias_dims.empty()) inputs.push_back(add_constant({n}, std::move(bias)));
+  int32_t operand = -1;
+  if (!full_bias_dims.empty()) operand = add_constant(full_bias_dims, std::move(bias));
+  Op& op = add(OpKind::InnerProduct, node, std::move(inputs), {activation(y)});
+  if (operand != -1) op.post_ops.push_back(PostOp{blob::PostOpKind::Binary, Algorithm::Add, 0, 0, operand});
+  return "";
+}
+
+std::string Lowering::lower_matmul(const ir::Node& node) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(a, "input A"); !why.empty()) return why;
+  const bool b_constant = graph_.is_constant(b);
+  if (b_constant) {
+    if (!graph_.is_float(b)) return "B is not float32";
+  } else if (std::string why = check_activation(b, "input B"); !why.empty()) {
+    return why;
+  }
+  const std::vector<int64_t> as = graph_.shape(a), bs = graph_.shape(b), ys = graph_.shape(y);
+  if (as.size() < 2 || bs.size() < 2) return "1-D operands are not supported";
+  const size_t rank = std::max(as.size(), bs.size());
+  if (rank > 6) return "operands of rank above 6 are not supported";
+  std::vector<int64_t> pa = as, pb = bs;
+  pa.insert(pa.begin(), rank - as.size(), 1);
+  pb.insert(pb.begin(), rank - bs.size(), 1);
+  if (pa[rank - 1] != pb[rank - 2]) return "A and B do not agree on K";
+  std::vector<int64_t> expected(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1) return "the batch dims do not broadcast";
+    expected[i] = std::max(pa[i], pb[i]);
+  }
+  expected[rank - 2] = pa[rank - 2];
+  expected[rank - 1] = pb[rank - 1];
+  if (ys != expected) return "the output shape is not " + shape_text(expected);
+  int32_t ta = with_rank(activation(a), rank, node);
+  int32_t tb;
+  if (b_constant) {
+    std::vector<float> data = graph_.floats(b);
+    if (data.empty()) return "B's data does not match its shape";
+    tb = add_constant(pb, std::move(data));
+  } else {
+    tb = with_rank(activation(b), rank, node);
+  }
+  add(OpKind::MatMul, node, {ta, tb}, {activation(y)}).alpha = 1.0f;
+  return "";
+}
+
+// ---- Element-wise ---------------------------------------------------------------------------
+
+std::string Lowering::lower_binary(const ir::Node& node, Algorithm algorithm) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  if (!graph_.is_float(a) || !graph_.is_float(b)) return "the inputs are not float32";
+  const std::vector<int64_t> ys = graph_.shape(y);
+  const std::optional<float> sa = graph_.scalar(a), sb = graph_.scalar(b);
+  if (graph_.is_constant(a) && graph_.is_constant(b)) return "both inputs are constants";
+  // A scalar constant and a value of the output's shape: one element-wise op.
+  if (sa || sb) {
+    const int32_t x = sa ? b : a;
+    const float c = sa ? *sa : *sb;
+    if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+    if (dnnl_dims(graph_.shape(x)) != dnnl_dims(ys)) return "the non-constant input does not have the output's shape";
+    Op& op = add(OpKind::Eltwise, node, {activation(x)}, {activation(y)});
+    switch (algorithm) {
+      case Algorithm::Add: op.algorithm = Algorithm::Linear; op.alpha = 1; op.beta = c; break;
+      case Algorithm::Sub: op.algorithm = Algorithm::Linear; op.alpha = sa ? -1.0f : 1.0f; op.beta = sa ? c : -c; break;
+      case Algorithm::Mul: op.algorithm = Algorithm::Linear; op.alpha = c; op.beta = 0; break;
+      case Algorithm::Div:
+        if (sa) {  // c / x
+          op.algorithm = Algorithm::Pow; op.alpha = c; op.beta = -1.0f;
+        } else {
+          if (c == 0.0f) return "division by a constant zero";
+          op.algorithm = Algorithm::Linear; op.alpha = 1.0f / c; op.beta = 0;
+        }
+        break;
+      case Algorithm::Max: op.algorithm = Algorithm::Clip; op.alpha = c; op.beta = kFloatMax; break;
+      case Algorithm::Min: op.algorithm = Algorithm::Clip; op.alpha = -kFloatMax; op.beta = c; break;
+      default: return "unexpected algorithm";
+    }
+    return "";
+  }
+  for (int32_t v : {a, b}) {
+    if (graph_.is_constant(v)) {
+      if (graph_.floats(v).empty()) return "a constant's data does not match its shape";
+    } else if (std::string why = check_activation(v, "input"); !why.empty()) {
+      return why;
+    }
+  }
+  const std::vector<int64_t> as = graph_.shape(a), bs = graph_.shape(b);
+  if (!broadcasts_to(as, ys) || !broadcasts_to(bs, ys)) return "the inputs do not broadcast to the output's shape";
+  const bool a_full = as == ys && !graph_.is_constant(a), b_full = bs == ys && !graph_.is_constant(b);
+  const bool commutative = algorithm == Algorithm::Add || algorithm == Algorithm::Mul || algorithm == Algorithm::Max ||
+                           algorithm == Algorithm::Min;
+  auto operand = [&](int32_t v) {
+    if (graph_.is_constant(v)) {
+      std::vector<int64_t> dims = graph_.shape(v);
+      dims.insert(dims.begin(), ys.size() - dims.size(), 1);
+      return add_constant(dims, graph_.floats(v));
+    }
+    return with_rank(activation(v), ys.size(), node);
+  };
+  const int32_t out = activation(y);
+  if (a_full || (b_full && commutative)) {
+    const int32_t full = a_full ? a : b, other = a_full ? b : a;
+    const int32_t t0 = activation(full), t1 = operand(other);
+    add(OpKind::Binary, node, {t0, t1}, {out}).algorithm = algorithm;
+    return "";
+  }
+  if (!b_full) return "neither input is a run-time value of the output's shape";
+  const int32_t tb = activation(b), ta = operand(a);
+  if (algorithm == Algorithm::Sub) {  // a - b = -(b - a)
+    Op& op = add(OpKind::Binary, node, {tb, ta}, {out});
+    op.algorithm = Algorithm::Sub;
+    op.post_ops.push_back(PostOp{blob::PostOpKind::Eltwise, Algorithm::Linear, -1.0f, 0.0f, -1});
+    return "";
+  }
+  if (algorithm == Algorithm::Div) {  // a / b = (1 / b) * a
+    const int32_t inverse = add_internal(ys);
+    Op& pow = add(OpKind::Eltwise, node, {tb}, {inverse});
+    pow.algorithm = Algorithm::Pow;
+    pow.alpha = 1.0f;
+    pow.beta = -1.0f;
+    add(OpKind::Binary, node, {inverse, ta}, {out}).algorithm = Algorithm::Mul;
+    return "";
+  }
+  return "unexpected algorithm";
+}
+
+std::string Lowering::lower_unary(const ir::Node& node, const std::string& op) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  if (graph_.shape(x) != graph_.shape(y)) return "the output shape differs from the input's";
+  const int32_t in = activation(x), out = activation(y);
+  if (op == "Identity") {
+    add(OpKind::Reshape, node, {in}, {out});
+    return "";
+  }
+  if (op == "Erf") {
+    add(OpKind::Erf, node, {in}, {out});
+    return "";
+  }
+  if (op == "HardSigmoid") {  // clip(alpha * x + beta, 0, 1)
+    const int32_t scaled = add_internal(graph_.shape(x));
+    Op& linear = add(OpKind::Eltwise, node, {in}, {scaled});
+    linear.algorithm = Algorithm::Linear;
+    linear.alpha = GraphView::float_attribute(node, "alpha", 0.2f);
+    linear.beta = GraphView::float_attribute(node, "beta", 0.5f);
+    Op& clip = add(OpKind::Eltwise, node, {scaled}, {out});
+    clip.algorithm = Algorithm::Clip;
+    clip.alpha = 0.0f;
+    clip.beta = 1.0f;
+    return "";
+  }
+  Op& lowered = add(OpKind::Eltwise, node, {in}, {out});
+  if (op == "Relu") {
+    lowered.algorithm = Algorithm::Relu;
+  } else if (op == "LeakyRelu") {
+    lowered.algorithm = Algorithm::Relu;
+    lowered.alpha = GraphView::float_attribute(node, "alpha", 0.01f);
+  } else if (op == "Sigmoid") {
+    lowered.algorithm = Algorithm::Logistic;
+  } else if (op == "Tanh") {
+    lowered.algorithm = Algorithm::Tanh;
+  } else if (op == "Exp") {
+    lowered.algorithm = Algorithm::Exp;
+  } else if (op == "Log") {
+    lowered.algorithm = Algorithm::Log;
+  } else if (op == "Sqrt") {
+    lowered.algorithm = Algorithm::Sqrt;
+  } else if (op == "Abs") {
+    lowered.algorithm = Algorithm::Abs;
+  } else if (op == "Neg") {
+    lowered.algorithm = Algorithm::Linear;
+    lowered.alpha = -1.0f;
+  } else if (op == "Reciprocal") {
+    lowered.algorithm = Algorithm::Pow;
+    lowered.alpha = 1.0f;
+    lowered.beta = -1.0f;
+  } else if (op == "Gelu") {
+    const std::string approximate = GraphView::string_attribute(node, "approximate", "none");
+    if (approximate != "none" && approximate != "tanh") return "approximate '" + approximate + "' is unknown";
+    lowered.algorithm = approximate == "tanh" ? Algorithm::GeluTanh : Algorithm::GeluErf;
+  } else if (op == "HardSwish") {
+    lowered.algorithm = Algorithm::HardSwish;
+  }
+  return "";
+}
+
+std::string Lowering::lower_clip(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  if (graph_.shape(x) != graph_.shape(y)) return "the output shape differs from the input's";
+  float lo = -kFloatMax, hi = kFloatMax;
+  if (graph_.opset() < 11) {
+    lo = GraphView::float_attribute(node, "min", lo);
+    hi = GraphView::float_attribute(node, "max", hi);
+  } else {
+    for (size_t i = 1; i <= 2; ++i) {
+      const int32_t bound = GraphView::input(node, i);
+      if (bound == -1) continue;
+      const std::optional<float> value = graph_.scalar(bound);
+      if (!value) return "min and max are not float32 scalar constants";
+      (i == 1 ? lo : hi) = *value;
+    }
+  }
+  if (std::isnan(lo) || std::isnan(hi)) return "a bound is NaN";
+  Op& op = add(OpKind::Eltwise, node, {activation(x)}, {activation(y)});
+  op.algorithm = Algorithm::Clip;
+  op.alpha = lo;
+  op.beta = hi;
+  return "";
+}
+
+std::string Lowering::lower_pow(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), e = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "base"); !why.empty()) return why;
+  const std::optional<float> exponent = graph_.scalar(e);
+  if (!exponent) return "the exponent is not a float32 scalar constant";
+  if (graph_.shape(x) != graph_.shape(y)) return "the output shape differs from the base's";
+  Op& op = add(OpKind::Eltwise, node, {activation(x)}, {activation(y)});
+  op.algorithm = Algorithm::Pow;
+  op.alpha = 1.0f;
+  op.beta = *exponent;
+  return "";
+}
+
+// ---- Softmax, pooling, normalization -------------------------------------------------------
+
+std::string Lowering::lower_softmax(const ir::Node& node, bool log) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.empty() || graph_.shape(y) != xs) return "the output shape differs from the input's";
+  const bool coerced = graph_.opset() < 13;  // older opsets flatten to 2-D at axis
+  const int64_t axis = normalize_axis(GraphView::int_attribute(node, "axis", coerced ? 1 : -1), xs.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(xs.size())) return "axis is out of range";
+  const OpKind kind = log ? OpKind::LogSoftmax : OpKind::Softmax;
+  if (!coerced || axis == static_cast<int64_t>(xs.size()) - 1) {
+    add(kind, node, {activation(x)}, {activation(y)}).axis = static_cast<int32_t>(axis);
+    return "";
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < xs.size(); ++i) (static_cast<int64_t>(i) < axis ? outer : inner) *= xs[i];
+  const int32_t flat_in = add_internal({outer, inner}), flat_out = add_internal({outer, inner});
+  add(OpKind::Reshape, node, {activation(x)}, {flat_in});
+  add(kind, node, {flat_in}, {flat_out}).axis = 1;
+  add(OpKind::Reshape, node, {flat_out}, {activation(y)});
+  return "";
+}
+
+std::string Lowering::lower_pool(const ir::Node& node, bool is_max, bool global) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() < 3 || xs.size() > 5) return "only 1-D, 2-D and 3-D pooling is taken";
+  Window window;
+  bool ceil = false;
+  if (global) {
+    window.kernel.assign(xs.begin() + 2, xs.end());
+    window.strides.assign(xs.size() - 2, 1);
+    window.dilations.assign(xs.size() - 2, 1);
+    window.begin.assign(xs.size() - 2, 0);
+    window.end.assign(xs.size() - 2, 0);
+  } else {
+    const std::vector<int64_t> kernel = GraphView::ints_attribute(node, "kernel_shape");
+    if (is_max && GraphView::int_attribute(node, "storage_order", 0) != 0) return "storage_order 1 is not supported";
+    if (std::string why = resolve_window(node, xs, kernel, is_max, &window); !why.empty()) return why;
+    ceil = GraphView::int_attribute(node, "ceil_mode", 0) != 0;
+  }
+  const bool include_pad = !is_max && GraphView::int_attribute(node, "count_include_pad", 0) != 0;
+  std::vector<int64_t> out_spatial = window_output(xs, window, ceil);
+  std::vector<int64_t> expected = {xs[0], xs[1]};
+  expected.insert(expected.end(), out_spatial.begin(), out_spatial.end());
+  if (std::find(out_spatial.begin(), out_spatial.end(), -1) != out_spatial.end() || graph_.shape(y) != expected) {
+    return "the output shape is not " + shape_text(expected);
+  }
+  // Ceil rounding: grow the end padding until floor rounding gives the same size. The
+  // extra elements are never counted (max ignores them, exclude-pad averages skip them).
+  std::vector<int64_t> end = window.end;
+  for (size_t i = 0; i < out_spatial.size(); ++i) {
+    const int64_t extent = (window.kernel[i] - 1) * window.dilations[i] + 1;
+    const int64_t needed = (out_spatial[i] - 1) * window.strides[i] + extent - xs[2 + i] - window.begin[i];
+    if (needed > end[i]) {
+      if (include_pad) return "ceil_mode with count_include_pad is not supported";
+      end[i] = needed;
+    }
+  }
+  Op& op = add(OpKind::Pooling, node, {activation(x)}, {activation(y)});
+  op.algorithm = is_max ? Algorithm::MaxPool : include_pad ? Algorithm::AvgPoolIncludePad : Algorithm::AvgPoolExcludePad;
+  op.kernel = window.kernel;
+  op.strides = window.strides;
+  op.dilations = minus_one(window.dilations);
+  op.padding_begin = window.begin;
+  op.padding_end = end;
+  return "";
+}
+
+std::string Lowering::lower_batch_norm(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  if (GraphView::int_attribute(node, "training_mode", 0) != 0) return "training mode is not supported";
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() < 2 || xs.size() > 5) return "only inputs of rank 2 to 5 are taken";
+  if (graph_.shape(y) != xs) return "the output shape differs from the input's";
+  const int64_t channels = xs[1];
+  std::vector<int32_t> inputs = {activation(x)};
+  for (size_t i = 1; i <= 4; ++i) {
+    const int32_t p = GraphView::input(node, i);
+    if (!graph_.is_constant(p) || !graph_.is_float(p) || graph_.shape(p) != std::vector<int64_t>{channels}) {
+      return "scale, bias, mean and variance must be float32 constants of C elements";
+    }
+    inputs.push_back(add_constant({channels}, graph_.floats(p)));
+  }
+  add(OpKind::BatchNorm, node, std::move(inputs), {activation(y)}).epsilon =
+      GraphView::float_attribute(node, "epsilon", 1e-5f);
+  return "";
+}
+
+std::string Lowering::lower_layer_norm(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), scale = GraphView::input(node, 1), bias = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.empty() || graph_.shape(y) != xs) return "the output shape differs from the input's";
+  if (GraphView::int_attribute(node, "stash_type", 1) != 1) return "stash_type is not float32";
+  const int64_t axis = normalize_axis(GraphView::int_attribute(node, "axis", -1), xs.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(xs.size())) return "axis is out of range";
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < xs.size(); ++i) (static_cast<int64_t>(i) < axis ? outer : inner) *= xs[i];
+  const std::vector<int64_t> normalized(xs.begin() + axis, xs.end());
+  std::vector<int32_t> inputs;
+  for (int32_t p : {scale, bias}) {
+    if (p == -1) {
+      inputs.push_back(-1);
+      continue;
+    }
+    if (!graph_.is_constant(p) || !graph_.is_float(p)) return "scale and bias must be float32 constants";
+    std::vector<float> data = graph_.floats(p);
+    std::vector<int64_t> ps = graph_.shape(p);
+    if (data.empty() || !broadcasts_to(ps, normalized)) return "scale or bias does not match the normalized dims";
+    if (static_cast<int64_t>(data.size()) != inner) {  // broadcast it out
+      std::vector<float> full(static_cast<size_t>(inner));
+      std::vector<int64_t> padded = ps;
+      padded.insert(padded.begin(), normalized.size() - ps.size(), 1);
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t rest = i, source = 0, stride = 1;
+        for (size_t d = normalized.size(); d-- > 0;) {
+          const int64_t coordinate = rest % normalized[d];
+          rest /= normalized[d];
+          if (padded[d] != 1) source += coordinate * stride;
+          stride *= padded[d];
+        }
+        full[static_cast<size_t>(i)] = data[static_cast<size_t>(source)];
+      }
+      data = std::move(full);
+    }
+    inputs.push_back(add_constant({inner}, std::move(data)));
+  }
+  if (inputs[0] == -1) return "scale is missing";
+  const float epsilon = GraphView::float_attribute(node, "epsilon", 1e-5f);
+  if (axis == static_cast<int64_t>(xs.size()) - 1) {
+    inputs.insert(inputs.begin(), activation(x));
+    add(OpKind::LayerNorm, node, std::move(inputs), {activation(y)}).epsilon = epsilon;
+    return "";
+  }
+  const int32_t flat_in = add_internal({outer, inner}), flat_out = add_internal({outer, inner});
+  add(OpKind::Reshape, node, {activation(x)}, {flat_in});
+  inputs.insert(inputs.begin(), flat_in);
+  add(OpKind::LayerNorm, node, std::move(inputs), {flat_out}).epsilon = epsilon;
+  add(OpKind::Reshape, node, {flat_out}, {activation(y)});
+  return "";
+}
+
+// ---- Data movement --------------------------------------------------------------------------
+
+std::string Lowering::lower_concat(const ir::Node& node) {
+  const int32_t y = GraphView::output(node, 0);
+  const std::vector<int64_t> ys = graph_.shape(y);
+  if (ys.empty()) return "scalars cannot be concatenated";
+  const int64_t axis = normalize_axis(GraphView::int_attribute(node, "axis", 0), ys.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(ys.size())) return "axis is out of range";
+  std::vector<int32_t> inputs;
+  int64_t total = 0;
+  for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
+    const int32_t v = GraphView::input(node, i);
+    if (!graph_.is_float(v)) return "an input is not float32";
+    std::vector<int64_t> vs = graph_.shape(v);
+    if (vs.size() != ys.size()) return "an input's rank differs from the output's";
+    for (size_t d = 0; d < vs.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && vs[d] != ys[d]) return "an input's shape does not fit the output";
+    }
+    if (vs[static_cast<size_t>(axis)] == 0) continue;
+    total += vs[static_cast<size_t>(axis)];
+    if (graph_.is_constant(v)) {
+      std::vector<float> data = graph_.floats(v);
+      if (data.empty()) return "a constant's data does not match its shape";
+      inputs.push_back(add_constant(vs, std::move(data)));
+    } else {
+      if (std::string why = check_activation(v, "input"); !why.empty()) return why;
+      inputs.push_back(activation(v));
+    }
+  }
+  if (inputs.empty() || total != ys[static_cast<size_t>(axis)]) return "the inputs do not add up to the output";
+  add(OpKind::Concat, node, std::move(inputs), {activation(y)}).axis = static_cast<int32_t>(axis);
+  return "";
+}
+
+std::string Lowering::lower_transpose(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  std::vector<int64_t> reversed;
+  for (size_t i = xs.size(); i-- > 0;) reversed.push_back(static_cast<int64_t>(i));
+  const std::vector<int64_t> perm = GraphView::ints_attribute(node, "perm", reversed);
+  if (perm.size() != xs.size()) return "perm does not have one entry per dim";
+  std::vector<bool> seen(xs.size(), false);
+  std::vector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[static_cast<size_t>(p)]) return "perm is not a permutation";
+    seen[static_cast<size_t>(p)] = true;
+    expected.push_back(xs[static_cast<size_t>(p)]);
+  }
+  if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  Op& op = add(OpKind::Reorder, node, {activation(x)}, {activation(y)});
+  op.alpha = 1.0f;
+  op.perm = perm;
+  return "";
+}
+
+std::string Lowering::lower_reshape(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  for (size_t i = 1; i < GraphView::num_inputs(node); ++i) {
+    const int32_t extra = GraphView::input(node, i);
+    if (extra != -1 && !graph_.is_constant(extra)) return "the shape or axes input is not a constant";
+  }
+  if (num_elements(graph_.shape(x)) != num_elements(graph_.shape(y))) return "the element counts differ";
+  add(OpKind::Reshape, node, {activation(x)}, {activation(y)});
+  return "";
+}
+
+std::string Lowering::lower_slice(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
+  if (xs.empty() || ys.size() != xs.size()) return "the output's rank differs from the input's";
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (graph_.opset() < 10) {
+    starts = GraphView::ints_attribute(node, "starts");
+    ends = GraphView::ints_attribute(node, "ends");
+    axes = GraphView::ints_attribute(node, "axes");
+  } else {
+    std::optional<std::vector<int64_t>> read[4];
+    for (size_t i = 1; i <= 4; ++i) {
+      const int32_t v = GraphView::input(node, i);
+      if (v == -1) continue;
+      if (!graph_.is_constant(v)) return "starts, ends, axes and steps must be constants";
+      read[i - 1] = graph_.ints(v);
+      if (!read[i - 1]) return "starts, ends, axes or steps is not an integer constant";
+    }
+    if (!read[0] || !read[1]) return "starts or ends is missing";
+    starts = *read[0];
+    ends = *read[1];
+    if (read[2]) axes = *read[2];
+    if (read[3]) steps = *read[3];
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (starts.size() != ends.size() || axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size())) {
+    return "starts, ends, axes and steps differ in length";
+  }
+  std::vector<int64_t> offsets(xs.size(), 0), expected = xs;
+  std::vector<bool> seen(xs.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = normalize_axis(axes[i], xs.size());
+    if (axis < 0 || axis >= static_cast<int64_t>(xs.size()) || seen[static_cast<size_t>(axis)]) return "an axis is out of range or repeated";
+    seen[static_cast<size_t>(axis)] = true;
+    if (!steps.empty() && steps[i] != 1) return "only steps of 1 are taken";
+    const int64_t dim = xs[static_cast<size_t>(axis)];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    offsets[static_cast<size_t>(axis)] = start;
+    expected[static_cast<size_t>(axis)] = std::max<int64_t>(0, end - start);
+  }
+  if (ys != expected) return "the output shape is not " + shape_text(expected);
+  Op& op = add(OpKind::Reorder, node, {activation(x)}, {activation(y)});
+  op.alpha = 1.0f;
+  op.starts = offsets;
+  return "";
+}
+
+std::string Lowering::lower_reduce(const ir::Node& node, Algorithm algorithm) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.empty()) return "scalars are not reduced";
+  // ReduceSum takes its axes as an input from opset 13, the others from opset 18.
+  const bool axes_input = graph_.opset() >= (algorithm == Algorithm::ReduceSum ? 13 : 18);
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    const int32_t a = GraphView::input(node, 1);
+    if (a != -1) {
+      std::optional<std::vector<int64_t>> read = graph_.is_constant(a) ? graph_.ints(a) : std::nullopt;
+      if (!read) return "axes is not an integer constant";
+      axes = *read;
+    }
+  } else {
+    axes = GraphView::ints_attribute(node, "axes");
+  }
+  if (axes.empty() && GraphView::int_attribute(node, "noop_with_empty_axes", 0) != 0) return "an empty reduction is not taken";
+  std::vector<bool> reduced(xs.size(), axes.empty());
+  for (int64_t axis : axes) {
+    const int64_t a = normalize_axis(axis, xs.size());
+    if (a < 0 || a >= static_cast<int64_t>(xs.size())) return "an axis is out of range";
+    reduced[static_cast<size_t>(a)] = true;
+  }
+  const bool keep = GraphView::int_attribute(node, "keepdims", 1) != 0;
+  std::vector<int64_t> kept, dropped;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    kept.push_back(reduced[d] ? 1 : xs[d]);
+    if (!reduced[d]) dropped.push_back(xs[d]);
+  }
+  if (graph_.shape(y) != (keep ? kept : dropped)) return "the output shape is not " + shape_text(keep ? kept : dropped);
+  if (kept == xs) {  // nothing to reduce
+    add(OpKind::Reshape, node, {activation(x)}, {activation(y)});
+    return "";
+  }
+  const int32_t out = keep ? activation(y) : add_internal(kept);
+  add(OpKind::Reduction, node, {activation(x)}, {out}).algorithm = algorithm;
+  if (!keep) add(OpKind::Reshape, node, {out}, {activation(y)});
+  return "";
+}
+
+}  // namespace plugrt::onednn

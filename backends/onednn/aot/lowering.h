@@ -1,0 +1,90 @@
+// Lowering graph IR nodes to oneDNN ops (aot/op_list.h). The same code decides what
+// `partition` takes (a node is taken exactly when it lowers on its own) and builds
+// what `preprocess` stores, so the two can never disagree. Within one partition,
+// `preprocess` also recognises multi-node patterns (layer normalization written out
+// as ReduceMean/Sub/Pow/Sqrt/Div, GELU written with Erf) and lowers each to one
+// primitive; every node of such a pattern also lowers alone, for partitions that hold
+// only part of it.
+//
+// Shapes stay in the graph's logical order; init picks the memory formats.
+#ifndef PLUGRT_BACKENDS_ONEDNN_AOT_LOWERING_H_
+#define PLUGRT_BACKENDS_ONEDNN_AOT_LOWERING_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "aot/graph_view.h"
+#include "aot/op_list.h"
+
+namespace plugrt::onednn {
+
+class Lowering {
+ public:
+  explicit Lowering(const GraphView& graph) : graph_(graph) {}
+
+  /// Lowers node `index`. Returns "" when it is taken, otherwise the reason it is not
+  /// (what a user reads in `plugrt compile`'s summary of untaken nodes).
+  std::string add_node(size_t index);
+
+  /// Lowers every node of the graph, fusing patterns; "" or the first refusal.
+  std::string add_all_nodes();
+
+  /// The finished blob for the graph's inputs and outputs, after every node was added.
+  /// `error` says why when it cannot be written.
+  std::vector<uint8_t> finish(std::string* error);
+
+ private:
+  std::string lower(const ir::Node& node);
+  std::string lower_conv(const ir::Node& node);
+  std::string lower_gemm(const ir::Node& node);
+  std::string lower_matmul(const ir::Node& node);
+  std::string lower_binary(const ir::Node& node, blob::Algorithm algorithm);
+  std::string lower_unary(const ir::Node& node, const std::string& op);
+  std::string lower_clip(const ir::Node& node);
+  std::string lower_pow(const ir::Node& node);
+  std::string lower_softmax(const ir::Node& node, bool log);
+  std::string lower_pool(const ir::Node& node, bool is_max, bool global);
+  std::string lower_batch_norm(const ir::Node& node);
+  std::string lower_layer_norm(const ir::Node& node);
+  std::string lower_concat(const ir::Node& node);
+  std::string lower_transpose(const ir::Node& node);
+  std::string lower_reshape(const ir::Node& node);
+  std::string lower_slice(const ir::Node& node);
+  std::string lower_reduce(const ir::Node& node, blob::Algorithm algorithm);
+
+  // Patterns (aot/patterns.cc). Each returns the nodes it covers (empty: no match)
+  // after lowering them as one op.
+  std::vector<size_t> match_layer_norm(size_t first);
+  std::vector<size_t> match_gelu(size_t first);
+  /// Whether `value` is read only by the nodes in `allowed` and is no graph output.
+  bool only_read_by(int32_t value, const std::set<size_t>& allowed) const;
+  /// The node reading `value` when exactly one node does (and it is no graph output).
+  int64_t sole_reader(int32_t value) const;
+
+  /// Checks that `value` is a float32 value computed at run time with static dims.
+  std::string check_activation(int32_t value, const char* role) const;
+  /// The tensor of a run-time value (created on first use).
+  int32_t activation(int32_t value);
+  int32_t add_constant(std::vector<int64_t> dims, std::vector<float> data);
+  int32_t add_internal(std::vector<int64_t> dims);
+  /// `tensor` seen with `rank` dims (leading 1s added): a Reshape when it runs, or a
+  /// copy of a constant's dims.
+  int32_t with_rank(int32_t tensor, size_t rank, const ir::Node& from);
+  Op& add(blob::OpKind kind, const ir::Node& from, std::vector<int32_t> inputs, std::vector<int32_t> outputs);
+
+  const GraphView& graph_;
+  OpList list_;
+  std::map<int32_t, int32_t> value_tensor_;
+};
+
+/// Dims of a graph shape as oneDNN sees them: a scalar is [1].
+std::vector<int64_t> dnnl_dims(const std::vector<int64_t>& shape);
+/// Whether `small` broadcasts to `full` (numpy rules, aligned at the right).
+bool broadcasts_to(const std::vector<int64_t>& small, const std::vector<int64_t>& full);
+
+}  // namespace plugrt::onednn
+
+#endif  // PLUGRT_BACKENDS_ONEDNN_AOT_LOWERING_H_

@@ -1,0 +1,63 @@
+// The ahead-of-time form of a oneDNN blob: tensors and ops in oneDNN's vocabulary, as
+// lowering builds them, fusion rewrites them and the blob writer stores them
+// (schema/onednn_blob.fbs says what each field means).
+#ifndef PLUGRT_BACKENDS_ONEDNN_AOT_OP_LIST_H_
+#define PLUGRT_BACKENDS_ONEDNN_AOT_OP_LIST_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onednn_blob_generated.h"
+
+namespace plugrt::onednn {
+
+struct PostOp {
+  blob::PostOpKind kind = blob::PostOpKind::Eltwise;
+  blob::Algorithm algorithm = blob::Algorithm::None;
+  float alpha = 0;
+  float beta = 0;
+  int32_t operand = -1;
+};
+
+struct Op {
+  blob::OpKind kind = blob::OpKind::Eltwise;
+  blob::Algorithm algorithm = blob::Algorithm::None;
+  std::vector<int32_t> inputs, outputs;
+  float alpha = 0;
+  float beta = 0;
+  std::vector<int64_t> strides, dilations, padding_begin, padding_end, kernel;
+  int64_t groups = 1;
+  int32_t axis = 0;
+  float epsilon = 0;
+  std::vector<int64_t> perm, starts;
+  std::vector<PostOp> post_ops;
+  std::string name;
+};
+
+struct Tensor {
+  std::vector<int64_t> dims;
+  std::vector<float> data;
+  bool constant = false;
+  int32_t external_input = -1;
+  int32_t external_output = -1;
+};
+
+struct OpList {
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;  // in execution order
+  std::vector<uint32_t> inputs, outputs;
+};
+
+/// Fuses what pays off (aot/fusion.cc): element-wise ops and binary ops into the
+/// convolution, matmul or inner product before them as post-ops, a constant row added
+/// after a matmul as its bias, a batch normalization into the convolution before it, a
+/// scaling into the copy before it. Drops the tensors nothing uses any more.
+void fuse_post_ops(OpList* list);
+
+/// The finished blob (header + flatbuffer).
+std::vector<uint8_t> write_blob(const OpList& list);
+
+}  // namespace plugrt::onednn
+
+#endif  // PLUGRT_BACKENDS_ONEDNN_AOT_OP_LIST_H_

@@ -1,0 +1,211 @@
+// Multi-node patterns that one oneDNN primitive computes, found within one partition.
+#include <cmath>
+
+#include "aot/lowering.h"
+
+namespace plugrt::onednn {
+
+namespace {
+
+bool is_op(const ir::Node& node, const char* type) { return node.op_type()->str() == type; }
+
+bool near(float value, float target) { return std::fabs(value - target) <= 1e-4f * std::fabs(target); }
+
+/// Whether a ReduceMean reduces exactly the last axis of `rank`, keeping dims.
+bool reduces_last_axis(const GraphView& graph, const ir::Node& node, size_t rank) {
+  if (GraphView::int_attribute(node, "keepdims", 1) == 0) return false;
+  std::vector<int64_t> axes;
+  if (graph.opset() >= 18) {
+    const int32_t a = GraphView::input(node, 1);
+    std::optional<std::vector<int64_t>> read = graph.is_constant(a) ? graph.ints(a) : std::nullopt;
+    if (!read) return false;
+    axes = *read;
+  } else {
+    axes = GraphView::ints_attribute(node, "axes");
+  }
+  if (axes.size() == 1 && (axes[0] == -1 || axes[0] == static_cast<int64_t>(rank) - 1)) return true;
+  return rank == 1 && axes.empty();
+}
+
+/// For a binary node reading `value` and a constant: the constant's value index, or -1.
+int32_t other_constant(const GraphView& graph, const ir::Node& node, int32_t value) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1);
+  if (a == value && graph.is_constant(b)) return b;
+  if (b == value && graph.is_constant(a)) return a;
+  return -1;
+}
+
+}  // namespace
+
+int64_t Lowering::sole_reader(int32_t value) const {
+  if (!graph_.valid(value) || graph_.is_graph_output(value) || graph_.num_readers(value) != 1) return -1;
+  for (size_t n = 0; n < graph_.num_nodes(); ++n) {
+    const ir::Node& node = graph_.node(n);
+    for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
+      if (GraphView::input(node, i) == value) return static_cast<int64_t>(n);
+    }
+  }
+  return -1;
+}
+
+bool Lowering::only_read_by(int32_t value, const std::set<size_t>& allowed) const {
+  if (graph_.is_graph_output(value)) return false;
+  for (size_t n = 0; n < graph_.num_nodes(); ++n) {
+    if (allowed.count(n) != 0) continue;
+    const ir::Node& node = graph_.node(n);
+    for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
+      if (GraphView::input(node, i) == value) return false;
+    }
+  }
+  return true;
+}
+
+// mean = ReduceMean(x); d = x - mean; var = ReduceMean(d ^ 2); y = d / Sqrt(var + eps),
+// optionally then * gamma and + beta (constants over the last axis).
+std::vector<size_t> Lowering::match_layer_norm(size_t first) {
+  const ir::Node& reduce = graph_.node(first);
+  if (!is_op(reduce, "ReduceMean") || GraphView::num_outputs(reduce) != 1) return {};
+  const int32_t x = GraphView::input(reduce, 0), mean = GraphView::output(reduce, 0);
+  if (!check_activation(x, "input").empty()) return {};
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.empty() || !reduces_last_axis(graph_, reduce, xs.size())) return {};
+  const int64_t channels = xs.back();
+
+  auto next = [&](int32_t value, const char* type) -> int64_t {
+    const int64_t n = sole_reader(value);
+    return n >= 0 && is_op(graph_.node(static_cast<size_t>(n)), type) ? n : -1;
+  };
+  const int64_t sub = next(mean, "Sub");
+  if (sub < 0) return {};
+  const ir::Node& sub_node = graph_.node(static_cast<size_t>(sub));
+  if (GraphView::input(sub_node, 0) != x || GraphView::input(sub_node, 1) != mean) return {};
+  const int32_t centered = GraphView::output(sub_node, 0);
+  if (graph_.shape(centered) != xs || graph_.num_readers(centered) != 2 || graph_.is_graph_output(centered)) return {};
+  // The two readers of the centered value: Pow (first) and Div (last).
+  int64_t pow = -1, div = -1;
+  for (size_t n = 0; n < graph_.num_nodes(); ++n) {
+    const ir::Node& node = graph_.node(n);
+    if (is_op(node, "Pow") && GraphView::input(node, 0) == centered) pow = static_cast<int64_t>(n);
+    if (is_op(node, "Div") && GraphView::input(node, 0) == centered) div = static_cast<int64_t>(n);
+  }
+  if (pow < 0 || div < 0) return {};
+  const ir::Node& pow_node = graph_.node(static_cast<size_t>(pow));
+  const std::optional<float> exponent = graph_.scalar(GraphView::input(pow_node, 1));
+  if (!exponent || *exponent != 2.0f) return {};
+  const int64_t reduce2 = next(GraphView::output(pow_node, 0), "ReduceMean");
+  if (reduce2 < 0 || !reduces_last_axis(graph_, graph_.node(static_cast<size_t>(reduce2)), xs.size())) return {};
+  const int32_t variance = GraphView::output(graph_.node(static_cast<size_t>(reduce2)), 0);
+  const int64_t add_eps = next(variance, "Add");
+  if (add_eps < 0) return {};
+  const ir::Node& add_node = graph_.node(static_cast<size_t>(add_eps));
+  const std::optional<float> epsilon = graph_.scalar(other_constant(graph_, add_node, variance));
+  if (!epsilon || *epsilon < 0) return {};
+  const int64_t sqrt = next(GraphView::output(add_node, 0), "Sqrt");
+  if (sqrt < 0) return {};
+  const int32_t deviation = GraphView::output(graph_.node(static_cast<size_t>(sqrt)), 0);
+  const ir::Node& div_node = graph_.node(static_cast<size_t>(div));
+  if (GraphView::input(div_node, 1) != deviation || sole_reader(deviation) != div) return {};
+  std::vector<size_t> covered = {first, static_cast<size_t>(sub), static_cast<size_t>(pow), static_cast<size_t>(reduce2),
+                                 static_cast<size_t>(add_eps), static_cast<size_t>(sqrt), static_cast<size_t>(div)};
+  int32_t result = GraphView::output(div_node, 0);
+
+  // gamma and beta: constants of C elements (or one, broadcast).
+  auto per_channel = [&](const ir::Node& node, int32_t value, std::vector<float>* out) {
+    const int32_t c = other_constant(graph_, node, value);
+    if (c < 0 || !graph_.is_float(c)) return false;
+    const std::vector<float> data = graph_.floats(c);
+    const std::vector<int64_t> cs = graph_.shape(c);
+    if (data.empty() || !broadcasts_to(cs, {channels}) || num_elements(cs) > channels) return false;
+    out->assign(static_cast<size_t>(channels), data[0]);
+    if (static_cast<int64_t>(data.size()) == channels) *out = data;
+    return true;
+  };
+  std::vector<float> scale(static_cast<size_t>(channels), 1.0f), shift;
+  if (const int64_t mul = next(result, "Mul"); mul >= 0 && per_channel(graph_.node(static_cast<size_t>(mul)), result, &scale)) {
+    covered.push_back(static_cast<size_t>(mul));
+    result = GraphView::output(graph_.node(static_cast<size_t>(mul)), 0);
+    if (const int64_t add = next(result, "Add");
+        add >= 0 && per_channel(graph_.node(static_cast<size_t>(add)), result, &shift)) {
+      covered.push_back(static_cast<size_t>(add));
+      result = GraphView::output(graph_.node(static_cast<size_t>(add)), 0);
+    } else {
+      shift.clear();
+    }
+  }
+  if (!check_activation(result, "output").empty() || graph_.shape(result) != xs) return {};
+  const ir::Node& last = graph_.node(covered.back());
+  std::vector<int32_t> inputs = {activation(x), add_constant({channels}, std::move(scale)),
+                                 shift.empty() ? -1 : add_constant({channels}, std::move(shift))};
+  Op& op = add(blob::OpKind::LayerNorm, last, std::move(inputs), {activation(result)});
+  op.epsilon = *epsilon;
+  op.name = "layer normalization ending at " + op.name;
+  return covered;
+}
+
+// y = x * (Erf(x / sqrt(2)) + 1) * 0.5, as PyTorch exports GELU.
+std::vector<size_t> Lowering::match_gelu(size_t first) {
+  const ir::Node& scale = graph_.node(first);
+  const bool divides = is_op(scale, "Div");
+  if (!divides && !is_op(scale, "Mul")) return {};
+  const int32_t x = GraphView::input(scale, 0);
+  const std::optional<float> factor = graph_.scalar(GraphView::input(scale, 1));
+  if (!factor || !near(*factor, divides ? std::sqrt(2.0f) : std::sqrt(0.5f))) return {};
+  if (!check_activation(x, "input").empty()) return {};
+  auto next = [&](int32_t value, const char* type) -> int64_t {
+    const int64_t n = sole_reader(value);
+    return n >= 0 && is_op(graph_.node(static_cast<size_t>(n)), type) ? n : -1;
+  };
+  const int64_t erf = next(GraphView::output(scale, 0), "Erf");
+  if (erf < 0) return {};
+  const int32_t erf_out = GraphView::output(graph_.node(static_cast<size_t>(erf)), 0);
+  const int64_t add_one = next(erf_out, "Add");
+  if (add_one < 0) return {};
+  const ir::Node& add_node = graph_.node(static_cast<size_t>(add_one));
+  const std::optional<float> one = graph_.scalar(other_constant(graph_, add_node, erf_out));
+  if (!one || *one != 1.0f) return {};
+  const int32_t sum = GraphView::output(add_node, 0);
+  const int64_t mul = next(sum, "Mul");
+  if (mul < 0) return {};
+  const ir::Node& mul_node = graph_.node(static_cast<size_t>(mul));
+  const int32_t m0 = GraphView::input(mul_node, 0), m1 = GraphView::input(mul_node, 1);
+  if (!((m0 == x && m1 == sum) || (m0 == sum && m1 == x))) return {};
+  const int32_t product = GraphView::output(mul_node, 0);
+  const int64_t half = next(product, "Mul");
+  if (half < 0) return {};
+  const ir::Node& half_node = graph_.node(static_cast<size_t>(half));
+  const std::optional<float> half_value = graph_.scalar(other_constant(graph_, half_node, product));
+  if (!half_value || *half_value != 0.5f) return {};
+  const int32_t y = GraphView::output(half_node, 0);
+  if (!check_activation(y, "output").empty() || graph_.shape(y) != graph_.shape(x)) return {};
+  Op& op = add(blob::OpKind::Eltwise, half_node, {activation(x)}, {activation(y)});
+  op.algorithm = blob::Algorithm::GeluErf;
+  op.name = "GELU ending at " + op.name;
+  return {first, static_cast<size_t>(erf), static_cast<size_t>(add_one), static_cast<size_t>(mul),
+          static_cast<size_t>(half)};
+}
+
+std::string Lowering::add_all_nodes() {
+  std::vector<bool> done(graph_.num_nodes(), false);
+  for (size_t n = 0; n < graph_.num_nodes(); ++n) {
+    if (done[n]) continue;
+    std::vector<size_t> covered = match_layer_norm(n);
+    if (covered.empty()) covered = match_gelu(n);
+    bool clash = false;
+    for (size_t c : covered) clash |= done[c] || c < n;
+    if (!covered.empty() && !clash) {
+      for (size_t c : covered) done[c] = true;
+      continue;
+    }
+    if (!covered.empty()) return "internal error: a pattern overlaps lowered nodes";
+    const std::string why = add_node(n);
+    if (!why.empty()) {
+      const ir::Node& node = graph_.node(n);
+      return "onednn cannot lower " + node.op_type()->str() + " '" + (node.name() ? node.name()->str() : std::string()) +
+             "': " + why;
+    }
+    done[n] = true;
+  }
+  return "";
+}
+
+}  // namespace plugrt::onednn

@@ -1,0 +1,85 @@
+// One initialised oneDNN delegate: the primitives built once from a blob, the memories
+// they run on (an arena planned at init, the host's tensors bound at the edges), and
+// the calls that run them.
+#ifndef PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_DELEGATE_H_
+#define PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_DELEGATE_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "plugrt/plugrt_abi.h"
+
+namespace plugrt::onednn {
+
+/// One call of the execution plan.
+struct Step {
+  enum class Kind { kPrimitive, kErf };
+  Kind kind = Kind::kPrimitive;
+  dnnl::primitive primitive;
+  std::unordered_map<int, dnnl::memory> args;
+  /// `args` as the C API takes them, made once so that running a step copies nothing.
+  std::vector<dnnl_exec_arg_t> c_args;
+  // kErf: element-wise erf from `source` to `destination` (both plain).
+  dnnl::memory source, destination;
+  size_t count = 0;
+};
+
+/// One partition input or output: the host tensor's dims and the memories that view it.
+struct External {
+  std::vector<int64_t> dims;
+  size_t num_elements = 0;
+  std::vector<dnnl::memory> views;
+};
+
+/// What the plan builder (src/plan_builder.cc) hands over.
+struct Plan {
+  std::vector<Step> steps;
+  std::vector<External> inputs, outputs;
+  /// Memories that live in the arena, at these byte offsets.
+  std::vector<std::pair<dnnl::memory, size_t>> arena_views;
+  size_t arena_size = 0;
+  /// Memories that share the scratchpad buffer.
+  std::vector<dnnl::memory> scratchpad_views;
+  size_t scratchpad_size = 0;
+  /// Weights reordered at init into oneDNN's preferred formats (oneDNN owns the buffers).
+  std::vector<dnnl::memory> constants;
+};
+
+class OnednnDelegate {
+ public:
+  /// Verifies the blob, builds every primitive and plans the memory. On failure reports
+  /// the reason through `host` and returns its status: DELEGATE_INVALID_COMPATIBILITY for
+  /// a blob of another format or version, or one this oneDNN cannot build.
+  static plugrt_status create(const plugrt_host_services* host, const plugrt_init_args* args, OnednnDelegate** out);
+
+  /// Checks the arguments, binds the host's tensors and runs the plan. Creates no
+  /// primitive and allocates nothing of its own.
+  plugrt_status execute(const plugrt_execute_args* args);
+
+  ~OnednnDelegate();
+  OnednnDelegate(const OnednnDelegate&) = delete;
+  OnednnDelegate& operator=(const OnednnDelegate&) = delete;
+
+ private:
+  explicit OnednnDelegate(const plugrt_host_services* host) : host_(host) {}
+  plugrt_status build(const plugrt_init_args* args);
+  plugrt_status fail(plugrt_status status, const std::string& message) const;
+  bool check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external,
+                    void** data) const;
+
+  const plugrt_host_services* host_;
+  int threads_ = 1;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  Plan plan_;
+  void* arena_ = nullptr;
+  void* scratchpad_ = nullptr;
+};
+
+}  // namespace plugrt::onednn
+
+#endif  // PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_DELEGATE_H_

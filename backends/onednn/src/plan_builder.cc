@@ -1,0 +1,1011 @@
+#include "src/plan_builder.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace plugrt::onednn {
+
+namespace {
+
+using blob::Algorithm;
+using blob::OpKind;
+using dims_t = dnnl::memory::dims;
+using desc_t = dnnl::memory::desc;
+
+constexpr size_t kMaxRank = 12;
+constexpr size_t kAlignment = 64;
+
+template <typename T>
+size_t length(const flatbuffers::Vector<T>* vector) {
+  return vector == nullptr ? 0 : vector->size();
+}
+
+template <typename T>
+std::vector<int64_t> longs(const flatbuffers::Vector<T>* vector) {
+  std::vector<int64_t> out;
+  if (vector != nullptr) out.assign(vector->begin(), vector->end());
+  return out;
+}
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw BlobError(message);
+}
+
+desc_t plain(const dims_t& dims) {
+  dims_t strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return desc_t(dims, dnnl::memory::data_type::f32, strides);
+}
+
+desc_t any(const dims_t& dims) { return desc_t(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any); }
+
+dnnl::algorithm eltwise_algorithm(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::Relu: return dnnl::algorithm::eltwise_relu;
+    case Algorithm::Tanh: return dnnl::algorithm::eltwise_tanh;
+    case Algorithm::Logistic: return dnnl::algorithm::eltwise_logistic;
+    case Algorithm::Exp: return dnnl::algorithm::eltwise_exp;
+    case Algorithm::Log: return dnnl::algorithm::eltwise_log;
+    case Algorithm::Sqrt: return dnnl::algorithm::eltwise_sqrt;
+    case Algorithm::Abs: return dnnl::algorithm::eltwise_abs;
+    case Algorithm::Linear: return dnnl::algorithm::eltwise_linear;
+    case Algorithm::Clip: return dnnl::algorithm::eltwise_clip;
+    case Algorithm::Pow: return dnnl::algorithm::eltwise_pow;
+    case Algorithm::GeluErf: return dnnl::algorithm::eltwise_gelu_erf;
+    case Algorithm::GeluTanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case Algorithm::HardSwish: return dnnl::algorithm::eltwise_hardswish;
+    default: throw BlobError(std::string("algorithm ") + blob::EnumNameAlgorithm(algorithm) + " is not element-wise");
+  }
+}
+
+/// Whether oneDNN implements a convolution as im2col + GEMM (its slow general path).
+bool is_im2col_gemm(const dnnl::convolution_forward::primitive_desc& pd) {
+  const std::string implementation = pd.impl_info_str();
+  return implementation.find("gemm") != std::string::npos && implementation.find("brg") == std::string::npos;
+}
+
+dnnl::algorithm binary_algorithm(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::Add: return dnnl::algorithm::binary_add;
+    case Algorithm::Sub: return dnnl::algorithm::binary_sub;
+    case Algorithm::Mul: return dnnl::algorithm::binary_mul;
+    case Algorithm::Div: return dnnl::algorithm::binary_div;
+    case Algorithm::Max: return dnnl::algorithm::binary_max;
+    case Algorithm::Min: return dnnl::algorithm::binary_min;
+    default: throw BlobError(std::string("algorithm ") + blob::EnumNameAlgorithm(algorithm) + " is not binary");
+  }
+}
+
+/// Whether `small` has `full`'s rank and each of its dims is `full`'s or 1.
+bool broadcasts(const dims_t& small, const dims_t& full) {
+  if (small.size() != full.size()) return false;
+  for (size_t d = 0; d < small.size(); ++d) {
+    if (small[d] != full[d] && small[d] != 1) return false;
+  }
+  return true;
+}
+
+int64_t product(const dims_t& dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  return count;
+}
+
+class Builder {
+ public:
+  Builder(const blob::Blob& blob, const dnnl::engine& engine) : blob_(blob), engine_(engine) {}
+  Plan build();
+
+ private:
+  enum class StorageKind { kArena, kInput, kOutput, kConstant };
+  struct Storage {
+    StorageKind kind = StorageKind::kArena;
+    size_t index = 0;  // external position
+    size_t size = 0;
+    int64_t first = -1, last = -1;
+  };
+  struct Value {
+    bool defined = false;
+    int storage = -1;
+    desc_t md;
+    dnnl::memory memory;
+    std::vector<std::pair<desc_t, dnnl::memory>> converted;
+  };
+
+  void verify_tensors();
+  void build_op(const blob::Op& op, const std::string& where);
+  void build_convolution(const blob::Op& op);
+  void build_matmul(const blob::Op& op);
+  void build_inner_product(const blob::Op& op);
+  void build_eltwise(const blob::Op& op);
+  void build_binary(const blob::Op& op);
+  void build_softmax(const blob::Op& op, bool log);
+  void build_pooling(const blob::Op& op);
+  void build_batch_norm(const blob::Op& op);
+  void build_layer_norm(const blob::Op& op);
+  void build_concat(const blob::Op& op);
+  void build_reorder(const blob::Op& op);
+  void build_reshape(const blob::Op& op);
+  void build_reduction(const blob::Op& op);
+  void build_erf(const blob::Op& op);
+  void plan_memory();
+
+  const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
+  const dims_t& dims(int32_t t) const { return dims_[static_cast<size_t>(t)]; }
+  int32_t input(const blob::Op& op, size_t i, bool optional = false) const;
+  int32_t output(const blob::Op& op) const;
+
+  int new_storage(StorageKind kind, size_t index, size_t size);
+  dnnl::memory view(int storage, const desc_t& md);
+  /// The memory of a value or constant as it is now.
+  dnnl::memory current(int32_t t);
+  /// The value in format `md`, converted (once) when it is in another.
+  dnnl::memory in_format(int32_t t, const desc_t& md);
+  dnnl::memory as_plain(int32_t t) { return in_format(t, plain(dims(t))); }
+  /// A constant reordered (once, now) into `md`.
+  dnnl::memory constant_in(int32_t t, const desc_t& md);
+  /// Gives `t` its memory in format `md`.
+  dnnl::memory define(int32_t t, const desc_t& md);
+  /// Gives `t` the bytes of `source` under its own plain shape (no data moves).
+  void alias(int32_t t, int32_t source);
+  /// After `t` is written: copies it to the host's output when it lives elsewhere.
+  void publish(int32_t t);
+  /// The same bytes as plain `memory` under `dims` (same element count).
+  dnnl::memory reshaped(const dnnl::memory& memory, const dims_t& dims);
+  /// A matmul whose weights have no batch: its batch dims folded into M.
+  bool build_folded_matmul(const blob::Op& op);
+
+  dnnl::primitive_attr attributes() const;
+  void add_step(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args, const desc_t& scratchpad);
+  void add_reorder(const dnnl::memory& from, const dnnl::memory& to, float scale = 1.0f);
+  /// The op's first `count` post-ops on `attr`, with their operands in `args`.
+  /// Returns false when that is none.
+  bool set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
+                    std::unordered_map<int, dnnl::memory>* args, size_t count = SIZE_MAX);
+  /// Runs the op's post-ops from `first` on as separate primitives on `dst`, in place.
+  void add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first = 0);
+
+  const blob::Blob& blob_;
+  const dnnl::engine& engine_;
+  std::vector<dims_t> dims_;
+  std::vector<Value> values_;
+  std::vector<Storage> storages_;
+  std::vector<std::pair<dnnl::memory, int>> views_;
+  Plan plan_;
+};
+
+int32_t Builder::input(const blob::Op& op, size_t i, bool optional) const {
+  const int32_t t = i < length(op.inputs()) ? op.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)) : -1;
+  if (t == -1 && optional) return -1;
+  require(t >= 0 && static_cast<size_t>(t) < dims_.size(), "input " + std::to_string(i) + " is missing or out of range");
+  return t;
+}
+
+int32_t Builder::output(const blob::Op& op) const {
+  require(length(op.outputs()) == 1, "an op has not exactly one output");
+  const int32_t t = op.outputs()->Get(0);
+  require(t >= 0 && static_cast<size_t>(t) < dims_.size(), "the output is out of range");
+  require(tensor(t).data() == nullptr && tensor(t).external_input() < 0, "the output is a constant or an input");
+  require(!values_[static_cast<size_t>(t)].defined, "the output is written twice");
+  return t;
+}
+
+int Builder::new_storage(StorageKind kind, size_t index, size_t size) {
+  Storage storage;
+  storage.kind = kind;
+  storage.index = index;
+  storage.size = size;
+  storages_.push_back(storage);
+  return static_cast<int>(storages_.size() - 1);
+}
+
+dnnl::memory Builder::view(int storage, const desc_t& md) {
+  dnnl::memory memory(md, engine_, DNNL_MEMORY_NONE);
+  views_.emplace_back(memory, storage);
+  return memory;
+}
+
+dnnl::memory Builder::current(int32_t t) {
+  Value& value = values_[static_cast<size_t>(t)];
+  if (value.defined) return value.memory;
+  const blob::Tensor& source = tensor(t);
+  require(source.data() != nullptr, "tensor " + std::to_string(t) + " is read before it is written");
+  // Constants are read in place from the blob, which outlives the handle.
+  value.md = plain(dims(t));
+  value.memory = dnnl::memory(value.md, engine_, const_cast<float*>(source.data()->data()));
+  value.defined = true;
+  return value.memory;
+}
+
+dnnl::memory Builder::in_format(int32_t t, const desc_t& md) {
+  dnnl::memory memory = current(t);
+  Value& value = values_[static_cast<size_t>(t)];
+  if (value.md == md) return memory;
+  for (const auto& [format, converted] : value.converted) {
+    if (format == md) return converted;
+  }
+  if (tensor(t).data() != nullptr) return constant_in(t, md);
+  dnnl::memory converted = view(new_storage(StorageKind::kArena, 0, md.get_size()), md);
+  add_reorder(memory, converted);
+  value.converted.emplace_back(md, converted);
+  return converted;
+}
+
+dnnl::memory Builder::constant_in(int32_t t, const desc_t& md) {
+  dnnl::memory source = current(t);
+  if (values_[static_cast<size_t>(t)].md == md) return source;
+  dnnl::memory reordered(md, engine_);
+  dnnl::stream stream(engine_);
+  dnnl::reorder(source, reordered).execute(stream, source, reordered);
+  stream.wait();
+  plan_.constants.push_back(reordered);
+  return reordered;
+}
+
+dnnl::memory Builder::define(int32_t t, const desc_t& md) {
+  Value& value = values_[static_cast<size_t>(t)];
+  const int32_t external = tensor(t).external_output();
+  if (external >= 0 && md == plain(dims(t))) {
+    value.storage = new_storage(StorageKind::kOutput, static_cast<size_t>(external), md.get_size());
+  } else {
+    value.storage = new_storage(StorageKind::kArena, 0, md.get_size());
+  }
+  value.md = md;
+  value.memory = view(value.storage, md);
+  value.defined = true;
+  return value.memory;
+}
+
+void Builder::alias(int32_t t, int32_t source) {
+  require(product(dims(t)) == product(dims(source)), "a reshape changes the element count");
+  dnnl::memory from = as_plain(source);
+  const desc_t md = plain(dims(t));
+  int storage = -1;
+  for (const auto& [memory, id] : views_) {
+    if (memory.get() == from.get()) storage = id;
+  }
+  if (tensor(t).external_output() >= 0 || storage < 0) {
+    // The host's output must receive the bytes, and a constant has no storage to share.
+    define(t, md);
+    add_reorder(from, view(values_[static_cast<size_t>(t)].storage, plain(dims(source))));
+    publish(t);
+    return;
+  }
+  Value& value = values_[static_cast<size_t>(t)];
+  value.storage = storage;
+  value.md = md;
+  value.memory = view(storage, md);
+  value.defined = true;
+}
+
+void Builder::publish(int32_t t) {
+  const int32_t external = tensor(t).external_output();
+  if (external < 0) return;
+  Value& value = values_[static_cast<size_t>(t)];
+  if (storages_[static_cast<size_t>(value.storage)].kind == StorageKind::kOutput) return;
+  const int storage = new_storage(StorageKind::kOutput, static_cast<size_t>(external), plain(dims(t)).get_size());
+  add_reorder(value.memory, view(storage, plain(dims(t))));
+}
+
+dnnl::primitive_attr Builder::attributes() const {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void Builder::add_step(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args, const desc_t& scratchpad) {
+  if (scratchpad.get_size() > 0) {
+    dnnl::memory memory(scratchpad, engine_, DNNL_MEMORY_NONE);
+    plan_.scratchpad_views.push_back(memory);
+    plan_.scratchpad_size = std::max(plan_.scratchpad_size, scratchpad.get_size());
+    args[DNNL_ARG_SCRATCHPAD] = memory;
+  }
+  Step step;
+  step.primitive = std::move(primitive);
+  step.args = std::move(args);
+  plan_.steps.push_back(std::move(step));
+}
+
+void Builder::add_reorder(const dnnl::memory& from, const dnnl::memory& to, float scale) {
+  dnnl::primitive_attr attr = attributes();
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  dnnl::reorder::primitive_desc pd(engine_, from.get_desc(), engine_, to.get_desc(), attr);
+  add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, pd.scratchpad_desc());
+}
+
+bool Builder::set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
+                           std::unordered_map<int, dnnl::memory>* args, size_t count) {
+  count = std::min(count, length(op.post_ops()));
+  if (count == 0) return false;
+  dnnl::post_ops post_ops;
+  for (flatbuffers::uoffset_t i = 0; i < count; ++i) {
+    const blob::PostOp* post = op.post_ops()->Get(i);
+    if (post->kind() == blob::PostOpKind::Eltwise) {
+      post_ops.append_eltwise(1.0f, eltwise_algorithm(post->algorithm()), post->alpha(), post->beta());
+      continue;
+    }
+    const int32_t operand = post->operand();
+    require(operand >= 0 && static_cast<size_t>(operand) < dims_.size(), "a post-op operand is out of range");
+    require(broadcasts(dims(operand), dst), "a post-op operand does not broadcast to the result");
+    dnnl::memory memory = current(operand);
+    post_ops.append_binary(binary_algorithm(post->algorithm()), memory.get_desc());
+    (*args)[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = memory;
+  }
+  attr->set_post_ops(post_ops);
+  return true;
+}
+
+void Builder::add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first) {
+  const desc_t md = dst.get_desc();
+  const size_t count = length(op.post_ops());
+  for (size_t i = first; i < count; ++i) {
+    const blob::PostOp* post = op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (post->kind() == blob::PostOpKind::Eltwise) {
+      dnnl::eltwise_forward::primitive_desc pd(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(post->algorithm()), md,
+                                      post->alpha(), post->beta()),
+          attributes(), engine_);
+      add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+      continue;
+    }
+    const int32_t operand = post->operand();
+    require(operand >= 0 && static_cast<size_t>(operand) < dims_.size(), "a post-op operand is out of range");
+    // An operand of the result's shape is read in the result's layout, so the step
+    // runs on one layout; a broadcast operand is read plain.
+    dnnl::memory other = dims(operand) == md.dims() ? in_format(operand, md) : as_plain(operand);
+    // Element-wise post-ops right after it ride on this step instead of another pass.
+    dnnl::primitive_attr attr = attributes();
+    dnnl::post_ops tail;
+    size_t next = i + 1;
+    for (; next < count; ++next) {
+      const blob::PostOp* eltwise = op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(next));
+      if (eltwise->kind() != blob::PostOpKind::Eltwise) break;
+      tail.append_eltwise(1.0f, eltwise_algorithm(eltwise->algorithm()), eltwise->alpha(), eltwise->beta());
+    }
+    if (next > i + 1) attr.set_post_ops(tail);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(binary_algorithm(post->algorithm()), md, other.get_desc(), md),
+                                    attr, engine_);
+    add_step(dnnl::binary(pd), {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, other}, {DNNL_ARG_DST, dst}},
+             pd.scratchpad_desc());
+    i = next - 1;
+  }
+}
+
+// ---- Ops --------------------------------------------------------------------------------------
+
+void Builder::build_convolution(const blob::Op& op) {
+  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
+  const dims_t& xs = dims(x);
+  const size_t spatial = xs.size() - 2;
+  require(xs.size() >= 3 && xs.size() <= 5 && dims(w).size() == xs.size(), "bad convolution ranks");
+  require(tensor(w).data() != nullptr && (b < 0 || tensor(b).data() != nullptr), "the weights or bias are not constant");
+  const int64_t groups = op.groups();
+  const int64_t out_channels = dims(w)[0];
+  require(groups >= 1 && out_channels % groups == 0 && dims(w)[1] * groups == xs[1], "bad convolution groups");
+  const std::vector<int64_t> strides = longs(op.strides()), dilations = longs(op.dilations()),
+                             begin = longs(op.padding_begin()), end = longs(op.padding_end());
+  require(strides.size() == spatial && dilations.size() == spatial && begin.size() == spatial && end.size() == spatial,
+          "the window does not match the spatial dims");
+  dims_t weight_dims = dims(w);
+  if (groups > 1) {
+    weight_dims[0] = out_channels / groups;
+    weight_dims.insert(weight_dims.begin(), groups);
+  }
+  if (b >= 0) require(dims(b) == dims_t{out_channels}, "the bias does not have one element per output channel");
+  const desc_t bias_md = b >= 0 ? plain(dims(b)) : desc_t();
+  const auto forward = dnnl::prop_kind::forward_inference;
+  const dnnl::convolution_forward::desc desc =
+      b >= 0 ? dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, any(xs), any(weight_dims),
+                                               bias_md, any(dims(y)), strides, dilations, begin, end)
+             : dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, any(xs), any(weight_dims),
+                                               any(dims(y)), strides, dilations, begin, end);
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  const size_t post_op_count = length(op.post_ops());
+  size_t fused = set_post_ops(op, dims(y), &attr, &args) ? post_op_count : 0;
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
+  } catch (const dnnl::error&) {
+    if (fused == 0) throw;
+    fused = 0;
+    args.clear();
+    pd = dnnl::convolution_forward::primitive_desc(desc, attributes(), engine_);
+  }
+  // oneDNN 2.x's direct convolutions take element-wise and per-channel post-ops but
+  // not a full-tensor binary one (a residual Add): with it, what is left is an im2col
+  // GEMM in plain layout, several times slower. Then fuse only the element-wise
+  // post-ops before the first binary one and run the rest as their own steps.
+  if (fused > 0 && is_im2col_gemm(pd)) {
+    size_t prefix = 0;
+    while (prefix < post_op_count &&
+           op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(prefix))->kind() == blob::PostOpKind::Eltwise) {
+      ++prefix;
+    }
+    std::unordered_map<int, dnnl::memory> prefix_args;
+    dnnl::primitive_attr prefix_attr = attributes();
+    set_post_ops(op, dims(y), &prefix_attr, &prefix_args, prefix);
+    dnnl::convolution_forward::primitive_desc direct(desc, prefix_attr, engine_);
+    if (!is_im2col_gemm(direct)) {
+      pd = direct;
+      args = std::move(prefix_args);
+      fused = prefix;
+    }
+  }
+  // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
+  Value& weights = values_[static_cast<size_t>(w)];
+  current(w);
+  weights.md = plain(weight_dims);
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(tensor(w).data()->data()));
+  args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
+  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  dnnl::memory dst = define(y, pd.dst_desc());
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::convolution_forward(pd), std::move(args), pd.scratchpad_desc());
+  if (fused < post_op_count) add_post_op_steps(op, dst, fused);
+  publish(y);
+}
+
+dnnl::memory Builder::reshaped(const dnnl::memory& memory, const dims_t& dims) {
+  for (const auto& [view_memory, storage] : views_) {
+    if (view_memory.get() == memory.get()) return view(storage, plain(dims));
+  }
+  return dnnl::memory(plain(dims), engine_, memory.get_data_handle());  // a constant
+}
+
+// [b..., M, K] x [1..., K, N] computes the same as [b... x M, K] x [K, N] on plain
+// bytes, and one large matrix product runs much faster than many small ones.
+bool Builder::build_folded_matmul(const blob::Op& op) {
+  const int32_t a = input(op, 0), b = input(op, 1), bias = input(op, 2, true), y = output(op);
+  const dims_t &as = dims(a), &bs = dims(b), &ys = dims(y);
+  const size_t rank = as.size();
+  if (rank < 3 || bs.size() != rank || ys.size() != rank || tensor(b).data() == nullptr) return false;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (bs[d] != 1 || as[d] != ys[d]) return false;
+  }
+  if (as[rank - 1] != bs[rank - 2] || ys[rank - 2] != as[rank - 2] || ys[rank - 1] != bs[rank - 1]) return false;
+  const int64_t rows = product(as) / as[rank - 1], k = as[rank - 1], n = bs[rank - 1];
+  if (bias >= 0 && (tensor(bias).data() == nullptr || product(dims(bias)) != n || dims(bias).back() != n)) return false;
+  // Operands of binary post-ops must be rows or full results to fold.
+  std::vector<dims_t> operand_dims;
+  for (flatbuffers::uoffset_t i = 0; i < length(op.post_ops()); ++i) {
+    const blob::PostOp* post = op.post_ops()->Get(i);
+    if (post->kind() != blob::PostOpKind::Binary) continue;
+    const int32_t operand = post->operand();
+    if (operand < 0 || static_cast<size_t>(operand) >= dims_.size()) return false;
+    if (dims(operand) == ys) {
+      operand_dims.push_back({rows, n});
+    } else if (product(dims(operand)) == dims(operand).back() && broadcasts(dims(operand), ys)) {
+      operand_dims.push_back({1, dims(operand).back()});
+    } else {
+      return false;
+    }
+  }
+  const dims_t a2 = {rows, k}, b2 = {k, n}, y2 = {rows, n};
+  const dnnl::matmul::desc desc = bias >= 0 ? dnnl::matmul::desc(plain(a2), any(b2), plain({1, n}), plain(y2))
+                                            : dnnl::matmul::desc(plain(a2), any(b2), plain(y2));
+  dnnl::primitive_attr attr = attributes();
+  const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  std::unordered_map<int, dnnl::memory> args;
+  if (length(op.post_ops()) > 0) {
+    dnnl::post_ops post_ops;
+    size_t next_operand = 0;
+    for (flatbuffers::uoffset_t i = 0; i < op.post_ops()->size(); ++i) {
+      const blob::PostOp* post = op.post_ops()->Get(i);
+      if (post->kind() == blob::PostOpKind::Eltwise) {
+        post_ops.append_eltwise(1.0f, eltwise_algorithm(post->algorithm()), post->alpha(), post->beta());
+        continue;
+      }
+      dnnl::memory operand = reshaped(as_plain(post->operand()), operand_dims[next_operand++]);
+      post_ops.append_binary(binary_algorithm(post->algorithm()), operand.get_desc());
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = operand;
+    }
+    attr.set_post_ops(post_ops);
+  }
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(desc, attr, engine_);
+  } catch (const dnnl::error&) {
+    return false;  // the general form (with separate post-ops if need be)
+  }
+  Value& weights = values_[static_cast<size_t>(b)];
+  current(b);
+  weights.md = plain(b2);
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(tensor(b).data()->data()));
+  args[DNNL_ARG_SRC] = reshaped(as_plain(a), a2);
+  args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
+  if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(tensor(bias).data()->data()));
+  args[DNNL_ARG_DST] = reshaped(define(y, plain(ys)), y2);
+  add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  publish(y);
+  return true;
+}
+
+void Builder::build_matmul(const blob::Op& op) {
+  if (build_folded_matmul(op)) return;
+  const int32_t a = input(op, 0), b = input(op, 1), bias = input(op, 2, true), y = output(op);
+  const dims_t &as = dims(a), &bs = dims(b), &ys = dims(y);
+  require(as.size() >= 2 && as.size() == bs.size() && ys.size() == as.size(), "bad matmul ranks");
+  const size_t rank = as.size();
+  require(as[rank - 1] == bs[rank - 2] && ys[rank - 2] == as[rank - 2] && ys[rank - 1] == bs[rank - 1],
+          "the matmul shapes do not agree");
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    require((as[d] == ys[d] || as[d] == 1) && (bs[d] == ys[d] || bs[d] == 1), "the batch dims do not broadcast");
+  }
+  const bool constant_b = tensor(b).data() != nullptr;
+  if (bias >= 0) require(tensor(bias).data() != nullptr && broadcasts(dims(bias), ys), "bad matmul bias");
+  const desc_t a_md = plain(as), y_md = plain(ys);
+  const desc_t b_md = constant_b ? any(bs) : plain(bs);
+  const dnnl::matmul::desc desc = bias >= 0 ? dnnl::matmul::desc(a_md, b_md, plain(dims(bias)), y_md)
+                                            : dnnl::matmul::desc(a_md, b_md, y_md);
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  bool fused = set_post_ops(op, ys, &attr, &args);
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(desc, attr, engine_);
+  } catch (const dnnl::error&) {
+    if (!fused) throw;
+    fused = false;
+    args.clear();
+    dnnl::primitive_attr plain_attr = attributes();
+    if (scale != 1.0f) plain_attr.set_output_scales(0, {scale});
+    pd = dnnl::matmul::primitive_desc(desc, plain_attr, engine_);
+  }
+  args[DNNL_ARG_SRC] = as_plain(a);
+  args[DNNL_ARG_WEIGHTS] = constant_b ? constant_in(b, pd.weights_desc()) : as_plain(b);
+  if (bias >= 0) args[DNNL_ARG_BIAS] = current(bias);
+  dnnl::memory dst = define(y, y_md);
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  if (!fused) add_post_op_steps(op, dst);
+  publish(y);
+}
+
+void Builder::build_inner_product(const blob::Op& op) {
+  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
+  const dims_t &xs = dims(x), &ws = dims(w);
+  require(xs.size() == 2 && ws.size() == 2 && ws[1] == xs[1] && dims(y) == dims_t{xs[0], ws[0]},
+          "the inner product shapes do not agree");
+  require(tensor(w).data() != nullptr, "the inner product weights are not constant");
+  if (b >= 0) require(tensor(b).data() != nullptr && dims(b) == dims_t{ws[0]}, "bad inner product bias");
+  const auto forward = dnnl::prop_kind::forward_inference;
+  const dnnl::inner_product_forward::desc desc =
+      b >= 0 ? dnnl::inner_product_forward::desc(forward, plain(xs), any(ws), plain(dims(b)), plain(dims(y)))
+             : dnnl::inner_product_forward::desc(forward, plain(xs), any(ws), plain(dims(y)));
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  bool fused = set_post_ops(op, dims(y), &attr, &args);
+  dnnl::inner_product_forward::primitive_desc pd;
+  try {
+    pd = dnnl::inner_product_forward::primitive_desc(desc, attr, engine_);
+  } catch (const dnnl::error&) {
+    if (!fused) throw;
+    fused = false;
+    args.clear();
+    pd = dnnl::inner_product_forward::primitive_desc(desc, attributes(), engine_);
+  }
+  args[DNNL_ARG_SRC] = as_plain(x);
+  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
+  if (b >= 0) args[DNNL_ARG_BIAS] = current(b);
+  dnnl::memory dst = define(y, plain(dims(y)));
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::inner_product_forward(pd), std::move(args), pd.scratchpad_desc());
+  if (!fused) add_post_op_steps(op, dst);
+  publish(y);
+}
+
+void Builder::build_eltwise(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  require(dims(x) == dims(y), "an element-wise op changes the shape");
+  dnnl::memory src = current(x);
+  const desc_t md = src.get_desc();
+  dnnl::eltwise_forward::primitive_desc pd(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(op.algorithm()), md, op.alpha(),
+                                  op.beta()),
+      attributes(), engine_);
+  dnnl::memory dst = define(y, md);
+  add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  add_post_op_steps(op, dst);
+  publish(y);
+}
+
+void Builder::build_binary(const blob::Op& op) {
+  const int32_t a = input(op, 0), b = input(op, 1), y = output(op);
+  require(dims(a) == dims(y) && broadcasts(dims(b), dims(y)), "the binary op's shapes do not agree");
+  const dnnl::algorithm algorithm = binary_algorithm(op.algorithm());
+  dnnl::memory src0 = current(a), src1 = current(b);
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  bool fused = set_post_ops(op, dims(y), &attr, &args);
+  dnnl::binary::primitive_desc pd;
+  try {
+    pd = dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, src0.get_desc(), src1.get_desc(), src0.get_desc()),
+                                      attr, engine_);
+  } catch (const dnnl::error&) {
+    // Another combination of formats: both plain, post-ops apart.
+    fused = false;
+    args.clear();
+    src0 = as_plain(a);
+    src1 = as_plain(b);
+    pd = dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, src0.get_desc(), src1.get_desc(), src0.get_desc()),
+                                      attributes(), engine_);
+  }
+  dnnl::memory dst = define(y, src0.get_desc());
+  args[DNNL_ARG_SRC_0] = src0;
+  args[DNNL_ARG_SRC_1] = src1;
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::binary(pd), std::move(args), pd.scratchpad_desc());
+  if (!fused) add_post_op_steps(op, dst);
+  publish(y);
+}
+
+void Builder::build_softmax(const blob::Op& op, bool log) {
+  const int32_t x = input(op, 0), y = output(op);
+  require(dims(x) == dims(y), "softmax changes the shape");
+  require(op.axis() >= 0 && static_cast<size_t>(op.axis()) < dims(x).size(), "the softmax axis is out of range");
+  dnnl::memory src = as_plain(x);
+  const desc_t md = src.get_desc();
+  dnnl::memory dst = define(y, md);
+  if (log) {
+    dnnl::logsoftmax_forward::primitive_desc pd(
+        dnnl::logsoftmax_forward::desc(dnnl::prop_kind::forward_inference, md, op.axis()), attributes(), engine_);
+    add_step(dnnl::logsoftmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  } else {
+    dnnl::softmax_forward::primitive_desc pd(
+        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, op.axis()), attributes(), engine_);
+    add_step(dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  }
+  publish(y);
+}
+
+void Builder::build_pooling(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  const dims_t& xs = dims(x);
+  require(xs.size() >= 3 && xs.size() <= 5 && dims(y).size() == xs.size(), "bad pooling ranks");
+  const size_t spatial = xs.size() - 2;
+  const std::vector<int64_t> kernel = longs(op.kernel()), strides = longs(op.strides()),
+                             dilations = longs(op.dilations()), begin = longs(op.padding_begin()),
+                             end = longs(op.padding_end());
+  require(kernel.size() == spatial && strides.size() == spatial && dilations.size() == spatial &&
+              begin.size() == spatial && end.size() == spatial,
+          "the window does not match the spatial dims");
+  dnnl::algorithm algorithm;
+  switch (op.algorithm()) {
+    case Algorithm::MaxPool: algorithm = dnnl::algorithm::pooling_max; break;
+    case Algorithm::AvgPoolIncludePad: algorithm = dnnl::algorithm::pooling_avg_include_padding; break;
+    case Algorithm::AvgPoolExcludePad: algorithm = dnnl::algorithm::pooling_avg_exclude_padding; break;
+    default: throw BlobError("bad pooling algorithm");
+  }
+  dnnl::memory src = current(x);
+  dnnl::pooling_v2_forward::primitive_desc pd(
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src.get_desc(), any(dims(y)),
+                                     strides, kernel, dilations, begin, end),
+      attributes(), engine_);
+  if (pd.src_desc() != src.get_desc()) src = in_format(x, pd.src_desc());
+  dnnl::memory dst = define(y, pd.dst_desc());
+  add_step(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  publish(y);
+}
+
+void Builder::build_batch_norm(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  require(dims(x) == dims(y) && dims(x).size() >= 2, "batch normalization changes the shape");
+  const int64_t channels = dims(x)[1];
+  int32_t params[4];
+  for (size_t i = 0; i < 4; ++i) {
+    params[i] = input(op, i + 1);
+    require(tensor(params[i]).data() != nullptr && dims(params[i]) == dims_t{channels},
+            "batch normalization parameters are not constants of C elements");
+  }
+  dnnl::memory src = current(x);
+  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                     dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, src.get_desc(), op.epsilon(), flags),
+      attributes(), engine_);
+  dnnl::memory dst = define(y, src.get_desc());
+  add_step(dnnl::batch_normalization_forward(pd),
+           {{DNNL_ARG_SRC, src},
+            {DNNL_ARG_DST, dst},
+            {DNNL_ARG_SCALE, current(params[0])},
+            {DNNL_ARG_SHIFT, current(params[1])},
+            {DNNL_ARG_MEAN, current(params[2])},
+            {DNNL_ARG_VARIANCE, current(params[3])}},
+           pd.scratchpad_desc());
+  publish(y);
+}
+
+void Builder::build_layer_norm(const blob::Op& op) {
+  const int32_t x = input(op, 0), scale = input(op, 1, true), shift = input(op, 2, true), y = output(op);
+  require(dims(x) == dims(y), "layer normalization changes the shape");
+  const dims_t channels = {dims(x).back()};
+  auto flags = dnnl::normalization_flags::none;
+  if (scale >= 0) {
+    require(tensor(scale).data() != nullptr && dims(scale) == channels, "the layer normalization scale does not fit");
+    flags |= dnnl::normalization_flags::use_scale;
+  }
+  if (shift >= 0) {
+    require(tensor(shift).data() != nullptr && dims(shift) == channels, "the layer normalization shift does not fit");
+    flags |= dnnl::normalization_flags::use_shift;
+  }
+  dnnl::memory src = as_plain(x);
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, src.get_desc(), op.epsilon(), flags),
+      attributes(), engine_);
+  dnnl::memory dst = define(y, src.get_desc());
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (scale >= 0) args[DNNL_ARG_SCALE] = current(scale);
+  if (shift >= 0) args[DNNL_ARG_SHIFT] = current(shift);
+  add_step(dnnl::layer_normalization_forward(pd), std::move(args), pd.scratchpad_desc());
+  publish(y);
+}
+
+void Builder::build_concat(const blob::Op& op) {
+  const int32_t y = output(op);
+  require(length(op.inputs()) >= 1 && op.axis() >= 0 && static_cast<size_t>(op.axis()) < dims(y).size(),
+          "bad concat inputs or axis");
+  std::vector<desc_t> sources;
+  std::unordered_map<int, dnnl::memory> args;
+  int64_t total = 0;
+  for (size_t i = 0; i < op.inputs()->size(); ++i) {
+    const int32_t x = input(op, i);
+    require(dims(x).size() == dims(y).size(), "a concat input's rank differs");
+    for (size_t d = 0; d < dims(y).size(); ++d) {
+      if (static_cast<int32_t>(d) != op.axis()) require(dims(x)[d] == dims(y)[d], "a concat input's shape differs");
+    }
+    total += dims(x)[static_cast<size_t>(op.axis())];
+    dnnl::memory memory = as_plain(x);
+    sources.push_back(memory.get_desc());
+    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = memory;
+  }
+  require(total == dims(y)[static_cast<size_t>(op.axis())], "the concat inputs do not add up");
+  const desc_t md = plain(dims(y));
+  dnnl::concat::primitive_desc pd(md, op.axis(), sources, engine_, attributes());
+  args[DNNL_ARG_DST] = define(y, md);
+  add_step(dnnl::concat(pd), std::move(args), pd.scratchpad_desc());
+  publish(y);
+}
+
+void Builder::build_reorder(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  const dims_t &xs = dims(x), &ys = dims(y);
+  const std::vector<int64_t> perm = longs(op.perm()), starts = longs(op.starts());
+  const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
+  require(perm.empty() || starts.empty(), "a reorder both transposes and slices");
+  dnnl::memory dst = define(y, plain(ys));
+  const int storage = values_[static_cast<size_t>(y)].storage;
+  if (!perm.empty()) {
+    require(perm.size() == xs.size() && ys.size() == xs.size(), "perm does not fit the input");
+    std::vector<bool> seen(xs.size(), false);
+    dims_t out_strides(ys.size(), 1);
+    for (size_t d = ys.size(); d-- > 1;) out_strides[d - 1] = out_strides[d] * ys[d];
+    dims_t strides(xs.size(), 0);
+    for (size_t j = 0; j < perm.size(); ++j) {
+      require(perm[j] >= 0 && static_cast<size_t>(perm[j]) < xs.size() && !seen[static_cast<size_t>(perm[j])],
+              "perm is not a permutation");
+      seen[static_cast<size_t>(perm[j])] = true;
+      require(ys[j] == xs[static_cast<size_t>(perm[j])], "the transposed shape does not fit");
+      strides[static_cast<size_t>(perm[j])] = out_strides[j];
+    }
+    // The output's bytes seen in the input's dim order.
+    add_reorder(current(x), view(storage, desc_t(xs, dnnl::memory::data_type::f32, strides)), scale);
+  } else if (!starts.empty()) {
+    require(starts.size() == xs.size() && ys.size() == xs.size(), "starts does not fit the input");
+    for (size_t d = 0; d < xs.size(); ++d) {
+      require(starts[d] >= 0 && ys[d] >= 1 && starts[d] + ys[d] <= xs[d], "the slice leaves the input");
+    }
+    dnnl::memory source = as_plain(x);
+    int source_storage = -1;
+    for (const auto& [memory, id] : views_) {
+      if (memory.get() == source.get()) source_storage = id;
+    }
+    dnnl::memory window = source_storage >= 0
+                              ? view(source_storage, source.get_desc().submemory_desc(ys, starts))
+                              : dnnl::memory(source.get_desc().submemory_desc(ys, starts), engine_,
+                                             source.get_data_handle());
+    add_reorder(window, dst, scale);
+  } else {
+    require(xs == ys, "a copy changes the shape");
+    add_reorder(current(x), dst, scale);
+  }
+  publish(y);
+}
+
+void Builder::build_reshape(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  alias(y, x);
+}
+
+void Builder::build_reduction(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  require(broadcasts(dims(y), dims(x)), "the reduced shape does not fit the input");
+  dnnl::algorithm algorithm;
+  switch (op.algorithm()) {
+    case Algorithm::ReduceMean: algorithm = dnnl::algorithm::reduction_mean; break;
+    case Algorithm::ReduceSum: algorithm = dnnl::algorithm::reduction_sum; break;
+    case Algorithm::ReduceMax: algorithm = dnnl::algorithm::reduction_max; break;
+    case Algorithm::ReduceMin: algorithm = dnnl::algorithm::reduction_min; break;
+    default: throw BlobError("bad reduction algorithm");
+  }
+  dnnl::memory src = as_plain(x);
+  const desc_t md = plain(dims(y));
+  dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(algorithm, src.get_desc(), md, 0.0f, 0.0f), attributes(),
+                                     engine_);
+  dnnl::memory dst = define(y, md);
+  add_step(dnnl::reduction(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  publish(y);
+}
+
+void Builder::build_erf(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  require(dims(x) == dims(y), "erf changes the shape");
+  Step step;
+  step.kind = Step::Kind::kErf;
+  step.source = as_plain(x);
+  step.destination = define(y, plain(dims(y)));
+  step.count = static_cast<size_t>(product(dims(y)));
+  plan_.steps.push_back(std::move(step));
+  publish(y);
+}
+
+void Builder::build_op(const blob::Op& op, const std::string& where) {
+  try {
+    switch (op.kind()) {
+      case OpKind::Convolution: build_convolution(op); break;
+      case OpKind::MatMul: build_matmul(op); break;
+      case OpKind::InnerProduct: build_inner_product(op); break;
+      case OpKind::Eltwise: build_eltwise(op); break;
+      case OpKind::Binary: build_binary(op); break;
+      case OpKind::Softmax: build_softmax(op, false); break;
+      case OpKind::LogSoftmax: build_softmax(op, true); break;
+      case OpKind::Pooling: build_pooling(op); break;
+      case OpKind::BatchNorm: build_batch_norm(op); break;
+      case OpKind::LayerNorm: build_layer_norm(op); break;
+      case OpKind::Concat: build_concat(op); break;
+      case OpKind::Reorder: build_reorder(op); break;
+      case OpKind::Reshape: build_reshape(op); break;
+      case OpKind::Reduction: build_reduction(op); break;
+      case OpKind::Erf: build_erf(op); break;
+      default: throw BlobError("its kind is unknown to this build");
+    }
+  } catch (const BlobError& e) {
+    throw BlobError(where + ": " + e.what());
+  } catch (const dnnl::error& e) {
+    throw PrimitiveError(where + ": oneDNN refused it (" + e.what() + ")");
+  }
+}
+
+void Builder::verify_tensors() {
+  const size_t count = length(blob_.tensors());
+  require(count > 0 && length(blob_.ops()) > 0 && length(blob_.outputs()) > 0, "the blob has no tensors, ops or outputs");
+  dims_.resize(count);
+  values_.resize(count);
+  for (size_t t = 0; t < count; ++t) {
+    const blob::Tensor& source = tensor(static_cast<int32_t>(t));
+    const size_t rank = length(source.dims());
+    require(rank >= 1 && rank <= kMaxRank, "tensor " + std::to_string(t) + " has rank " + std::to_string(rank));
+    int64_t elements = 1;
+    for (int64_t d : *source.dims()) {
+      require(d >= 1 && d <= (std::numeric_limits<int32_t>::max)() && elements <= (int64_t{1} << 40) / d,
+              "tensor " + std::to_string(t) + " has a bad dimension");
+      elements *= d;
+      dims_[t].push_back(d);
+    }
+    if (source.data() != nullptr) {
+      require(static_cast<int64_t>(source.data()->size()) == elements, "tensor " + std::to_string(t) + " has data of the wrong size");
+      require(source.external_input() < 0 && source.external_output() < 0, "a constant is an input or output");
+    }
+  }
+  auto bind = [&](const flatbuffers::Vector<uint32_t>* list, bool is_input, std::vector<External>* out) {
+    for (flatbuffers::uoffset_t k = 0; k < length(list); ++k) {
+      const uint32_t t = list->Get(k);
+      require(t < count, "an input or output is out of range");
+      const blob::Tensor& source = tensor(static_cast<int32_t>(t));
+      require((is_input ? source.external_input() : source.external_output()) == static_cast<int32_t>(k),
+              "the inputs or outputs are inconsistent");
+      External external;
+      external.dims.assign(dims_[t].begin(), dims_[t].end());
+      external.num_elements = static_cast<size_t>(product(dims_[t]));
+      out->push_back(std::move(external));
+    }
+  };
+  bind(blob_.inputs(), true, &plan_.inputs);
+  bind(blob_.outputs(), false, &plan_.outputs);
+  for (size_t t = 0; t < count; ++t) {
+    const blob::Tensor& source = tensor(static_cast<int32_t>(t));
+    require(source.external_input() < static_cast<int32_t>(plan_.inputs.size()) &&
+                source.external_output() < static_cast<int32_t>(plan_.outputs.size()) &&
+                (source.external_input() < 0 || source.external_output() < 0),
+            "tensor " + std::to_string(t) + " claims a bad input or output position");
+  }
+  for (flatbuffers::uoffset_t k = 0; k < length(blob_.inputs()); ++k) {
+    const int32_t t = static_cast<int32_t>(blob_.inputs()->Get(k));
+    Value& value = values_[static_cast<size_t>(t)];
+    value.md = plain(dims(t));
+    value.storage = new_storage(StorageKind::kInput, k, value.md.get_size());
+    value.memory = view(value.storage, value.md);
+    value.defined = true;
+  }
+}
+
+void Builder::plan_memory() {
+  // Each storage's first and last step.
+  std::unordered_map<dnnl_memory_t, int> storage_of;
+  for (const auto& [memory, storage] : views_) storage_of[memory.get()] = storage;
+  auto touch = [&](const dnnl::memory& memory, int64_t step) {
+    auto found = storage_of.find(memory.get());
+    if (found == storage_of.end()) return;
+    Storage& storage = storages_[static_cast<size_t>(found->second)];
+    if (storage.first < 0) storage.first = step;
+    storage.last = step;
+  };
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const Step& step = plan_.steps[s];
+    for (const auto& [arg, memory] : step.args) touch(memory, static_cast<int64_t>(s));
+    if (step.kind == Step::Kind::kErf) {
+      touch(step.source, static_cast<int64_t>(s));
+      touch(step.destination, static_cast<int64_t>(s));
+    }
+  }
+  // First fit by first use: a block is free again after its last step.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < storages_.size(); ++i) {
+    if (storages_[i].kind == StorageKind::kArena && storages_[i].first >= 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return storages_[a].first < storages_[b].first; });
+  std::vector<size_t> offsets(storages_.size(), 0);
+  std::vector<size_t> live;  // storages holding arena bytes, by offset
+  for (size_t i : order) {
+    Storage& storage = storages_[i];
+    live.erase(std::remove_if(live.begin(), live.end(), [&](size_t j) { return storages_[j].last < storage.first; }),
+               live.end());
+    std::sort(live.begin(), live.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+    const size_t size = (storage.size + kAlignment - 1) / kAlignment * kAlignment;
+    size_t offset = 0;
+    for (size_t j : live) {
+      if (offsets[j] >= offset + size) break;
+      offset = std::max(offset, offsets[j] + (storages_[j].size + kAlignment - 1) / kAlignment * kAlignment);
+    }
+    offsets[i] = offset;
+    live.push_back(i);
+    plan_.arena_size = std::max(plan_.arena_size, offset + size);
+  }
+  for (const auto& [memory, storage] : views_) {
+    const Storage& s = storages_[static_cast<size_t>(storage)];
+    switch (s.kind) {
+      case StorageKind::kArena: plan_.arena_views.emplace_back(memory, offsets[static_cast<size_t>(storage)]); break;
+      case StorageKind::kInput: plan_.inputs[s.index].views.push_back(memory); break;
+      case StorageKind::kOutput: plan_.outputs[s.index].views.push_back(memory); break;
+      case StorageKind::kConstant: break;
+    }
+  }
+}
+
+Plan Builder::build() {
+  verify_tensors();
+  for (flatbuffers::uoffset_t n = 0; n < blob_.ops()->size(); ++n) {
+    const blob::Op& op = *blob_.ops()->Get(n);
+    const std::string where = "op " + std::to_string(n) + " (" + blob::EnumNameOpKind(op.kind()) +
+                              (op.name() != nullptr ? ", from '" + op.name()->str() + "'" : std::string()) + ")";
+    build_op(op, where);
+  }
+  for (flatbuffers::uoffset_t k = 0; k < blob_.outputs()->size(); ++k) {
+    const int32_t t = static_cast<int32_t>(blob_.outputs()->Get(k));
+    require(values_[static_cast<size_t>(t)].defined, "output " + std::to_string(k) + " is never written");
+  }
+  plan_memory();
+  return std::move(plan_);
+}
+
+}  // namespace
+
+Plan build_plan(const blob::Blob& blob, const dnnl::engine& engine) { return Builder(blob, engine).build(); }
+
+}  // namespace plugrt::onednn

@@ -1,0 +1,53 @@
+#include "src/threading.h"
+
+#include <climits>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+#include <omp.h>
+#endif
+
+namespace plugrt::onednn {
+
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+
+int resolve_thread_count(size_t requested) {
+  if (requested == 0) return omp_get_max_threads();
+  return requested > static_cast<size_t>(INT_MAX) ? INT_MAX : static_cast<int>(requested);
+}
+
+ThreadLimit::ThreadLimit(int threads) : previous_(omp_get_max_threads()), changed_(threads != previous_) {
+  if (changed_) omp_set_num_threads(threads);
+}
+
+ThreadLimit::~ThreadLimit() {
+  if (changed_) omp_set_num_threads(previous_);
+}
+
+const char* cpu_runtime_name() { return "OpenMP"; }
+
+#else
+// Other runtimes (TBB, threadpool, sequential) are not capped per call here: the
+// handle runs with whatever the runtime gives it. README.md says so.
+
+int resolve_thread_count(size_t requested) {
+  return requested > static_cast<size_t>(INT_MAX) ? INT_MAX : static_cast<int>(requested);
+}
+
+ThreadLimit::ThreadLimit(int) : previous_(0), changed_(false) {}
+ThreadLimit::~ThreadLimit() = default;
+
+const char* cpu_runtime_name() {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_TBB
+  return "TBB";
+#elif DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_SEQ
+  return "sequential";
+#else
+  return "threadpool";
+#endif
+}
+
+#endif
+
+}  // namespace plugrt::onednn

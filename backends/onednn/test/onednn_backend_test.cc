@@ -1,0 +1,268 @@
+// The oneDNN plugin as a whole: the bundled models, blob compatibility and the
+// fallback, argument checks, threads, concurrent handles, and the plugin file itself.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "npy.h"
+#include "onednn_test_support.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/plugins/plugin_metadata.h"
+
+namespace plugrt::onednn_test {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::Each;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
+
+compiler::CompiledModel compile_model(Registry& registry, const std::string& name) {
+  compiler::CompileOptions options;
+  options.backends = {"onednn"};
+  Result<compiler::CompiledModel> compiled = compiler::compile_onnx_file(model_path(name + ".onnx"), registry, options);
+  EXPECT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  return compiled.is_ok() ? std::move(compiled).value() : compiler::CompiledModel{};
+}
+
+/// Runs a model's bundled input and returns the largest difference from PyTorch's output.
+double difference_from_pytorch(Method& method, const std::string& name) {
+  Result<tools::NpyArray> input = tools::read_npy(model_path(name + ".input.npy"));
+  Result<tools::NpyArray> expected = tools::read_npy(model_path(name + ".output.npy"));
+  EXPECT_TRUE(input.is_ok() && expected.is_ok());
+  if (!input.is_ok() || !expected.is_ok()) return 1e9;
+  DLTensor tensor{input->data.data(), {kDLCPU, 0}, static_cast<int32_t>(input->shape.size()),
+                  to_dlpack(input->dtype), input->shape.data(), nullptr, 0};
+  Status status = method.set_input(0, tensor);
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  status = method.execute();
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  EXPECT_EQ(method.output_spec(0).shape, expected->shape);
+  const float* actual = static_cast<const float*>(method.output(0).data);
+  std::vector<float> want(expected->data.size() / sizeof(float));
+  std::memcpy(want.data(), expected->data.data(), expected->data.size());
+  return relative_difference(std::vector<float>(actual, actual + want.size()), want);
+}
+
+std::vector<uint8_t> conv_relu_graph() {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, {1, 4, 6, 6});
+  std::vector<float> weights(8 * 4 * 3 * 3);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = std::sin(static_cast<float>(i)) * 0.3f;
+  ValueId w = graph.add_constant_f32("w", {8, 4, 3, 3}, weights);
+  ValueId conv = graph.add_value("conv", DType::kFloat32, {1, 8, 6, 6});
+  ValueId y = graph.add_value("y", DType::kFloat32, {1, 8, 6, 6});
+  graph.add_node("Conv", "conv", {x, w}, {conv}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+  graph.add_node("Relu", "relu", {conv}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  return graph.finish();
+}
+
+/// Finds the oneDNN blob's header in a program's bytes (its magic) and returns its offset.
+size_t find_blob_header(const std::vector<uint8_t>& program) {
+  const char magic[] = "PRTONDNN";
+  auto found = std::search(program.begin(), program.end(), magic, magic + 8);
+  return found == program.end() ? std::string::npos : static_cast<size_t>(found - program.begin());
+}
+
+class OnednnBackendTest : public ::testing::Test {
+ protected:
+  OnednnEnvironment env_;
+};
+
+TEST_F(OnednnBackendTest, IsAvailableAndDescribesItself) {
+  Result<Backend> backend = env_.registry().find_backend("onednn");
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
+  Availability availability = backend->is_available();
+  EXPECT_TRUE(availability.available) << availability.reason;
+  EXPECT_TRUE(backend->has_aot());
+  // One arena per handle: calls on a handle are serialised by the host.
+  EXPECT_FALSE(backend->can_execute_concurrently());
+  EXPECT_THAT(backend->description(), HasSubstr("oneDNN"));
+  EXPECT_THAT(backend->plugin().origin, HasSubstr("libplugrt_onednn.so"));
+}
+
+TEST_F(OnednnBackendTest, MlpAndEncoderRunWhollyOnOnednnAndMatchPyTorch) {
+  for (const std::string name : {"mlp", "tiny_encoder"}) {
+    SCOPED_TRACE(name);
+    compiler::CompiledModel compiled = compile_model(env_.registry(), name);
+    ASSERT_FALSE(compiled.program.empty());
+    EXPECT_TRUE(compiled.summary.untaken_ops.empty());
+    ASSERT_EQ(compiled.summary.partitions.size(), 1u);
+    EXPECT_EQ(compiled.summary.partitions[0].backend, "onednn");
+    Result<Method> method = env_.load(compiled.program);
+    ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+    EXPECT_FALSE(method->report().delegates.at(0).fell_back);
+    EXPECT_LT(difference_from_pytorch(*method, name), 1e-4);
+  }
+}
+
+TEST_F(OnednnBackendTest, TinyCnnRunsMixedWithPortableAndMatchesPyTorch) {
+  compiler::CompiledModel compiled = compile_model(env_.registry(), "tiny_cnn");
+  ASSERT_FALSE(compiled.program.empty());
+  size_t onednn_nodes = 0;
+  for (const auto& partition : compiled.summary.partitions) {
+    if (partition.backend == "onednn") onednn_nodes += partition.num_nodes;
+  }
+  EXPECT_GE(onednn_nodes + 1, compiled.summary.num_nodes) << "only the Pad stays on portable";
+  Result<Method> method = env_.load(compiled.program);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  EXPECT_LT(difference_from_pytorch(*method, "tiny_cnn"), 1e-4);
+}
+
+TEST_F(OnednnBackendTest, ABlobOfAnotherVersionFallsBackToPortable) {
+  compiler::CompiledModel compiled = env_.compile(conv_relu_graph(), {"onednn"});
+  Result<Method> reference = env_.load(compiled.program);
+  ASSERT_TRUE(reference.is_ok());
+  const std::vector<float> expected = run_with_seed(*reference, 5).at(0);
+
+  std::vector<uint8_t> patched = compiled.program;
+  const size_t header = find_blob_header(patched);
+  ASSERT_NE(header, std::string::npos);
+  patched[header + 8] = 99;  // version 99, little-endian
+  Result<Method> method = env_.load(patched);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  const DelegatePlacement& placement = method->report().delegates.at(0);
+  EXPECT_EQ(placement.requested_backend, "onednn");
+  EXPECT_EQ(placement.backend, "portable");
+  EXPECT_TRUE(placement.fell_back);
+  EXPECT_THAT(placement.reason, HasSubstr("version 99"));
+  EXPECT_LT(relative_difference(run_with_seed(*method, 5).at(0), expected), 1e-4);
+}
+
+TEST_F(OnednnBackendTest, InitRefusesForeignDamagedAndTruncatedBlobs) {
+  Result<Backend> backend = env_.registry().find_backend("onednn");
+  ASSERT_TRUE(backend.is_ok());
+  Result<std::vector<uint8_t>> blob = backend->preprocess(conv_relu_graph());
+  ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();
+
+  const std::vector<uint8_t> not_ours = conv_relu_graph();  // a graph IR buffer
+  InitOptions options;
+  options.blob = not_ours.data();
+  options.blob_size = not_ours.size();
+  Result<DelegateHandle> handle = backend->init(options);
+  ASSERT_FALSE(handle.is_ok());
+  EXPECT_EQ(handle.code(), Error::kDelegateInvalidCompatibility);
+  EXPECT_THAT(handle.status().message(), HasSubstr("PRTONDNN"));
+
+  for (size_t stride : {7u, 13u, 61u}) {
+    std::vector<uint8_t> damaged = *blob;
+    for (size_t i = 16; i < damaged.size(); i += stride) damaged[i] ^= 0x5a;
+    options.blob = damaged.data();
+    options.blob_size = damaged.size();
+    EXPECT_FALSE(backend->init(options).is_ok()) << "stride " << stride;
+  }
+  std::vector<uint8_t> truncated(blob->begin(), blob->begin() + static_cast<std::ptrdiff_t>(blob->size() / 2));
+  options.blob = truncated.data();
+  options.blob_size = truncated.size();
+  EXPECT_FALSE(backend->init(options).is_ok());
+
+  options.blob = blob->data();
+  options.blob_size = blob->size();
+  Result<DelegateHandle> good = backend->init(options);
+  EXPECT_TRUE(good.is_ok()) << good.status().to_string();
+}
+
+TEST_F(OnednnBackendTest, ExecuteChecksItsArguments) {
+  Result<Backend> backend = env_.registry().find_backend("onednn");
+  ASSERT_TRUE(backend.is_ok());
+  Result<std::vector<uint8_t>> blob = backend->preprocess(conv_relu_graph());
+  ASSERT_TRUE(blob.is_ok());
+  InitOptions options;
+  options.blob = blob->data();
+  options.blob_size = blob->size();
+  Result<DelegateHandle> handle = backend->init(options);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
+
+  std::vector<float> in(1 * 4 * 6 * 6, 1.0f), out(1 * 8 * 6 * 6, 0.0f);
+  int64_t in_shape[] = {1, 4, 6, 6}, out_shape[] = {1, 8, 6, 6}, wrong_shape[] = {1, 6, 6, 4};
+  DLTensor input{in.data(), {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, in_shape, nullptr, 0};
+  DLTensor output{out.data(), {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, out_shape, nullptr, 0};
+  const DLTensor* inputs[] = {&input};
+  const DLTensor* outputs[] = {&output};
+  EXPECT_TRUE(handle->execute(inputs, outputs).is_ok());
+  EXPECT_THAT(out, Each(::testing::Ge(0.0f)));  // the fused Relu ran
+
+  DLTensor wrong = input;
+  wrong.shape = wrong_shape;
+  const DLTensor* wrong_inputs[] = {&wrong};
+  Status status = handle->execute(wrong_inputs, outputs);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("shape"));
+
+  wrong = input;
+  wrong.dtype = {kDLFloat, 16, 1};
+  status = handle->execute(wrong_inputs, outputs);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("float32"));
+
+  wrong = input;
+  wrong.data = nullptr;
+  status = handle->execute(wrong_inputs, outputs);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+
+  status = handle->execute(Span<const DLTensor* const>(), outputs);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+}
+
+TEST_F(OnednnBackendTest, ThreadCountsGiveTheSameResults) {
+  compiler::CompiledModel compiled = compile_model(env_.registry(), "tiny_encoder");
+  std::vector<std::vector<float>> results;
+  for (size_t threads : {1u, 2u, 4u, 0u}) {
+    MethodOptions options;
+    options.num_threads = threads;
+    Result<Method> method = env_.load(compiled.program, options);
+    ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+    results.push_back(run_with_seed(*method, 11).at(0));
+  }
+  for (size_t i = 1; i < results.size(); ++i) EXPECT_LT(relative_difference(results[i], results[0]), 1e-5);
+}
+
+TEST_F(OnednnBackendTest, SeparateHandlesRunConcurrently) {
+  compiler::CompiledModel compiled = compile_model(env_.registry(), "tiny_encoder");
+  Result<Method> reference = env_.load(compiled.program);
+  ASSERT_TRUE(reference.is_ok());
+  std::vector<std::vector<float>> expected;
+  for (uint32_t seed = 0; seed < 4; ++seed) expected.push_back(run_with_seed(*reference, seed).at(0));
+
+  std::vector<Method> methods;
+  for (int t = 0; t < 4; ++t) {
+    MethodOptions options;
+    options.num_threads = t % 2 == 0 ? 1 : 2;
+    Result<Method> method = env_.load(compiled.program, options);
+    ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+    methods.push_back(std::move(method).value());
+  }
+  std::vector<double> worst(4, 0.0);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int iteration = 0; iteration < 20; ++iteration) {
+        const std::vector<float> actual = run_with_seed(methods[t], t).at(0);
+        worst[t] = std::max(worst[t], relative_difference(actual, expected[t]));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (double w : worst) EXPECT_LT(w, 1e-5);
+}
+
+TEST(OnednnPluginFile, ExportsOnlyTheEntryAndMetadataAndLinksNoRuntime) {
+  Result<plugins::PluginFileInfo> info = plugins::inspect_plugin_file(PLUGRT_ONEDNN_PLUGIN_FILE);
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_THAT(info->exported_symbols,
+              Each(AnyOf(StartsWith("plugrt_plugin_entry_v"), std::string(PLUGRT_METADATA_SYMBOL))));
+  EXPECT_THAT(info->needed_libraries, Each(Not(StartsWith("libplugrt"))));
+  EXPECT_THAT(info->needed_libraries, ::testing::Contains(StartsWith("libdnnl")));
+}
+
+}  // namespace
+}  // namespace plugrt::onednn_test
