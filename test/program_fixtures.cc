@@ -35,7 +35,8 @@ std::vector<uint8_t> offset_program(const OffsetProgramOptions& options) {
     const bool last = d + 1 == options.num_delegates;
     uint32_t next = method.add_value(last ? "y" : "t" + std::to_string(d), DType::kFloat32, shape);
     uint32_t delegate = method.add_delegate(
-        options.backend + ":" + std::to_string(d), options.backend, Span<const uint8_t>(blob), {},
+        options.backend + ":" + std::to_string(d), options.backend, Span<const uint8_t>(blob),
+        options.compile_specs,
         options.with_fallback ? Span<const uint8_t>(fallback) : Span<const uint8_t>());
     method.add_instruction(delegate, {current}, {next});
     current = next;

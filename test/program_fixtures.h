@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plugrt/method.h"
+#include "plugrt/program_builder.h"
 #include "plugrt/status.h"
 
 namespace plugrt::testing {
@@ -18,6 +19,7 @@ struct OffsetProgramOptions {
   std::vector<uint8_t> blob;
   bool with_fallback = true;  ///< the portable fallback: Add(x, offset)
   int num_delegates = 1;      ///< a chain of this many delegate calls, each adding `offset`
+  std::vector<CompileSpec> compile_specs;  ///< stored with every delegate
 };
 
 /// A program whose "forward" maps x (float32 [2, 3]) to y = x + offset * num_delegates.

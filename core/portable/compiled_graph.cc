@@ -42,12 +42,16 @@ std::string read_tensor_info(const ir::Graph& graph, size_t index, TensorInfo* i
            std::to_string(kMaxRank) + " is supported";
   }
   uint64_t bytes = dtype_size(info->dtype);
+  // The same bound on the product of the nonzero dimensions: a shape with a 0 in it
+  // holds nothing, but its strides and partial products must not overflow either.
+  uint64_t nonzero_bytes = bytes;
   for (size_t axis = 0; axis < rank; ++axis) {
     const int64_t dim = dims->Get(static_cast<flatbuffers::uoffset_t>(axis));
     if (dim < 0) return describe_value(graph, index) + " has negative dimension " + std::to_string(dim);
-    if (dim != 0 && bytes > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
-      return describe_value(graph, index) + " is larger than 2^40 bytes";
+    if (dim != 0 && nonzero_bytes > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
+      return describe_value(graph, index) + " is larger than 2^40 bytes (zero dimensions aside)";
     }
+    if (dim != 0) nonzero_bytes *= static_cast<uint64_t>(dim);
     bytes *= static_cast<uint64_t>(dim);
     info->shape.push_back(dim);
   }
@@ -332,8 +336,11 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
   compiled->values_.resize(num_values);
 
   // Graph inputs and outputs are bound to the caller's tensors on each run.
-  for (int32_t v : *graph.inputs()) compiled->inputs_.push_back(v);
-  for (int32_t v : *graph.outputs()) compiled->outputs_.push_back(v);
+  // A graph may have no inputs (all constants): its inputs list is then absent.
+  if (graph.inputs() != nullptr) {
+    for (int32_t v : *graph.inputs()) compiled->inputs_.push_back(v);
+  }
+  for (int32_t v : *graph.outputs()) compiled->outputs_.push_back(v);  // verified: present
   for (size_t i = 0; i < num_values; ++i) {
     ValueSlot& slot = compiled->values_[i];
     const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));

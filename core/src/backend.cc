@@ -54,7 +54,7 @@ Result<std::vector<bool>> Backend::partition(Span<const uint8_t> graph, size_t n
   std::vector<uint8_t> taken(num_nodes, 0);
   plugrt_partition_args args{sizeof(args), graph.data(), graph.size(), compile_specs.data(),
                              compile_specs.size(), taken.data(), num_nodes};
-  take_reported_error();
+  clear_reported_error();
   const plugrt_status status = table_->partition(table_->context, plugin_->host->table(), &args);
   if (status != PLUGRT_STATUS_OK) return failure("partition", status);
   return std::vector<bool>(taken.begin(), taken.end());
@@ -68,7 +68,7 @@ Result<std::vector<uint8_t>> Backend::preprocess(Span<const uint8_t> graph,
   }
   plugrt_preprocess_args args{sizeof(args), graph.data(), graph.size(), compile_specs.data(),
                               compile_specs.size(), nullptr, 0};
-  take_reported_error();
+  clear_reported_error();
   const plugrt_status status = table_->preprocess(table_->context, plugin_->host->table(), &args);
   const plugrt_host_services* host = plugin_->host->table();
   if (status != PLUGRT_STATUS_OK) {
@@ -96,15 +96,18 @@ Result<DelegateHandle> Backend::init(const InitOptions& options) const {
   args.num_runtime_options = options.runtime_options.size();
   args.num_threads = options.num_threads;
 
-  take_reported_error();  // a stale report must not explain this call
+  clear_reported_error();  // a stale report must not explain this call
   plugrt_delegate_handle handle = nullptr;
   const plugrt_status status =
       table_->init(table_->context, plugin_->host->table(), &args, &handle);
-  if (status != PLUGRT_STATUS_OK) return failure("init", status);
-  if (handle == nullptr) {
-    return Status(Error::kDelegateInvalidHandle,
-                  "backend '" + table_->name + "' (" + plugin_->info.origin +
-                      "): init succeeded but returned a NULL handle");
+  if (status != PLUGRT_STATUS_OK || handle == nullptr) {
+    Status failed = status != PLUGRT_STATUS_OK
+                        ? failure("init", status)
+                        : Status(Error::kDelegateInvalidHandle, "backend '" + table_->name + "' (" +
+                                                                    plugin_->info.origin +
+                                                                    "): init succeeded but returned a NULL handle");
+    plugin_->record_init_failure(table_->name, failed);
+    return failed;
   }
   return DelegateHandle(*this, handle);
 }
@@ -144,6 +147,8 @@ Status DelegateHandle::execute(Span<const DLTensor* const> inputs,
   }
   const plugrt_execute_args args{sizeof(plugrt_execute_args), inputs.data(), inputs.size(),
                                  outputs.data(), outputs.size()};
+  // A report left by an earlier call that succeeded must not explain a failure here.
+  clear_reported_error();
   plugrt_status status;
   if (serialize_ == nullptr) {
     status = backend_.table_->execute(handle_, &args);

@@ -61,6 +61,10 @@ std::optional<ReportedError> take_reported_error() {
   return taken;
 }
 
+void clear_reported_error() {
+  if (tls_reported_error.has_value()) tls_reported_error.reset();
+}
+
 PluginHostServices::PluginHostServices(std::shared_ptr<HostEnvironment> environment,
                                        std::string source)
     : environment_(std::move(environment)), source_(std::move(source)) {

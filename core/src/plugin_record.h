@@ -3,7 +3,10 @@
 #ifndef PLUGRT_CORE_PLUGIN_RECORD_H_
 #define PLUGRT_CORE_PLUGIN_RECORD_H_
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "abi_validation.h"
@@ -18,6 +21,23 @@ struct PluginRecord {
   std::unique_ptr<PluginHostServices> host;
   PluginInfo info;
   std::vector<BackendTable> backends;
+
+  /// Init failures per backend name, for reports. Recorded by Backend::init.
+  void record_init_failure(const std::string& backend, const Status& status) const {
+    std::lock_guard<std::mutex> lock(init_failures_mutex_);
+    InitFailures& failures = init_failures_[backend];
+    ++failures.count;
+    failures.last = status;
+  }
+  InitFailures init_failures(const std::string& backend) const {
+    std::lock_guard<std::mutex> lock(init_failures_mutex_);
+    auto found = init_failures_.find(backend);
+    return found == init_failures_.end() ? InitFailures{} : found->second;
+  }
+
+ private:
+  mutable std::mutex init_failures_mutex_;
+  mutable std::map<std::string, InitFailures> init_failures_;
 };
 
 }  // namespace plugrt::internal

@@ -138,12 +138,16 @@ class MethodChecker {
       return fail(value_name(v) + " has rank " + std::to_string(count(tensor.shape())) + "; at most " +
                   std::to_string(kMaxTensorRank) + " is supported");
     }
+    // The product of the nonzero dimensions is bounded too, so that a backend computing
+    // strides or partial products of a shape with a 0 in it cannot overflow.
+    uint64_t nonzero_bytes = bytes;
     for (size_t axis = 0; axis < count(tensor.shape()); ++axis) {
       const int64_t dim = tensor.shape()->Get(static_cast<uoffset_t>(axis));
       if (dim < 0) return fail(value_name(v) + " has negative dimension " + std::to_string(dim));
-      if (dim != 0 && bytes > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
-        return fail(value_name(v) + " is larger than 2^40 bytes");
+      if (dim != 0 && nonzero_bytes > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
+        return fail(value_name(v) + " is larger than 2^40 bytes (zero dimensions aside)");
       }
+      if (dim != 0) nonzero_bytes *= static_cast<uint64_t>(dim);
       bytes *= static_cast<uint64_t>(dim);
     }
     bytes_[v] = bytes;

@@ -34,7 +34,7 @@ Result<PluginId> Registry::register_plugin(plugrt_plugin_entry_fn entry, PluginS
   // Until the descriptor names the plugin, its reports are attributed to its origin.
   record->host = std::make_unique<PluginHostServices>(environment_, origin);
 
-  take_reported_error();
+  clear_reported_error();
   const plugrt_plugin_descriptor* descriptor = nullptr;
   const plugrt_status status = entry(record->host->table(), &descriptor);
   if (status != PLUGRT_STATUS_OK) {
@@ -167,6 +167,7 @@ std::vector<BackendInfo> Registry::list_backends() const {
       info.plugin = entry.plugin->info;
       info.capabilities = entry.table->capabilities;
       info.has_aot = entry.table->partition != nullptr;
+      info.init_failures = entry.plugin->init_failures(name);
       if (&entry != &entries.front()) info.shadowed_by = entries.front().plugin->info.origin;
       list.push_back(std::move(info));
     }

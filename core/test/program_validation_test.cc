@@ -707,6 +707,9 @@ TEST(ProgramValidation, RefusesATensorLargerThan2To40Bytes) {
   expect_invalid(spec, "value 2 'y' is larger than 2^40 bytes");
   forward(spec).values[2].shape = {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max()};
   expect_invalid(spec, "value 2 'y' is larger than 2^40 bytes");
+  // Empty, but the strides of its other dimensions would overflow.
+  forward(spec).values[2].shape = {0, int64_t{1} << 40, int64_t{1} << 40};
+  expect_invalid(spec, "value 2 'y' is larger than 2^40 bytes (zero dimensions aside)");
 }
 
 TEST(ProgramValidation, RefusesAValueWithBothAnArenaOffsetAndASegment) {

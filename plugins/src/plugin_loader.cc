@@ -104,21 +104,25 @@ void PluginLoader::refuse_locked(Candidate& candidate, Status why) {
 
 PluginLoader::Candidate& PluginLoader::add_candidate_locked(std::string path, std::string found_in,
                                                             int64_t rank) {
-  auto owned = std::make_unique<Candidate>();
+  auto candidate = std::make_unique<Candidate>();
+  candidate->path = std::move(path);
+  candidate->found_in = std::move(found_in);
+  candidate->rank = rank;
+  Result<PluginMetadata> metadata = check_file(candidate->path, options_, allow_list_, allow_list_error_);
+  if (metadata.is_ok()) {
+    candidate->metadata = std::move(metadata).value();
+  } else {
+    refuse_locked(*candidate, metadata.status());
+  }
+  return insert_locked(std::move(candidate));
+}
+
+PluginLoader::Candidate& PluginLoader::insert_locked(std::unique_ptr<Candidate> owned) {
   Candidate& candidate = *owned;
-  candidate.path = std::move(path);
-  candidate.found_in = std::move(found_in);
-  candidate.rank = rank;
   candidates_.insert(std::upper_bound(candidates_.begin(), candidates_.end(), owned,
                                       [](const auto& a, const auto& b) { return a->rank < b->rank; }),
                      std::move(owned));
-
-  Result<PluginMetadata> metadata = check_file(candidate.path, options_, allow_list_, allow_list_error_);
-  if (!metadata.is_ok()) {
-    refuse_locked(candidate, metadata.status());
-    return candidate;
-  }
-  candidate.metadata = std::move(metadata).value();
+  if (!candidate.refusal.is_ok() || !candidate.metadata) return candidate;
   for (const std::string& backend : candidate.metadata->backends) {
     std::vector<Candidate*>& offers = by_backend_[backend];
     offers.insert(std::upper_bound(offers.begin(), offers.end(), &candidate,
@@ -149,10 +153,14 @@ void PluginLoader::discover() {
   std::vector<std::unique_ptr<Candidate>> previous = std::move(kept);
   int64_t rank = 0;
   auto readd = [&](std::unique_ptr<Candidate> old) {
+    // A loaded plugin keeps the verdict and metadata it was loaded with, even if its
+    // file has since been replaced or removed: that is the code that runs.
+    if (old->id) {
+      insert_locked(std::move(old));
+      return;
+    }
     Candidate& fresh = add_candidate_locked(old->path, old->found_in, old->rank);
-    fresh.id = old->id;
     fresh.library = old->library;
-    if (old->id) fresh.refusal = Status::ok();
   };
   for (const SearchDirectory& directory : search_path_) {
     for (std::string& file : list_plugin_files(directory.path)) {
@@ -250,6 +258,7 @@ Status PluginLoader::unload(const std::string& path) {
 
 std::vector<PluginReport> PluginLoader::report() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<BackendInfo> registered = registry_.list_backends();
   std::vector<PluginReport> reports;
   for (const auto& candidate : candidates_) {
     PluginReport report;
@@ -265,6 +274,11 @@ std::vector<PluginReport> PluginLoader::report() const {
       for (const std::string& backend : candidate->metadata->backends) {
         const Candidate* first = by_backend_.find(backend)->second.front();
         if (first != candidate.get()) report.shadowed_by.emplace_back(backend, first->path);
+      }
+    }
+    for (const BackendInfo& backend : registered) {
+      if (candidate->id && backend.plugin.id == *candidate->id && backend.init_failures.count > 0) {
+        report.init_failures.emplace_back(backend.name, backend.init_failures);
       }
     }
     reports.push_back(std::move(report));

@@ -31,9 +31,11 @@ function(plugrt_add_backend)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS "${_PLUGRT_EXPORTS_MAP}")
-  target_link_options(${target} PRIVATE
-    "LINKER:--version-script=${_PLUGRT_EXPORTS_MAP}"
-    "LINKER:--no-undefined")
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${_PLUGRT_EXPORTS_MAP}")
+  # Off only in clang sanitizer builds, whose runtime lives in the host executable.
+  if(NOT PLUGRT_PLUGINS_ALLOW_UNDEFINED)
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   endif()

@@ -30,6 +30,8 @@ constexpr MinimumRank kMinimumRanks[] = {
     {"Conv", 0, 2},        {"ConvTranspose", 0, 2}, {"ConvInteger", 0, 2},
     {"QLinearConv", 0, 2}, {"MaxUnpool", 0, 2},     {"MaxUnpool", 1, 2},
     {"STFT", 0, 3},
+    // Its default axis, -1, plus a rank of 0 indexes dimension -1 of the Mean output.
+    {"LayerNormalization", 0, 1},
 };
 
 /// Inputs whose length gives the rank of the output ({op, input}): inference adds that

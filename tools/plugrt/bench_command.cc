@@ -27,7 +27,7 @@ struct BenchOptions {
   size_t warmup = 5;
   size_t threads = 0;
   std::string backends;
-  std::vector<std::string> plugin_dirs;
+  PluginSearchOptions plugins;
   bool json = false;
 };
 
@@ -77,7 +77,8 @@ int fail(const std::string& message) {
 
 int run_bench(const BenchOptions& options) {
   if (options.iterations == 0) return fail("--iterations must be at least 1");
-  CommandRuntime runtime(options.plugin_dirs);
+  CommandRuntime runtime(options.plugins);
+  if (!runtime.status().is_ok()) return fail(runtime.status().message());
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
   Result<Method> method = load_method(*program, "forward", runtime.registry(), options.backends, options.threads);
@@ -150,7 +151,7 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_option("--threads", options->threads, "Threads per backend (default: each backend's own)");
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
   command->add_option("--backends", options->backends, "Only these backends may run (comma-separated)");
-  command->add_option("--plugin-dir", options->plugin_dirs, "Directory to search for plugins first (repeatable)");
+  add_plugin_search_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print JSON (median_ms, p90_ms, iterations, threads, delegates)");
   command->callback([options, &result] { result.exit_code = run_bench(*options); });
 }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "plugrt/builtin_backends.h"
+#include "plugrt/plugins/plugin_trust.h"
 
 namespace plugrt::tools {
 
@@ -14,16 +15,42 @@ std::shared_ptr<HostEnvironment> command_environment() {
   return environment;
 }
 
-plugins::SearchPathOptions search_options(const std::vector<std::string>& plugin_dirs) {
+plugins::SearchPathOptions search_options(const PluginSearchOptions& options) {
   plugins::SearchPathOptions search;
-  search.application_directories = plugin_dirs;
+  search.application_directories = options.plugin_dirs;
+  search.allow_list = options.allow_list;
+  search.allow_untrusted_files = options.allow_untrusted;
   return search;
+}
+
+// The loader would refuse every plugin over a list it cannot read; the command says so
+// up front instead.
+Status check_allow_list(const std::string& path) {
+  if (path.empty()) return Status::ok();
+  Result<plugins::AllowList> list = plugins::AllowList::read(path);
+  if (!list.is_ok()) return list.status().with_context("--plugin-allow-list");
+  return Status::ok();
 }
 
 }  // namespace
 
-CommandRuntime::CommandRuntime(const std::vector<std::string>& plugin_dirs)
-    : registry_(command_environment()), loader_(registry_, search_options(plugin_dirs)) {
+void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options) {
+  command.add_option("--plugin-dir", options.plugin_dirs, "Directory to search for plugins first (repeatable)")
+      ->type_name("DIR");
+  command
+      .add_option("--plugin-allow-list", options.allow_list,
+                  "File of SHA-256 digests (sha256sum's output works): only the plugins it lists may load")
+      ->envname("PLUGRT_PLUGIN_ALLOW_LIST")
+      ->type_name("FILE");
+  command.add_flag("--allow-untrusted-plugins", options.allow_untrusted,
+                   "Also load plugin files owned by another user or writable by others");
+}
+
+CommandRuntime::CommandRuntime(const PluginSearchOptions& options)
+    : options_(options),
+      status_(check_allow_list(options.allow_list)),
+      registry_(command_environment()),
+      loader_(registry_, search_options(options)) {
   Status builtins = register_builtin_backends(registry_);
   (void)builtins;  // the built-in tables are checked by the tests; this cannot fail
   loader_.discover();

@@ -1,8 +1,11 @@
 // The registry a `plugrt` subcommand works with: the built-in backends, and a plugin
 // loader over the search path that has read every plugin file's metadata (plugins load
-// when a backend of theirs is first needed).
+// when a backend of theirs is first needed). Also the plugin options the subcommands
+// that load plugins share.
 #ifndef PLUGRT_TOOLS_PLUGRT_COMMAND_RUNTIME_H_
 #define PLUGRT_TOOLS_PLUGRT_COMMAND_RUNTIME_H_
+
+#include <CLI/CLI.hpp>
 
 #include <memory>
 #include <string>
@@ -10,21 +13,41 @@
 
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/registry.h"
+#include "plugrt/status.h"
 
 namespace plugrt::tools {
 
+/// Where plugins are looked for and which of them may load.
+struct PluginSearchOptions {
+  std::vector<std::string> plugin_dirs;  // searched before PLUGRT_PLUGIN_PATH
+  /// A file of SHA-256 digests (sha256sum's output works): only plugins it lists load.
+  std::string allow_list;
+  /// Load plugin files owned by another user or writable by others.
+  bool allow_untrusted = false;
+};
+
+/// Adds --plugin-dir, --plugin-allow-list (or PLUGRT_PLUGIN_ALLOW_LIST) and
+/// --allow-untrusted-plugins to `command`.
+void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options);
+
 class CommandRuntime {
  public:
-  /// `plugin_dirs` are searched before PLUGRT_PLUGIN_PATH. Plugin log lines are
-  /// dropped unless PLUGRT_LOG is set.
-  explicit CommandRuntime(const std::vector<std::string>& plugin_dirs);
+  /// Plugin log lines are dropped unless PLUGRT_LOG is set.
+  explicit CommandRuntime(const PluginSearchOptions& options);
+
+  /// Not ok when the options cannot be used (an allow-list that cannot be read or is
+  /// malformed); the command should stop with this message.
+  const Status& status() const { return status_; }
 
   Registry& registry() { return registry_; }
   plugins::PluginLoader& loader() { return loader_; }
+  const PluginSearchOptions& options() const { return options_; }
   /// Loads every accepted plugin, so that all their backends are registered.
   void load_all();
 
  private:
+  PluginSearchOptions options_;
+  Status status_;
   Registry registry_;
   plugins::PluginLoader loader_;
 };

@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "command_runtime.h"
+
 namespace plugrt::tools {
 
 /// Options every subcommand that touches plugins shares.
 struct PluginOptions {
-  std::vector<std::string> plugin_dirs;  // searched before PLUGRT_PLUGIN_PATH
+  PluginSearchOptions search;
   bool json = false;
 };
 

@@ -22,7 +22,7 @@ struct CompileCommandOptions {
   std::string backends;  // comma-separated
   bool no_fallback = false;
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
-  std::vector<std::string> plugin_dirs;
+  PluginSearchOptions plugins;
   bool json = false;
 };
 
@@ -63,7 +63,11 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.fallback = !options.no_fallback;
   compile_options.producer = "plugrt compile " PLUGRT_VERSION;
 
-  CommandRuntime runtime(options.plugin_dirs);
+  CommandRuntime runtime(options.plugins);
+  if (!runtime.status().is_ok()) {
+    std::cerr << "plugrt compile: " << runtime.status().message() << "\n";
+    return 1;
+  }
   Result<compiler::CompiledModel> compiled =
       compiler::compile_onnx_file(options.model, runtime.registry(), compile_options, import_options);
   if (!compiled.is_ok()) {
@@ -128,7 +132,7 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                     "Leave out the portable fallback of each delegated partition");
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable)");
-  command->add_option("--plugin-dir", options->plugin_dirs, "Directory to search for plugins first (repeatable)");
+  add_plugin_search_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print the summary as JSON");
   command->callback([options, &result] { result.exit_code = run_compile(*options); });
 }

@@ -8,7 +8,9 @@
 
 #include "command_runtime.h"
 #include "commands.h"
+#include "plugrt/method.h"
 #include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/program.h"
 #include "plugrt/registry.h"
 
 namespace plugrt::tools {
@@ -18,8 +20,7 @@ using nlohmann::json;
 using plugins::PluginReport;
 
 void add_plugin_options(CLI::App& command, PluginOptions& options) {
-  command.add_option("--plugin-dir", options.plugin_dirs,
-                     "Directory to search for plugins first (repeatable)");
+  add_plugin_search_options(command, options.search);
   command.add_flag("--json", options.json, "Print machine-readable JSON");
 }
 
@@ -43,8 +44,14 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-void run_backends(const PluginOptions& options) {
-  CommandRuntime runtime(options.plugin_dirs);
+int fail(const std::string& command, const Status& status) {
+  std::cerr << "plugrt " << command << ": " << status.message() << "\n";
+  return 1;
+}
+
+int run_backends(const PluginOptions& options) {
+  CommandRuntime runtime(options.search);
+  if (!runtime.status().is_ok()) return fail("backends", runtime.status());
   runtime.load_all();
   Registry& registry = runtime.registry();
 
@@ -81,6 +88,7 @@ void run_backends(const PluginOptions& options) {
   } else {
     print_table(rows);
   }
+  return 0;
 }
 
 bool is_directory(const std::string& path) {
@@ -88,9 +96,47 @@ bool is_directory(const std::string& path) {
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-void run_doctor(const PluginOptions& options) {
-  CommandRuntime runtime(options.plugin_dirs);
+/// Loads every method of each program, so that the report shows what initialising their
+/// delegates here does: where each runs, fallbacks, init failures.
+json load_programs(const std::vector<std::string>& paths, Registry& registry) {
+  json loaded = json::array();
+  for (const std::string& path : paths) {
+    json entry = {{"path", path}};
+    Result<Program> program = Program::load(path);
+    if (!program.is_ok()) {
+      entry["error"] = program.status().message();
+      loaded.push_back(std::move(entry));
+      continue;
+    }
+    json methods = json::array();
+    for (const std::string& name : program->method_names()) {
+      Result<Method> method = Method::load(*program, name, registry);
+      json m = {{"name", name}};
+      if (!method.is_ok()) {
+        m["error"] = method.status().message();
+      } else {
+        m["delegates"] = json::array();
+        for (const DelegatePlacement& d : method->report().delegates) {
+          m["delegates"].push_back({{"delegate", d.delegate},
+                                    {"backend", d.backend},
+                                    {"origin", d.origin},
+                                    {"fell_back", d.fell_back},
+                                    {"reason", d.reason}});
+        }
+      }
+      methods.push_back(std::move(m));
+    }
+    entry["methods"] = std::move(methods);
+    loaded.push_back(std::move(entry));
+  }
+  return loaded;
+}
+
+int run_doctor(const PluginOptions& options, const std::vector<std::string>& programs) {
+  CommandRuntime runtime(options.search);
+  if (!runtime.status().is_ok()) return fail("doctor", runtime.status());
   runtime.load_all();  // a verdict includes what loading the plugin showed
+  const json loaded_programs = load_programs(programs, runtime.registry());
   plugins::PluginLoader& loader = runtime.loader();
 
   json search_path = json::array();
@@ -116,15 +162,25 @@ void run_doctor(const PluginOptions& options) {
     for (const auto& [backend, winner] : report.shadowed_by) {
       entry["shadowed"].push_back({{"backend", backend}, {"by", winner}});
     }
+    for (const auto& [backend, failures] : report.init_failures) {
+      entry["init_failures"].push_back({{"backend", backend},
+                                        {"count", failures.count},
+                                        {"error", std::string(to_string(failures.last.code()))},
+                                        {"reason", failures.last.message()}});
+    }
     files.push_back(std::move(entry));
   }
+  json trust = {{"allow_list", options.search.allow_list.empty() ? json(nullptr) : json(options.search.allow_list)},
+                {"ownership_checks", !options.search.allow_untrusted}};
   if (options.json) {
     std::cout << json{{"host_abi", abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR)},
                       {"search_path", search_path},
+                      {"trust", trust},
+                      {"programs", loaded_programs},
                       {"plugins", files}}
                      .dump(2)
               << "\n";
-    return;
+    return 0;
   }
   std::cout << "Host plugin ABI " << abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR)
             << ". Search path, in order:\n";
@@ -133,6 +189,11 @@ void run_doctor(const PluginOptions& options) {
               << directory["source"].get<std::string>()
               << (directory["exists"].get<bool>() ? "" : ", missing") << ")\n";
   }
+  std::cout << "Allow-list: "
+            << (options.search.allow_list.empty() ? "none (no digest pinning)"
+                                                   : options.search.allow_list + " (only the plugins it lists load)")
+            << "\nOwnership and permission checks: "
+            << (options.search.allow_untrusted ? "off (--allow-untrusted-plugins)" : "on") << "\n";
   std::cout << (files.empty() ? "No plugin files (libplugrt_*.so) found.\n" : "Plugin files:\n");
   for (const json& file : files) {
     std::cout << "  " << file["verdict"].get<std::string>() << "  "
@@ -157,7 +218,35 @@ void run_doctor(const PluginOptions& options) {
                   << "' is shadowed by " << shadow["by"].get<std::string>() << "\n";
       }
     }
+    if (file.contains("init_failures")) {
+      for (const json& failure : file["init_failures"]) {
+        const uint64_t count = failure["count"].get<uint64_t>();
+        std::cout << "      init of backend '" << failure["backend"].get<std::string>() << "' failed " << count
+                  << (count == 1 ? " time" : " times") << ", last: " << failure["reason"].get<std::string>()
+                  << "\n";
+      }
+    }
   }
+  for (const json& program : loaded_programs) {
+    std::cout << "Program " << program["path"].get<std::string>() << ":\n";
+    if (program.contains("error")) std::cout << "  cannot load: " << program["error"].get<std::string>() << "\n";
+    if (!program.contains("methods")) continue;
+    for (const json& method : program["methods"]) {
+      std::cout << "  method " << method["name"].get<std::string>() << ":";
+      if (method.contains("error")) {
+        std::cout << " cannot load: " << method["error"].get<std::string>() << "\n";
+        continue;
+      }
+      std::cout << "\n";
+      for (const json& d : method["delegates"]) {
+        std::cout << "    " << d["delegate"].get<std::string>() << " -> " << d["backend"].get<std::string>() << " ("
+                  << d["origin"].get<std::string>() << ")";
+        if (d["fell_back"].get<bool>()) std::cout << ", fallback: " << d["reason"].get<std::string>();
+        std::cout << "\n";
+      }
+    }
+  }
+  return 0;
 }
 
 int run_inspect(const std::string& path, bool as_json) {
@@ -210,20 +299,22 @@ void add_backends_command(CLI::App& app, CommandResult& result) {
       "backends", "List every backend found, with its plugin, version, ABI, file and availability");
   add_plugin_options(*command, *options);
   command->callback([options, &result] {
-    run_backends(*options);
-    result.exit_code = 0;
+    result.exit_code = run_backends(*options);
   });
 }
 
 void add_doctor_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<PluginOptions>();
+  auto programs = std::make_shared<std::vector<std::string>>();
   CLI::App* command = app.add_subcommand(
       "doctor", "Show the plugin search path and the verdict on every plugin file considered");
   add_plugin_options(*command, *options);
-  command->callback([options, &result] {
-    run_doctor(*options);
-    result.exit_code = 0;
-  });
+  command
+      ->add_option("--program", *programs,
+                   "Also load every method of this program (repeatable), so that where its delegates run, "
+                   "their fallbacks and the backends' init failures are shown")
+      ->type_name("FILE");
+  command->callback([options, programs, &result] { result.exit_code = run_doctor(*options, *programs); });
 }
 
 void add_inspect_command(CLI::App& app, CommandResult& result) {

@@ -29,7 +29,7 @@ struct RunOptions {
   std::vector<std::string> expected;  // NAME=FILE.npy
   double tolerance = 1e-4;
   uint64_t seed = 0;
-  std::vector<std::string> plugin_dirs;
+  PluginSearchOptions plugins;
   bool json = false;
 };
 
@@ -62,7 +62,8 @@ int fail(const std::string& message) {
 }
 
 int run_program(const RunOptions& options) {
-  CommandRuntime runtime(options.plugin_dirs);
+  CommandRuntime runtime(options.plugins);
+  if (!runtime.status().is_ok()) return fail(runtime.status().message());
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
   Result<Method> method = load_method(*program, "forward", runtime.registry(), options.backends, options.threads);
@@ -176,7 +177,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                       "NAME=FILE.npy: fail unless output NAME matches these values (repeatable)");
   command->add_option("--tolerance", options->tolerance, "Largest absolute difference --expect accepts (default 1e-4)");
   command->add_option("--seed", options->seed, "Seed of the random inputs (default 0)");
-  command->add_option("--plugin-dir", options->plugin_dirs, "Directory to search for plugins first (repeatable)");
+  add_plugin_search_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print machine-readable JSON");
   command->callback([options, &result] { result.exit_code = run_program(*options); });
 }

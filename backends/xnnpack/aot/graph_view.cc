@@ -1,6 +1,9 @@
 #include "aot/graph_view.h"
 
 #include <cstring>
+#include <limits>
+
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::xnnpack {
 
@@ -9,12 +12,14 @@ std::optional<GraphView> GraphView::open(const void* data, size_t size, std::str
     *error = "the graph is empty";
     return std::nullopt;
   }
-  flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data), size);
-  if (!ir::VerifyGraphBuffer(verifier)) {
-    *error = "the graph is not a valid graph IR buffer";
+  // The SDK's reader: the FlatBuffers verifier, and the alignment of 8-byte vectors that
+  // the verifier does not check.
+  sdk::Expected<const ir::Graph*> read = sdk::read_graph(data, size);
+  if (!read.is_ok()) {
+    *error = "the graph is not a valid graph IR buffer: " + read.status().message();
     return std::nullopt;
   }
-  const ir::Graph* graph = ir::GetGraph(data);
+  const ir::Graph* graph = *read;
   if (graph->ir_version() != 1) {
     *error = "graph IR version " + std::to_string(graph->ir_version()) + " is not one this backend reads";
     return std::nullopt;
@@ -48,7 +53,11 @@ std::vector<int64_t> GraphView::shape(int32_t index) const {
 
 int64_t num_elements(const std::vector<int64_t>& shape) {
   int64_t count = 1;
-  for (int64_t dim : shape) count *= dim;
+  for (int64_t dim : shape) {
+    // A graph's shapes come from the host: refuse what does not fit, do not overflow.
+    if (dim < 0 || (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim)) return -1;
+    count *= dim;
+  }
   return count;
 }
 

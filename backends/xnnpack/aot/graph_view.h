@@ -52,6 +52,7 @@ class GraphView {
   const ir::Graph* graph_;
 };
 
+/// Elements of a shape; -1 when a dimension is negative or the count overflows.
 int64_t num_elements(const std::vector<int64_t>& shape);
 
 }  // namespace plugrt::xnnpack

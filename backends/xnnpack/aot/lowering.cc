@@ -598,7 +598,8 @@ std::string Lowering::lower_reshape(const ir::Node& node) {
     if (extra != -1 && !graph_.is_constant(extra)) return "the shape or axes input is not a constant";
   }
   const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
-  if (num_elements(xs) != num_elements(ys)) return "the element counts differ";
+  const int64_t count = num_elements(xs);
+  if (count < 0 || count != num_elements(ys)) return "the element counts differ";
   // A reshape moves no bytes: it is right only where both sides hold their elements in
   // the graph's order, which a 4-D value does when its C or its H x W is 1.
   if (!layout_trivial(xs) || !layout_trivial(ys)) {

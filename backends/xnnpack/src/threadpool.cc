@@ -1,5 +1,7 @@
 #include "src/threadpool.h"
 
+#include <dlfcn.h>
+
 #include <map>
 #include <mutex>
 
@@ -59,6 +61,17 @@ void release_threadpool(pthreadpool_t pool) {
     }
     return;
   }
+}
+
+void keep_cpuinfo_loaded() {
+  static const bool pinned = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&cpuinfo_initialize), &info) == 0 || info.dli_fname == nullptr) return false;
+    // RTLD_NOLOAD only takes a reference to the copy already mapped; RTLD_NODELETE makes
+    // it stay when the last reference goes. The handle is deliberately never closed.
+    return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+  }();
+  (void)pinned;
 }
 
 }  // namespace plugrt::xnnpack

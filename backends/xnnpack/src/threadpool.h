@@ -20,6 +20,12 @@ size_t resolve_thread_count(size_t requested);
 pthreadpool_t acquire_threadpool(size_t threads);
 void release_threadpool(pthreadpool_t pool);
 
+/// Keeps libcpuinfo loaded for the rest of the process. cpuinfo_initialize (which
+/// xnn_initialize calls) allocates cpuinfo's tables once and never frees them; if
+/// unloading this plugin also unloaded cpuinfo, every later load of the plugin would
+/// allocate them again and leak the previous copy. Call before xnn_initialize.
+void keep_cpuinfo_loaded();
+
 }  // namespace plugrt::xnnpack
 
 #endif  // PLUGRT_BACKENDS_XNNPACK_SRC_THREADPOOL_H_

@@ -7,6 +7,7 @@
 
 #include <xnnpack.h>
 
+#include "src/threadpool.h"
 #include "src/xnnpack_delegate.h"
 #ifdef PLUGRT_XNNPACK_HAVE_AOT
 #include "aot/xnnpack_aot.h"
@@ -34,6 +35,7 @@ void write_reason(plugrt_text_buffer* reason, const char* text) {
 /// kernels need. xnn_initialize only probes the CPU (once per process) and allocates no
 /// lasting resource, so it is cheap enough to ask here.
 bool is_available(void*, const plugrt_host_services*, plugrt_text_buffer* reason) {
+  keep_cpuinfo_loaded();
   const xnn_status status = xnn_initialize(nullptr);
   if (status == xnn_status_success) return true;
   char text[160];

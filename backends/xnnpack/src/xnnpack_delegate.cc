@@ -1,7 +1,9 @@
 #include "src/xnnpack_delegate.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -48,6 +50,77 @@ size_t length(const flatbuffers::Vector<T>* vector) {
   return vector == nullptr ? 0 : vector->size();
 }
 
+/// The most a blob's tensors may take at run time: a program's bound on an arena.
+constexpr uint64_t kMaxRuntimeBytes = uint64_t{1} << 40;
+
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* vector) {
+  return length(vector) == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
+/// The FlatBuffers verifier checks the alignment of a vector's length, not of its
+/// elements: a crafted blob can misalign the 8-byte elements read below.
+bool eight_byte_vectors_aligned(const blob::Blob& root) {
+  for (flatbuffers::uoffset_t t = 0; t < length(root.tensors()); ++t) {
+    const blob::Tensor* tensor = root.tensors()->Get(t);
+    if (!elements_aligned(tensor->dims()) || !elements_aligned(tensor->host_dims())) return false;
+  }
+  for (flatbuffers::uoffset_t n = 0; n < length(root.nodes()); ++n) {
+    const blob::Node* node = root.nodes()->Get(n);
+    if (!elements_aligned(node->pre_paddings()) || !elements_aligned(node->post_paddings()) ||
+        !elements_aligned(node->new_shape())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<uint64_t> dims_of(const blob::Blob& root, uint32_t tensor) {
+  const auto* dims = root.tensors()->Get(tensor)->dims();
+  return std::vector<uint64_t>(dims->begin(), dims->end());
+}
+
+/// Whether a node's output has the shape its inputs give, for the element-wise and
+/// reshaping kinds. XNNPACK's define calls do not check it, and the 2022 snapshot then
+/// crashes setting the runtime up. Indices are checked by the caller.
+bool output_shape_consistent(const blob::Blob& root, const blob::Node& node) {
+  const std::vector<uint64_t> out = dims_of(root, node.outputs()->Get(0));
+  const std::vector<uint64_t> a = dims_of(root, node.inputs()->Get(0));
+  switch (node.kind()) {
+    case NodeKind::Add:
+    case NodeKind::Subtract:
+    case NodeKind::Multiply:
+    case NodeKind::Divide: {  // NumPy broadcasting, aligned at the last dimension
+      const std::vector<uint64_t> b = dims_of(root, node.inputs()->Get(1));
+      if (out.size() != std::max(a.size(), b.size())) return false;
+      for (size_t k = 0; k < out.size(); ++k) {
+        const uint64_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
+        const uint64_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
+        if ((da != db && da != 1 && db != 1) || out[out.size() - 1 - k] != std::max(da, db)) return false;
+      }
+      return true;
+    }
+    case NodeKind::Clamp:
+    case NodeKind::Sigmoid:
+    case NodeKind::HardSwish:
+    case NodeKind::LeakyRelu:
+    case NodeKind::Softmax:
+      return out == a;
+    case NodeKind::Reshape: {
+      const auto* shape = node.new_shape();
+      if (shape == nullptr || !std::equal(out.begin(), out.end(), shape->begin(), shape->end())) return false;
+      uint64_t n_in = 1, n_out = 1;  // each count was bounded when its tensor was read
+      for (uint64_t d : a) n_in *= d;
+      for (uint64_t d : out) n_out *= d;
+      return n_in == n_out;
+    }
+    case NodeKind::GlobalAveragePooling2d:
+      return a.size() == 4 && out.size() == 4 && out[0] == a[0] && out[1] == 1 && out[2] == 1 && out[3] == a[3];
+    default:  // convolutions, fully connected, windowed pooling and padding: XNNPACK checks them
+      return true;
+  }
+}
+
 }  // namespace
 
 plugrt_status XnnpackDelegate::fail(plugrt_status status, const std::string& message) const {
@@ -79,6 +152,7 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
                     std::to_string(kOldestReadableBlobVersion) + " to " + std::to_string(kBlobVersion) +
                     " (recompile the program with this plugin)");
   }
+  keep_cpuinfo_loaded();
   const xnn_status initialized = xnn_initialize(nullptr);
   if (initialized != xnn_status_success) {
     return fail(PLUGRT_STATUS_DELEGATE_UNAVAILABLE,
@@ -101,6 +175,9 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
     return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob fails the FlatBuffers verifier");
   }
   const blob::Blob* root = blob::GetBlob(buffer);
+  if (!eight_byte_vectors_aligned(*root)) {
+    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob has misaligned 8-byte vectors");
+  }
   const size_t num_tensors = length(root->tensors());
   const size_t num_inputs = length(root->inputs());
   const size_t num_outputs = length(root->outputs());
@@ -115,9 +192,11 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
   }
   std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw_subgraph);
 
-  // Tensors.
+  // Tensors. `runtime_bytes` adds up those XNNPACK and the I/O buffers allocate at init
+  // (all but the static ones), bounded like a program's arena.
   std::vector<uint32_t> ids(num_tensors, XNN_INVALID_VALUE_ID);
   std::vector<size_t> counts(num_tensors, 0);
+  uint64_t runtime_bytes = 0;
   for (size_t t = 0; t < num_tensors; ++t) {
     const blob::Tensor* tensor = root->tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
     const size_t rank = length(tensor->dims());
@@ -136,6 +215,12 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
       count *= dims[d];
     }
     counts[t] = count;
+    if (tensor->data() == nullptr) {
+      runtime_bytes += count * sizeof(float) + XNN_EXTRA_BYTES;
+      if (runtime_bytes > kMaxRuntimeBytes) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob's tensors need more than 2^40 bytes");
+      }
+    }
     if (tensor->data() != nullptr && tensor->data()->size() != count) {
       return fail(PLUGRT_STATUS_INVALID_PROGRAM,
                   "XNNPACK blob tensor " + std::to_string(t) + " has data of the wrong size");
@@ -204,7 +289,57 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
     return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob's inputs or outputs are inconsistent");
   }
 
-  // Nodes.
+  // Nodes. XNNPACK asserts, rather than checks, that the subgraph is well formed: every
+  // value is written by at most one node, never a static or an external input, and read
+  // only once written. Check that here, in execution order.
+  std::vector<bool> defined(num_tensors, false);
+  for (size_t t = 0; t < num_tensors; ++t) {
+    const blob::Tensor* tensor = root->tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
+    defined[t] = tensor->data() != nullptr || tensor->external_input() >= 0;
+  }
+  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
+    const blob::Node* node = root->nodes()->Get(n);
+    for (flatbuffers::uoffset_t i = 0; i < length(node->inputs()); ++i) {
+      const uint32_t t = node->inputs()->Get(i);
+      if (t < num_tensors && !defined[t]) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob node " + std::to_string(n) + " reads tensor " +
+                                                       std::to_string(t) + " before any node writes it");
+      }
+    }
+    for (flatbuffers::uoffset_t i = 0; i < length(node->outputs()); ++i) {
+      const uint32_t t = node->outputs()->Get(i);
+      if (t >= num_tensors) continue;  // refused below, with the node's name
+      if (defined[t]) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob node " + std::to_string(n) + " writes tensor " +
+                                                       std::to_string(t) + ", which is already defined");
+      }
+      defined[t] = true;
+    }
+  }
+  for (flatbuffers::uoffset_t k = 0; k < length(root->outputs()); ++k) {
+    if (!defined[root->outputs()->Get(k)]) {
+      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob output " + std::to_string(k) + " is written by no node");
+    }
+  }
+  // XNNPACK gives memory only to values something reads: a node whose output is neither
+  // read by a later node nor a partition output would write through a null pointer.
+  std::vector<bool> read(num_tensors, false);
+  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
+    const blob::Node* node = root->nodes()->Get(n);
+    for (flatbuffers::uoffset_t i = 0; i < length(node->inputs()); ++i) {
+      if (node->inputs()->Get(i) < num_tensors) read[node->inputs()->Get(i)] = true;
+    }
+  }
+  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
+    const blob::Node* node = root->nodes()->Get(n);
+    for (flatbuffers::uoffset_t i = 0; i < length(node->outputs()); ++i) {
+      const uint32_t t = node->outputs()->Get(i);
+      if (t < num_tensors && !read[t] && root->tensors()->Get(t)->external_output() < 0) {
+        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob node " + std::to_string(n) + " writes tensor " +
+                                                       std::to_string(t) + ", which nothing reads");
+      }
+    }
+  }
   for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
     const blob::Node* node = root->nodes()->Get(n);
     const std::string where = std::string("node ") + std::to_string(n) + " (" + kind_name(node->kind()) +
@@ -248,6 +383,9 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
             : 1;
     if (num_in != needed_inputs) {
       return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has the wrong number of inputs");
+    }
+    if (!output_shape_consistent(*root, *node)) {
+      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has an output of the wrong shape");
     }
     switch (kind) {
       case NodeKind::Convolution2d:
@@ -336,6 +474,15 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
     if (status != xnn_status_success) {
       return fail(from_xnn(status), "XNNPACK refused to define " + where + ": " + xnn_status_name(status));
     }
+  }
+
+  // XNNPACK (the 2022 snapshot) does not check every allocation it makes for a runtime
+  // and crashes when one fails: refuse here, cleanly, when that much memory is not there.
+  if (void* probe = std::malloc(static_cast<size_t>(runtime_bytes))) {
+    std::free(probe);
+  } else {
+    return fail(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
+                "cannot allocate the " + std::to_string(runtime_bytes) + " bytes the XNNPACK runtime needs");
   }
 
   // The runtime, on the shared pool, set up once on buffers that live as long as it.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -162,6 +165,49 @@ TEST_F(XnnpackBackendTest, InitRefusesForeignAndDamagedBlobs) {
   options.blob_size = blob->size();
   Result<DelegateHandle> good = backend->init(options);
   EXPECT_TRUE(good.is_ok()) << good.status().to_string();
+}
+
+// The blob fuzzer's corpus (test/fuzz/corpus/xnnpack_blob): the seeds are real blobs
+// and initialise; each crash-* input, a crash found by the fuzzer, is refused.
+TEST_F(XnnpackBackendTest, TheFuzzerSeedsInitAndItsFindingsAreRefused) {
+  Result<Backend> backend = env_.registry().find_backend("xnnpack");
+  ASSERT_TRUE(backend.is_ok());
+  size_t seeds = 0, findings = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PLUGRT_FUZZ_CORPUS_DIR "/xnnpack_blob")) {
+    const std::string name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint64_t> aligned(bytes.size() / 8 + 1);  // blobs lie 64-byte aligned in a program
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    InitOptions options;
+    options.blob = aligned.data();
+    options.blob_size = bytes.size();
+    Result<DelegateHandle> handle = backend->init(options);
+    if (name.rfind("crash-", 0) == 0) {
+      EXPECT_EQ(handle.code(), Error::kInvalidProgram);
+      ++findings;
+    } else {
+      EXPECT_TRUE(handle.is_ok()) << handle.status().to_string();
+      ++seeds;
+    }
+  }
+  EXPECT_GE(seeds, 2u);
+  EXPECT_GE(findings, 1u);
+
+  // The ahead-of-time fuzzer's findings (corpus/graph_ir/crash-xnnpack-*): preprocess
+  // refuses them.
+  size_t graphs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PLUGRT_FUZZ_CORPUS_DIR "/graph_ir")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("crash-xnnpack-", 0) != 0) continue;
+    SCOPED_TRACE(name);
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> graph((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_FALSE(backend->preprocess(graph).is_ok());
+    ++graphs;
+  }
+  EXPECT_GE(graphs, 2u);
 }
 
 TEST_F(XnnpackBackendTest, ExecuteChecksItsArguments) {

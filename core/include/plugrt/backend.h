@@ -39,6 +39,13 @@ struct Availability {
   std::string reason;  // why not, when not available
 };
 
+/// The init failures of one backend since its plugin was registered, for reports
+/// (`plugrt doctor`): how many, and the last one (its code and message).
+struct InitFailures {
+  uint64_t count = 0;
+  Status last;  // ok when count is 0
+};
+
 /// What `init` gets. Pointers are borrowed: `blob` must stay valid and unmoved until the
 /// handle is destroyed; the option arrays only during the call.
 struct InitOptions {
@@ -75,7 +82,8 @@ class Backend {
                                           Span<const plugrt_option> compile_specs = {}) const;
 
   /// Creates a delegate instance. Errors carry the backend's code and the message it
-  /// reported, prefixed with "backend '<name>' (<origin>): init: ".
+  /// reported, prefixed with "backend '<name>' (<origin>): init failed: ". Each failure
+  /// is also counted for the registry's listings (BackendInfo::init_failures).
   Result<DelegateHandle> init(const InitOptions& options) const;
 
  private:

@@ -68,6 +68,10 @@ struct ReportedError {
 /// Takes the error reported on this thread since the last call, if any.
 std::optional<ReportedError> take_reported_error();
 
+/// Forgets any error reported on this thread, so that a report made during a call that
+/// then succeeded is never taken as the reason for a later failure. Allocates nothing.
+void clear_reported_error();
+
 /// The plugrt_host_services table lent to one plugin. Everything the plugin logs,
 /// reports or profiles is attributed to `source`. Not movable: the table points at it.
 class PluginHostServices {

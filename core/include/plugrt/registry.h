@@ -51,6 +51,8 @@ struct BackendInfo {
   bool has_aot = false;
   /// Another provider of this name wins; this is its origin.
   std::optional<std::string> shadowed_by;
+  /// Its init failures since the plugin was registered.
+  InitFailures init_failures;
 };
 
 /// Supplies backends the registry does not have yet (the plugin loader does this).

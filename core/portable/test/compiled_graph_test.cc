@@ -2,6 +2,9 @@
 // nodes run one by one, the checks on graph structure, and the checks on arguments.
 #include "compiled_graph.h"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include <gmock/gmock.h>
@@ -138,6 +141,43 @@ TEST(CompiledGraph, RefusesBrokenStructure) {
     EXPECT_THAT(compile_error(graph.finish()), HasSubstr("holds 8 bytes of data; its dtype and shape need 12"));
   }
   EXPECT_THAT(compile_error({1, 2, 3, 4, 5, 6, 7, 8, 9}), HasSubstr("not a plugrt graph"));
+}
+
+TEST(CompiledGraph, RefusesShapesWhoseStridesOverflowBehindAZeroDimension) {
+  GraphBuilder graph;  // holds nothing, but 2^40 * 2^40 * 4 bytes of strides
+  ValueId x = graph.add_value("x", DType::kFloat32, {0, int64_t{1} << 40, int64_t{1} << 40});
+  ValueId y = graph.add_value("y", DType::kFloat32, {0, int64_t{1} << 40, int64_t{1} << 40});
+  graph.add_node("Relu", "relu", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  EXPECT_THAT(compile_error(graph.finish()), HasSubstr("is larger than 2^40 bytes (zero dimensions aside)"));
+}
+
+// The fuzzers' corpora of graph IR (test/fuzz/corpus/graph_ir, portable_blob): the seeds
+// are real subgraphs and compile; each crash-* input, a crash found by a fuzzer, now
+// compiles or is refused with a reason.
+TEST(CompiledGraph, TheFuzzerSeedsCompileAndItsFindingsDoNotCrash) {
+  size_t seeds = 0, findings = 0;
+  for (const char* corpus : {"graph_ir", "portable_blob"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(PLUGRT_FUZZ_CORPUS_DIR "/") + corpus)) {
+      const std::string name = entry.path().filename().string();
+      SCOPED_TRACE(name);
+      std::ifstream in(entry.path(), std::ios::binary);
+      const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string error;
+      CompileFailure failure{};
+      std::unique_ptr<CompiledGraph> compiled = CompiledGraph::compile(bytes.data(), bytes.size(), &error, &failure);
+      if (name.rfind("crash-", 0) == 0) {
+        EXPECT_TRUE(compiled != nullptr || !error.empty());
+        ++findings;
+      } else {
+        EXPECT_NE(compiled, nullptr) << error;
+        ++seeds;
+      }
+    }
+  }
+  EXPECT_GE(seeds, 2u);
+  EXPECT_GE(findings, 2u);
 }
 
 TEST(CompiledGraph, ChecksEveryArgumentAtRun) {

@@ -15,7 +15,34 @@
 #include <fstream>
 #include <iostream>
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PLUGRT_CONTRACT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PLUGRT_CONTRACT_SANITIZED 1
+#endif
+#endif
+#ifdef PLUGRT_CONTRACT_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace plugrt::sdk::testing {
+
+namespace {
+
+/// In a sanitizer build a report (a plugin reading out of bounds, say) ends the process
+/// with exit code 1, which run_in_child would take for the child's own failure message.
+/// Make such a child die by SIGABRT instead, so that it is reported as the crash it is.
+void crash_on_sanitizer_report() {
+#ifdef PLUGRT_CONTRACT_SANITIZED
+  __sanitizer_set_death_callback([] {
+    signal(SIGABRT, SIG_DFL);
+    abort();
+  });
+#endif
+}
+
+}  // namespace
 
 std::string ChildOutcome::describe() const {
   if (timed_out) return "did not finish within the time limit (killed); a call hangs";
@@ -45,6 +72,7 @@ ChildOutcome run_in_child(const std::function<std::string()>& body, int timeout_
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
+    crash_on_sanitizer_report();
     std::string message;
     try {
       message = body();

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -309,6 +310,19 @@ TEST(OnnxImporter, ConvReluWithInitializers) {
   EXPECT_FLOAT_EQ(result[1], 6.5f);
   EXPECT_FLOAT_EQ(result[12], 9.5f);
   EXPECT_FLOAT_EQ(result[24], 4.5f);
+}
+
+// Found by the ONNX importer fuzzer (test/fuzz/corpus/onnx_importer): ONNX 1.12's
+// inference of LayerNormalization on a scalar, with its Mean output, indexed dimension -1.
+TEST(OnnxImporter, RefusesLayerNormalizationOfAScalar) {
+  std::ifstream in(PLUGRT_FUZZ_CORPUS_DIR "/onnx_importer/crash-layernorm-scalar-input.onnx", std::ios::binary);
+  ASSERT_TRUE(in.good());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<ImportedModel> model = import_onnx_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), "model.onnx");
+  ASSERT_FALSE(model.is_ok());
+  EXPECT_EQ(model.code(), Error::kInvalidArgument);
+  EXPECT_THAT(model.status().message(), HasSubstr("(LayerNormalization"));
+  EXPECT_THAT(model.status().message(), HasSubstr("has rank 0; at least 1 is needed"));
 }
 
 TEST(OnnxImporter, AttributeDefaultsAreFilled) {

@@ -56,6 +56,49 @@ check inspect-program-json 0 '"kind": "program"' -- "$plugrt" inspect --json "$p
 check inspect-bad-program 1 "^plugrt inspect: .*crash-misaligned-segment-table\.prt: the segment table is misaligned" -- \
   "$plugrt" inspect "$programs/crash-misaligned-segment-table.prt"
 
+# Plugin trust: an allow-list of SHA-256 digests, ownership and permission checks.
+(cd "$dir" && sha256sum libplugrt_good.so >"$dir/pins.txt")
+echo "# nothing pinned" >"$dir/empty-pins.txt"
+check allow-list-accepts 0 "^offset +good +1\.0\.0 +1\.1 +yes" -- \
+  "$plugrt" backends --plugin-dir "$dir" --plugin-allow-list "$dir/pins.txt"
+check allow-list-doctor-names-it 0 "Allow-list: $dir/pins.txt" -- \
+  "$plugrt" doctor --plugin-dir "$dir" --plugin-allow-list "$dir/pins.txt"
+# doctor's verdict line on a file, and the reason under it.
+verdict() {  # verdict FILE_NAME ARGS...
+  local file="$1"
+  shift
+  "$plugrt" doctor "$@" | grep -A2 "  $dir/$file\$"
+}
+check allow-list-refuses-others 0 "why: not trusted: its SHA-256 [0-9a-f]{64} is not in the plugin allow-list" -- \
+  verdict libplugrt_unavailable.so --plugin-dir "$dir" --plugin-allow-list "$dir/pins.txt"
+check allow-list-refuses-unlisted 0 "why: not trusted: its SHA-256 [0-9a-f]{64} is not in the plugin allow-list .*empty-pins\.txt" -- \
+  verdict libplugrt_good.so --plugin-dir "$dir" --plugin-allow-list "$dir/empty-pins.txt"
+check allow-list-unlisted-not-loaded 0 "" -- sh -c \
+  "! \"$plugrt\" backends --plugin-dir \"$dir\" --plugin-allow-list \"$dir/empty-pins.txt\" | grep -q '^offset '"
+check allow-list-from-environment 0 '"verdict": "refused"' -- \
+  env PLUGRT_PLUGIN_ALLOW_LIST="$dir/empty-pins.txt" "$plugrt" doctor --plugin-dir "$dir" --json
+check allow-list-missing 1 "^plugrt doctor: --plugin-allow-list: .*nowhere\.txt: cannot open" -- \
+  "$plugrt" doctor --plugin-dir "$dir" --plugin-allow-list "$dir/nowhere.txt"
+check allow-list-missing-run 1 "^plugrt run: --plugin-allow-list: .*nowhere\.txt: cannot open" -- \
+  "$plugrt" run "$programs/portable_add_relu.prt" --plugin-allow-list "$dir/nowhere.txt"
+check allow-list-malformed 1 "^plugrt backends: --plugin-allow-list: .*notes\.txt:1: " -- \
+  "$plugrt" backends --plugin-dir "$dir" --plugin-allow-list "$dir/notes.txt"
+check allow-list-in-help 0 "--plugin-allow-list FILE.*PLUGRT_PLUGIN_ALLOW_LIST" -- "$plugrt" run --help
+# The real backend next to the command, when it is built: pinned, it loads and runs.
+xnnpack="$(dirname "$plugrt")/plugins/libplugrt_xnnpack.so"
+if [ -f "$xnnpack" ]; then
+  sha256sum "$xnnpack" >"$dir/xnnpack-pins.txt"
+  check allow-list-real-plugin 0 "^xnnpack +xnnpack .* yes" -- \
+    "$plugrt" backends --plugin-allow-list "$dir/xnnpack-pins.txt"
+else
+  echo "note: $xnnpack is not built; the allow-list check on it is skipped"
+fi
+writable="$dir/writable"
+mkdir "$writable" && cp "$plugins/libplugrt_good.so" "$writable/" && chmod 0666 "$writable/libplugrt_good.so"
+check untrusted-refused 0 "why: not trusted: the file is writable by every user" -- \
+  "$plugrt" doctor --plugin-dir "$writable"
+check untrusted-allowed 0 "^offset +good .* yes" -- "$plugrt" backends --plugin-dir "$writable" --allow-untrusted-plugins
+
 # compile, run, bench on the bundled model
 check compile 0 "portable:0: 18 nodes" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt" --backends portable
@@ -69,6 +112,10 @@ check run-report 0 "portable:0 ran on portable \(built-in\)" -- \
   "$plugrt" run "$dir/cnn.prt" --input "input=$models/tiny_cnn.input.npy" --report --output-dir "$dir"
 check run-output-file 0 "" -- test -s "$dir/output.npy"
 check run-check 0 "agreement with portable: max abs difference 0" -- "$plugrt" run "$dir/cnn.prt" --check
+check doctor-program 0 "^    portable:0 -> portable \(built-in\)" -- \
+  "$plugrt" doctor --plugin-dir "$dir" --program "$dir/cnn.prt"
+check doctor-program-json 0 '"fell_back": false' -- "$plugrt" doctor --plugin-dir "$dir" --program "$dir/cnn.prt" --json
+check doctor-program-bad 0 "cannot load: .*notes\.txt" -- "$plugrt" doctor --plugin-dir "$dir" --program "$dir/notes.txt"
 check run-wrong-input 1 "^plugrt run: .*input 'input' needs float32 \[1, 3, 32, 32\]" -- \
   "$plugrt" run "$dir/cnn.prt" --input "input=$models/mlp.input.npy"
 check run-unknown-input 1 "no input 'nope'" -- "$plugrt" run "$dir/cnn.prt" --input "nope=$models/mlp.input.npy"

@@ -1,7 +1,7 @@
 // The plugin loader: finds plugin files, reads their metadata without running their
 // code, and loads a plugin (dlopen, entry function, registration) only when one of its
 // backends is first looked up in the registry. It keeps a verdict on every file it
-// considered, for `plugrt doctor`.
+// considered, and the init failures of the backends it loaded, for `plugrt doctor`.
 #ifndef PLUGRT_PLUGINS_PLUGIN_LOADER_H_
 #define PLUGRT_PLUGINS_PLUGIN_LOADER_H_
 
@@ -41,6 +41,9 @@ struct PluginReport {
   std::vector<std::pair<std::string, std::string>> shadowed_by;
   /// Whether its code is mapped: loaded, or unloaded but pinned by live handles.
   bool code_mapped = false;
+  /// While it is loaded: each of its backends whose init has failed (a delegate that
+  /// could not be created, or fell back), with how often and the last failure.
+  std::vector<std::pair<std::string, InitFailures>> init_failures;
 };
 
 std::string_view to_string(PluginReport::State state);
@@ -86,7 +89,9 @@ class PluginLoader final : public BackendProvider {
   };
 
   void read_allow_list_locked();
+  /// Checks the file and inserts its candidate (indexed by backend unless refused).
   Candidate& add_candidate_locked(std::string path, std::string found_in, int64_t rank);
+  Candidate& insert_locked(std::unique_ptr<Candidate> candidate);
   void refuse_locked(Candidate& candidate, Status why);
   Status load_locked(Candidate& candidate);
   Candidate* find_locked(const std::string& path);

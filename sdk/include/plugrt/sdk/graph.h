@@ -7,7 +7,8 @@
 ///                               sdk::read_graph(request.graph, request.graph_size));
 ///   for (const plugrt::ir::Node* node : *graph->nodes()) { ... node->op_type()->str() ... }
 ///
-/// read_graph() runs the FlatBuffers verifier, so every offset is in bounds afterwards;
+/// read_graph() runs the FlatBuffers verifier and checks the alignment of 8-byte vectors,
+/// so every offset is in bounds and every element aligned afterwards;
 /// indices into values() still need checking (value_at() does it).
 #ifndef PLUGRT_SDK_GRAPH_H_
 #define PLUGRT_SDK_GRAPH_H_
@@ -22,8 +23,38 @@
 
 namespace plugrt::sdk {
 
+namespace internal {
+
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* vector) {
+  return vector == nullptr || vector->size() == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
+/// The FlatBuffers verifier checks the alignment of a vector's length, not of its
+/// elements, so a crafted buffer (or one at an odd address) can misalign the 8-byte
+/// elements of shapes and integer attributes, which are then read misaligned.
+inline bool int64_vectors_aligned(const ir::Graph& graph) {
+  if (graph.values() != nullptr) {
+    for (const ir::Value* value : *graph.values()) {
+      if (!elements_aligned(value->shape())) return false;
+    }
+  }
+  if (graph.nodes() != nullptr) {
+    for (const ir::Node* node : *graph.nodes()) {
+      if (node->attributes() == nullptr) continue;
+      for (const ir::Attribute* attribute : *node->attributes()) {
+        if (!elements_aligned(attribute->ints())) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace internal
+
 /// The verified root of a graph IR buffer, valid as long as the buffer.
-/// Errors: InvalidArgument when the buffer is not a graph IR flatbuffer.
+/// Errors: InvalidArgument when the buffer is not a graph IR flatbuffer, or when its
+/// 8-byte vectors are misaligned in memory.
 inline Expected<const ir::Graph*> read_graph(const void* data, size_t size) {
   if (data == nullptr || size < 8) return Status::invalid_argument("the graph buffer is empty or too small");
   const auto* bytes = static_cast<const uint8_t*>(data);
@@ -32,7 +63,11 @@ inline Expected<const ir::Graph*> read_graph(const void* data, size_t size) {
   }
   flatbuffers::Verifier verifier(bytes, size);
   if (!ir::VerifyGraphBuffer(verifier)) return Status::invalid_argument("the graph IR buffer failed verification");
-  return ir::GetGraph(bytes);
+  const ir::Graph* graph = ir::GetGraph(bytes);
+  if (!internal::int64_vectors_aligned(*graph)) {
+    return Status::invalid_argument("the graph IR buffer has misaligned 8-byte vectors");
+  }
+  return graph;
 }
 
 inline size_t num_nodes(const ir::Graph& graph) { return graph.nodes() == nullptr ? 0 : graph.nodes()->size(); }

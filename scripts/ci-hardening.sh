@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The hardening half of CI, run after scripts/test.sh (see .ci/run):
+#   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
+#         included) in build-asan, and the whole ctest suite there;
+#   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
+#         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
+#         concurrency checks on every backend plugin;
+#   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
+#         (default 60) on its corpus in test/fuzz/corpus/.
+# Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
+# parts (default: asan tsan fuzz). Sanitizer builds use -O1 and skip the benchmarks
+# (CMakePresets.json).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(asan tsan fuzz)
+jobs="${PLUGRT_JOBS:-2}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-60}"
+
+# UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
+# turns any report into a failing exit code.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+
+timings=()
+step() {  # step NAME COMMAND...: runs it, records how long it took, returns its status
+  local name="$1" start rc=0
+  shift
+  echo "=== $name"
+  start=$(date +%s)
+  "$@" || rc=$?
+  timings+=("$name: $(($(date +%s) - start)) s$([ $rc -ne 0 ] && echo ", FAILED ($rc)")")
+  return $rc
+}
+
+install_clang() {
+  local missing=()
+  for package in clang-14 libclang-rt-14-dev; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+run_asan() {
+  step "asan: configure and build" bash -c "cmake --preset asan >/dev/null && cmake --build --preset asan --parallel $jobs" ||
+    return 1
+  step "asan: ctest (all tests)" ctest --preset asan --parallel "$jobs"
+}
+
+run_tsan() {
+  step "tsan: configure" bash -c "cmake --preset tsan >/dev/null" || return 1
+  # The binaries the matching tests live in, and the plugins they load. A stress test
+  # binary (a target named *stress*_test) is built too when the tree has one.
+  local targets=(plugrt_plugin_loading_test plugrt_executor_test plugrt_test_plugins
+                 plugrt_backend_portable plugrt_contract_runner)
+  local target
+  for target in $(ninja -C build-tsan -t targets all | sed -n 's/^\(plugrt_[a-z0-9_]*\(xnnpack_test\|stress[a-z0-9_]*_test\|backend_[a-z0-9]*\)\): phony$/\1/p'); do
+    targets+=("$target")
+  done
+  step "tsan: build ${targets[*]}" cmake --build build-tsan --parallel "$jobs" --target "${targets[@]}" || return 1
+  local rc=0 plugin
+  step "tsan: ctest -R 'Concurren|Thread|Stress'" ctest --preset tsan --parallel "$jobs" --no-tests=error || rc=1
+  for plugin in build-tsan/bin/plugins/libplugrt_*.so build-tsan/core/portable/libplugrt_portable.so; do
+    step "tsan: contract kit concurrency checks on $(basename "$plugin")" \
+      build-tsan/bin/plugrt-contract-test --plugin "$plugin" --gtest_filter='*Concurrent*:*ThreadSafe*' || rc=1
+  done
+  return $rc
+}
+
+run_fuzzers() {
+  install_clang || return 1
+  step "fuzz: configure and build" bash -c "cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --parallel $jobs" ||
+    return 1
+  local failed=() fuzzer name corpus scratch seeds
+  for fuzzer in build-fuzz/test/fuzz/plugrt_*_fuzzer; do
+    name="$(basename "$fuzzer")"
+    name="${name#plugrt_}"
+    name="${name%_fuzzer}"
+    corpus="test/fuzz/corpus/$name"
+    scratch="build-fuzz/fuzz/$name"    # new inputs go here, never into the committed corpus
+    mkdir -p "$scratch" build-fuzz/fuzz/artifacts
+    seeds=()
+    [ -d "$corpus" ] && seeds+=("$corpus")
+    # A backend's ahead-of-time entries read graph IR: they share that corpus.
+    case "$name" in *_aot) seeds+=(test/fuzz/corpus/graph_ir) ;; esac
+    # The plugin file reader's seeds are this build's own plugin files.
+    [ "$name" = plugin_file ] && seeds+=(build-fuzz/test/plugins/files)
+    # A failed allocation must be handled, as in production: let malloc return null
+    # instead of reporting, and bound what is really used (RSS) rather than what is asked.
+    if ! ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1" step "fuzz: $name for ${fuzz_seconds} s" \
+        "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1048576 \
+        -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz/artifacts/$name-" "$scratch" "${seeds[@]}"; then
+      failed+=("$name")
+    fi
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzzers that crashed: ${failed[*]} (inputs in build-fuzz/fuzz/artifacts/)" >&2
+    return 1
+  fi
+}
+
+status=0
+for part in "${parts[@]}"; do
+  case "$part" in
+    asan) run_asan || status=1 ;;
+    tsan) run_tsan || status=1 ;;
+    fuzz) run_fuzzers || status=1 ;;
+    *) echo "unknown part '$part' (asan, tsan, fuzz)" >&2; exit 2 ;;
+  esac
+done
+echo "=== times"
+printf '  %s\n' "${timings[@]}"
+exit "$status"

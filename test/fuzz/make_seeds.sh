@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Regenerates the seed inputs of the fuzz targets from real files into OUT_DIR (then
+# review and copy what is wanted into test/fuzz/corpus/; keep each target under 200 KB):
+#   graph_ir/        the whole graph IR of models/mlp.onnx (compiled for portable alone)
+#                    and the small portable subgraphs of every bundled model
+#   portable_blob/   the portable blobs and fallbacks of programs compiled from models/
+#   <backend>_blob/  each backend's blobs from the same programs (every plugin in
+#                    BUILD_DIR/bin/plugins, each compiled alone with portable)
+#   onnx_importer/   models/mlp.onnx and single-node models from the ONNX backend tests
+#                    (Debian's libonnx-testdata)
+# Blobs over 2 KB are left out (one mid-sized one per backend stays), so the fuzzers
+# mutate small inputs; with the fuzzers built in BUILD_DIR, only the seeds that add
+# coverage are kept (libFuzzer's -merge=1). BUILD_DIR needs bin/plugrt, the backend
+# plugins in bin/plugins and test/fuzz/plugrt_fuzz_extract_blobs:
+#   cmake --build build-fuzz --target plugrt plugrt_fuzzers plugrt_fuzz_extract_blobs
+# Usage: test/fuzz/make_seeds.sh BUILD_DIR OUT_DIR
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR OUT_DIR" >&2; exit 2; }
+build="$1"
+out="$2"
+source_dir="$(cd "$(dirname "$0")/../.." && pwd)"
+plugrt="$build/bin/plugrt"
+extract="$build/test/fuzz/plugrt_fuzz_extract_blobs"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# Every model for each backend plugin of the build on its own (with portable for the rest).
+for plugin in "$build"/bin/plugins/libplugrt_*.so; do
+  backend="$(basename "$plugin" .so)"
+  backend="${backend#libplugrt_}"
+  for model in "$source_dir"/models/*.onnx; do
+    name="$(basename "$model" .onnx)"
+    "$plugrt" compile "$model" -o "$work/$name.$backend.prt" --backends "$backend" >/dev/null
+    "$extract" "$work/$name.$backend.prt" "$work/blobs"
+  done
+done
+"$plugrt" compile "$source_dir/models/mlp.onnx" -o "$work/mlp_portable.prt" --backends portable >/dev/null
+"$extract" "$work/mlp_portable.prt" "$work/whole"
+
+# copy_small FROM_DIR TO_DIR [KEEP_FILE]: the distinct files of at most 2 KB, and KEEP_FILE.
+copy_small() {
+  mkdir -p "$2"
+  local file digest seen=" "
+  for file in "$1"/*; do
+    [ "$(stat -c %s "$file")" -le 2048 ] || [ "$(basename "$file")" = "${3:-}" ] || continue
+    digest="$(sha256sum "$file" | cut -c1-16)"
+    case "$seen" in *" $digest "*) continue ;; esac
+    seen="$seen$digest "
+    cp "$file" "$2/"
+  done
+}
+copy_small "$work/blobs/portable_blob" "$out/portable_blob" tiny_encoder.xnnpack.xnnpack_13.fallback.bin
+for dir in "$work"/blobs/*_blob; do
+  backend="$(basename "$dir" _blob)"
+  [ "$backend" = portable ] || copy_small "$dir" "$out/${backend}_blob" "tiny_encoder.xnnpack.xnnpack_13.bin"
+done
+copy_small "$work/blobs/portable_blob" "$out/graph_ir"
+cp "$work/whole/portable_blob/mlp_portable.portable_0.bin" "$out/graph_ir/mlp.whole.bin"
+
+mkdir -p "$out/onnx_importer"
+cp "$source_dir/models/mlp.onnx" "$out/onnx_importer/"
+node_tests=/usr/share/libonnx-testdata/data/node
+for test in conv_with_strides_padding gemm_default_matrix_bias maxpool_2d_pads softmax_axis_1 \
+            reshape_reordered_all_dims transpose_default reduce_mean_keepdims_example slice gather_0 \
+            matmul_3d averagepool_2d_pads concat_2d_axis_0 expand_dim_changed constantofshape_int_zeros \
+            resize_upsample_scales_nearest layer_normalization_2d_axis0 clip_default_min; do
+  cp "$node_tests/test_$test/model.onnx" "$out/onnx_importer/$test.onnx"
+done
+# Keep only the seeds that add coverage, when the fuzzers are built in BUILD_DIR.
+for dir in "$out"/*/; do
+  name="$(basename "$dir")"
+  fuzzer="$build/test/fuzz/plugrt_${name}_fuzzer"
+  [ -x "$fuzzer" ] || continue
+  mv "$dir" "$work/all_$name"
+  mkdir -p "$dir"
+  "$fuzzer" -merge=1 "$dir" "$work/all_$name" >/dev/null 2>&1
+done
+echo "seeds written to $out"
