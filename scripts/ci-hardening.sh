@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The hardening half of CI, run after scripts/test.sh (see .ci/run):
+# The hardening jobs, meant to run in CI after scripts/test.sh (not yet in .ci/run: see
+# SECURITY.md, "Sanitizers and fuzzing", for what the oneDNN backend still lacks):
 #   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
 #         included) in build-asan, and the whole ctest suite there;
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
