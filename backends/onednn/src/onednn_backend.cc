@@ -34,6 +34,7 @@ void write_reason(plugrt_text_buffer* reason, const char* text) {
 /// Available where oneDNN can create a CPU engine. That only looks at the CPU (its ISA
 /// is detected once per process) and allocates nothing that lasts.
 bool is_available(void*, const plugrt_host_services*, plugrt_text_buffer* reason) {
+  keep_onednn_loaded();
   try {
     if (dnnl::engine::get_count(dnnl::engine::kind::cpu) == 0) {
       write_reason(reason, "this oneDNN build has no CPU engine");

@@ -49,6 +49,7 @@ plugrt_status OnednnDelegate::build(const plugrt_init_args* args) {
   if (!blob::VerifyBlobBuffer(verifier)) {
     return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the oneDNN blob fails the FlatBuffers verifier");
   }
+  keep_onednn_loaded();
   threads_ = resolve_thread_count(args->num_threads);
   try {
     engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);

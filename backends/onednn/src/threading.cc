@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include <dlfcn.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
@@ -49,5 +51,16 @@ const char* cpu_runtime_name() {
 }
 
 #endif
+
+void keep_onednn_loaded() {
+  static const bool pinned = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&dnnl_engine_get_count), &info) == 0 || info.dli_fname == nullptr) return false;
+    // RTLD_NOLOAD takes a reference to the copy already mapped; RTLD_NODELETE keeps it
+    // mapped when the last reference goes. The handle is deliberately never closed.
+    return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+  }();
+  (void)pinned;
+}
 
 }  // namespace plugrt::onednn

@@ -32,6 +32,12 @@ class ThreadLimit {
 /// How this oneDNN build schedules its threads, for messages ("OpenMP", "TBB", ...).
 const char* cpu_runtime_name();
 
+/// Keeps libdnnl (and with it libgomp) loaded for the rest of the process. OpenMP's
+/// worker threads outlive every handle, parked in libgomp's code with thread-local
+/// storage of both libraries; unloading this plugin must not unmap those under them.
+/// Call before the first oneDNN call.
+void keep_onednn_loaded();
+
 }  // namespace plugrt::onednn
 
 #endif  // PLUGRT_BACKENDS_ONEDNN_SRC_THREADING_H_
