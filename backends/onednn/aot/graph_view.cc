@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "plugrt/sdk/graph.h"
+
 namespace plugrt::onednn {
 
 std::optional<GraphView> GraphView::open(const void* data, size_t size, std::string* error) {
@@ -15,9 +17,30 @@ std::optional<GraphView> GraphView::open(const void* data, size_t size, std::str
     return std::nullopt;
   }
   const ir::Graph* graph = ir::GetGraph(data);
+  // The verifier checks vector lengths, not the alignment of 8-byte elements.
+  if (!sdk::internal::int64_vectors_aligned(*graph)) {
+    *error = "the graph IR buffer has misaligned 8-byte vectors";
+    return std::nullopt;
+  }
   if (graph->ir_version() != 1) {
     *error = "graph IR version " + std::to_string(graph->ir_version()) + " is not one this backend reads";
     return std::nullopt;
+  }
+  // Shapes are bounded once here, so element counts and strides computed from them
+  // later cannot overflow: no negative dims, and at most 2^40 elements (zero dims aside).
+  if (graph->values() != nullptr) {
+    for (flatbuffers::uoffset_t v = 0; v < graph->values()->size(); ++v) {
+      const ir::Value* value = graph->values()->Get(v);
+      if (value->shape() == nullptr) continue;
+      int64_t elements = 1;
+      for (int64_t dim : *value->shape()) {
+        if (dim < 0 || (dim > 0 && elements > (int64_t{1} << 40) / dim)) {
+          *error = "value " + std::to_string(v) + " has a negative or too large shape";
+          return std::nullopt;
+        }
+        if (dim > 0) elements *= dim;
+      }
+    }
   }
   GraphView view(graph);
   for (size_t n = 0; n < view.num_nodes(); ++n) {
@@ -116,7 +139,14 @@ std::optional<std::vector<int64_t>> GraphView::ints(int32_t index) const {
   const ir::Value& v = value(index);
   if (v.data() == nullptr) return std::nullopt;
   const int64_t count = num_elements(shape(index));
-  std::vector<int64_t> out(static_cast<size_t>(count < 0 ? 0 : count));
+  // The data must hold exactly the shape's elements before anything is allocated for
+  // them: the shape alone may claim far more than the buffer holds.
+  const size_t element_size = v.dtype() == ir::DType::Int64 ? 8 : v.dtype() == ir::DType::Int32 ? 4 : 0;
+  if (count < 0 || element_size == 0 || v.data()->size() / element_size != static_cast<uint64_t>(count) ||
+      v.data()->size() % element_size != 0) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> out(static_cast<size_t>(count));
   if (v.dtype() == ir::DType::Int64 && v.data()->size() == out.size() * 8) {
     if (!out.empty()) std::memcpy(out.data(), v.data()->data(), out.size() * 8);
     return out;

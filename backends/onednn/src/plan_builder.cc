@@ -22,6 +22,13 @@ size_t length(const flatbuffers::Vector<T>* vector) {
   return vector == nullptr ? 0 : vector->size();
 }
 
+/// The FlatBuffers verifier checks a vector's length, not its elements' alignment, so a
+/// crafted blob could have 8-byte dims and attributes read misaligned.
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* vector) {
+  return length(vector) == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
 template <typename T>
 std::vector<int64_t> longs(const flatbuffers::Vector<T>* vector) {
   std::vector<int64_t> out;
@@ -885,6 +892,15 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
 void Builder::verify_tensors() {
   const size_t count = length(blob_.tensors());
   require(count > 0 && length(blob_.ops()) > 0 && length(blob_.outputs()) > 0, "the blob has no tensors, ops or outputs");
+  for (const blob::Tensor* source : *blob_.tensors()) {
+    require(elements_aligned(source->dims()), "the blob has misaligned tensor dims");
+  }
+  for (const blob::Op* op : *blob_.ops()) {
+    require(elements_aligned(op->strides()) && elements_aligned(op->dilations()) &&
+                elements_aligned(op->padding_begin()) && elements_aligned(op->padding_end()) &&
+                elements_aligned(op->kernel()) && elements_aligned(op->perm()) && elements_aligned(op->starts()),
+            "the blob has misaligned op attributes");
+  }
   dims_.resize(count);
   values_.resize(count);
   for (size_t t = 0; t < count; ++t) {

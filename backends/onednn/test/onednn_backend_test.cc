@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -169,6 +172,53 @@ TEST_F(OnednnBackendTest, InitRefusesForeignDamagedAndTruncatedBlobs) {
   options.blob_size = blob->size();
   Result<DelegateHandle> good = backend->init(options);
   EXPECT_TRUE(good.is_ok()) << good.status().to_string();
+}
+
+// Inputs that crashed the fuzzers: blobs in test/fuzz/corpus/onednn_blob/crash-* are
+// refused by init, and graphs with misaligned 8-byte vectors by preprocess.
+TEST_F(OnednnBackendTest, TheFuzzersFindingsAreRefused) {
+  Result<Backend> backend = env_.registry().find_backend("onednn");
+  ASSERT_TRUE(backend.is_ok());
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  size_t blobs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PLUGRT_FUZZ_CORPUS_DIR "/onednn_blob")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("crash-", 0) != 0) continue;
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> bytes = read(entry.path());
+    std::vector<uint64_t> aligned(bytes.size() / 8 + 1);  // blobs lie 64-byte aligned in a program
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    InitOptions options;
+    options.blob = aligned.data();
+    options.blob_size = bytes.size();
+    Result<DelegateHandle> handle = backend->init(options);
+    EXPECT_EQ(handle.code(), Error::kInvalidProgram);
+    EXPECT_THAT(handle.status().message(), ::testing::HasSubstr("misaligned"));
+    ++blobs;
+  }
+  EXPECT_GE(blobs, 1u);
+  const std::vector<uint8_t> graph = read(PLUGRT_FUZZ_CORPUS_DIR "/graph_ir/crash-xnnpack-misaligned-shape.bin");
+  ASSERT_FALSE(graph.empty());
+  Result<std::vector<uint8_t>> blob = backend->preprocess(graph);
+  ASSERT_FALSE(blob.is_ok());
+  EXPECT_THAT(blob.status().message(), ::testing::HasSubstr("misaligned"));
+  // A shape whose element count overflows int64 (found by the ahead-of-time fuzzer).
+  const std::vector<uint8_t> huge = read(PLUGRT_FUZZ_CORPUS_DIR "/graph_ir/crash-onednn-shape-overflow.bin");
+  ASSERT_FALSE(huge.empty());
+  Result<std::vector<uint8_t>> huge_blob = backend->preprocess(huge);
+  ASSERT_FALSE(huge_blob.is_ok());
+  EXPECT_THAT(huge_blob.status().message(), ::testing::HasSubstr("too large shape"));
+  // An int64 constant whose shape claims far more elements than its data holds: once,
+  // reading it allocated for the shape (13 GB) before checking the data.
+  const std::vector<uint8_t> short_data =
+      read(PLUGRT_FUZZ_CORPUS_DIR "/graph_ir/crash-onednn-int-constant-too-short.bin");
+  ASSERT_FALSE(short_data.empty());
+  Result<std::vector<uint8_t>> short_blob = backend->preprocess(short_data);
+  ASSERT_FALSE(short_blob.is_ok());
+  EXPECT_THAT(short_blob.status().message(), ::testing::HasSubstr("Slice"));
 }
 
 TEST_F(OnednnBackendTest, ExecuteChecksItsArguments) {
