@@ -23,7 +23,7 @@ fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-60}"
 # turns any report into a failing exit code.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan-suppressions.txt}"
 
 timings=()
 step() {  # step NAME COMMAND...: runs it, records how long it took, returns its status
