@@ -1,44 +1,20 @@
-// Shared by the XNNPACK backend's tests: a registry with the built-in backends and the
-// real libplugrt_xnnpack.so, compiling graphs for a backend list, running programs.
+// Shared by the XNNPACK backend's tests: the backends' common test support
+// (test/backend_support/) with the real libplugrt_xnnpack.so.
 #ifndef PLUGRT_BACKENDS_XNNPACK_TEST_XNNPACK_TEST_SUPPORT_H_
 #define PLUGRT_BACKENDS_XNNPACK_TEST_XNNPACK_TEST_SUPPORT_H_
 
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "compiler.h"
-#include "plugrt/method.h"
-#include "plugrt/plugins/plugin_loader.h"
-#include "plugrt/program.h"
-#include "plugrt/registry.h"
+#include "backend_test_support.h"
 
 namespace plugrt::xnnpack_test {
 
-/// A registry with the built-in backends and the XNNPACK plugin file (loaded on first
-/// use through the plugin loader, as an application would).
-class XnnpackEnvironment {
+using backend_test::relative_difference;
+using backend_test::run_with_seed;
+
+/// A registry with the built-in backends and the XNNPACK plugin file.
+class XnnpackEnvironment : public backend_test::PluginEnvironment {
  public:
-  XnnpackEnvironment();
-  Registry& registry() { return registry_; }
-
-  /// Compiles a graph IR model for `backends`; fails the test on error.
-  compiler::CompiledModel compile(const std::vector<uint8_t>& graph, const std::vector<std::string>& backends);
-  /// Loads "forward" of a program.
-  Result<Method> load(const std::vector<uint8_t>& program, const MethodOptions& options = {});
-
- private:
-  Registry registry_;
-  std::unique_ptr<plugins::PluginLoader> loader_;
+  XnnpackEnvironment() : PluginEnvironment(PLUGRT_XNNPACK_PLUGIN_FILE) {}
 };
-
-/// Fills every input with reproducible values in [-2, 2), runs once, and returns every
-/// output's elements (float32).
-std::vector<std::vector<float>> run_with_seed(Method& method, uint32_t seed);
-
-/// The largest |a - b| / max(1, |b|) over two equally long lists (infinity when the
-/// lengths differ).
-double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected);
 
 }  // namespace plugrt::xnnpack_test
 

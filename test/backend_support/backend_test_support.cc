@@ -1,4 +1,4 @@
-#include "xnnpack_test_support.h"
+#include "backend_test_support.h"
 
 #include <cmath>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include "plugrt/builtin_backends.h"
 
-namespace plugrt::xnnpack_test {
+namespace plugrt::backend_test {
 
 namespace {
 
@@ -23,15 +23,15 @@ plugins::SearchPathOptions nowhere() {
 
 }  // namespace
 
-XnnpackEnvironment::XnnpackEnvironment() {
+PluginEnvironment::PluginEnvironment(const std::string& plugin_file) {
   EXPECT_TRUE(register_builtin_backends(registry_).is_ok());
   loader_ = std::make_unique<plugins::PluginLoader>(registry_, nowhere());
-  Result<PluginId> loaded = loader_->load(PLUGRT_XNNPACK_PLUGIN_FILE);
+  Result<PluginId> loaded = loader_->load(plugin_file);
   EXPECT_TRUE(loaded.is_ok()) << loaded.status().to_string();
 }
 
-compiler::CompiledModel XnnpackEnvironment::compile(const std::vector<uint8_t>& graph,
-                                                    const std::vector<std::string>& backends) {
+compiler::CompiledModel PluginEnvironment::compile(const std::vector<uint8_t>& graph,
+                                                   const std::vector<std::string>& backends) {
   compiler::CompileOptions options;
   options.backends = backends;
   Result<compiler::CompiledModel> compiled = compiler::compile_graph(graph, registry_, options);
@@ -40,7 +40,7 @@ compiler::CompiledModel XnnpackEnvironment::compile(const std::vector<uint8_t>& 
   return std::move(compiled).value();
 }
 
-Result<Method> XnnpackEnvironment::load(const std::vector<uint8_t>& bytes, const MethodOptions& options) {
+Result<Method> PluginEnvironment::load(const std::vector<uint8_t>& bytes, const MethodOptions& options) {
   Result<Program> program = Program::from_bytes(bytes, "test.prt");
   if (!program.is_ok()) return program.status();
   return Method::load(*program, "forward", registry_, options);
@@ -82,4 +82,4 @@ double relative_difference(const std::vector<float>& actual, const std::vector<f
   return worst;
 }
 
-}  // namespace plugrt::xnnpack_test
+}  // namespace plugrt::backend_test
