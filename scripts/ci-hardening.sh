@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The hardening jobs, meant to run in CI after scripts/test.sh (not yet in .ci/run: see
-# SECURITY.md, "Sanitizers and fuzzing", for what the oneDNN backend still lacks):
+# The hardening jobs, run by CI (.ci/run) after scripts/test.sh (see SECURITY.md,
+# "Sanitizers and fuzzing"):
 #   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
 #         included) in build-asan, and the whole ctest suite there;
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
@@ -56,12 +56,12 @@ run_asan() {
 
 run_tsan() {
   step "tsan: configure" bash -c "cmake --preset tsan >/dev/null" || return 1
-  # The binaries the matching tests live in, and the plugins they load. A stress test
-  # binary (a target named *stress*_test) is built too when the tree has one.
+  # The binaries the matching tests live in, and the plugins they load. The backends'
+  # own tests and the stress test are built when the tree has them.
   local targets=(plugrt_plugin_loading_test plugrt_executor_test plugrt_test_plugins
-                 plugrt_backend_portable plugrt_contract_runner)
+                 plugrt_contract_runner)
   local target
-  for target in $(ninja -C build-tsan -t targets all | sed -n 's/^\(plugrt_[a-z0-9_]*\(xnnpack_test\|stress[a-z0-9_]*_test\|backend_[a-z0-9]*\)\): phony$/\1/p'); do
+  for target in $(ninja -C build-tsan -t targets all | sed -n 's/^\(plugrt_\(xnnpack_test\|onednn_test\|stress_test\|backend_[a-z0-9]*\)\): phony$/\1/p'); do
     targets+=("$target")
   done
   step "tsan: build ${targets[*]}" cmake --build build-tsan --parallel "$jobs" --target "${targets[@]}" || return 1
