@@ -1,17 +1,23 @@
 #include "backend_test_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "npy.h"
 #include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
 
 namespace plugrt::backend_test {
 
 namespace {
+
+std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
 
 plugins::SearchPathOptions nowhere() {
   plugins::SearchPathOptions options;
@@ -35,6 +41,17 @@ compiler::CompiledModel PluginEnvironment::compile(const std::vector<uint8_t>& g
   compiler::CompileOptions options;
   options.backends = backends;
   Result<compiler::CompiledModel> compiled = compiler::compile_graph(graph, registry_, options);
+  EXPECT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  if (!compiled.is_ok()) return {};
+  return std::move(compiled).value();
+}
+
+compiler::CompiledModel PluginEnvironment::compile_model(const std::string& name,
+                                                         const std::vector<std::string>& backends) {
+  compiler::CompileOptions options;
+  options.backends = backends;
+  Result<compiler::CompiledModel> compiled =
+      compiler::compile_onnx_file(model_path(name + ".onnx"), registry_, options);
   EXPECT_TRUE(compiled.is_ok()) << compiled.status().to_string();
   if (!compiled.is_ok()) return {};
   return std::move(compiled).value();
@@ -80,6 +97,60 @@ double relative_difference(const std::vector<float>& actual, const std::vector<f
     worst = std::max(worst, std::fabs(a - b) / std::max(1.0, std::fabs(b)));
   }
   return worst;
+}
+
+double difference_from_pytorch(Method& method, const std::string& name) {
+  Result<tools::NpyArray> input = tools::read_npy(model_path(name + ".input.npy"));
+  Result<tools::NpyArray> expected = tools::read_npy(model_path(name + ".output.npy"));
+  EXPECT_TRUE(input.is_ok() && expected.is_ok());
+  if (!input.is_ok() || !expected.is_ok()) return 1e9;
+  DLTensor tensor{input->data.data(), {kDLCPU, 0}, static_cast<int32_t>(input->shape.size()),
+                  to_dlpack(input->dtype), input->shape.data(), nullptr, 0};
+  Status status = method.set_input(0, tensor);
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  status = method.execute();
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  EXPECT_EQ(method.output_spec(0).shape, expected->shape);
+  const float* actual = static_cast<const float*>(method.output(0).data);
+  std::vector<float> want(expected->data.size() / sizeof(float));
+  std::memcpy(want.data(), expected->data.data(), expected->data.size());
+  return relative_difference(std::vector<float>(actual, actual + want.size()), want);
+}
+
+std::vector<uint8_t> conv_relu_graph() {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, {1, 4, 6, 6});
+  std::vector<float> weights(8 * 4 * 3 * 3);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = std::sin(static_cast<float>(i)) * 0.3f;
+  ValueId w = graph.add_constant_f32("w", {8, 4, 3, 3}, weights);
+  ValueId conv = graph.add_value("conv", DType::kFloat32, {1, 8, 6, 6});
+  ValueId y = graph.add_value("y", DType::kFloat32, {1, 8, 6, 6});
+  graph.add_node("Conv", "conv", {x, w}, {conv}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+  graph.add_node("Relu", "relu", {conv}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  return graph.finish();
+}
+
+void expect_blob_of_another_version_falls_back(PluginEnvironment& env, const std::string& backend,
+                                               const char (&magic)[9]) {
+  compiler::CompiledModel compiled = env.compile(conv_relu_graph(), {backend});
+  Result<Method> reference = env.load(compiled.program);
+  ASSERT_TRUE(reference.is_ok());
+  const std::vector<float> expected = run_with_seed(*reference, 5).at(0);
+
+  std::vector<uint8_t> patched = compiled.program;
+  auto found = std::search(patched.begin(), patched.end(), magic, magic + 8);
+  ASSERT_NE(found, patched.end()) << "no blob header " << magic;
+  found[8] = 99;  // version 99, little-endian
+  Result<Method> method = env.load(patched);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  const DelegatePlacement& placement = method->report().delegates.at(0);
+  EXPECT_EQ(placement.requested_backend, backend);
+  EXPECT_EQ(placement.backend, "portable");
+  EXPECT_TRUE(placement.fell_back);
+  EXPECT_THAT(placement.reason, ::testing::HasSubstr("version 99"));
+  EXPECT_LT(relative_difference(run_with_seed(*method, 5).at(0), expected), 1e-4);
 }
 
 }  // namespace plugrt::backend_test

@@ -25,6 +25,8 @@ class PluginEnvironment {
 
   /// Compiles a graph IR model for `backends`; fails the test on error.
   compiler::CompiledModel compile(const std::vector<uint8_t>& graph, const std::vector<std::string>& backends);
+  /// Compiles the bundled model models/<name>.onnx for `backends`; fails the test on error.
+  compiler::CompiledModel compile_model(const std::string& name, const std::vector<std::string>& backends);
   /// Loads "forward" of a program.
   Result<Method> load(const std::vector<uint8_t>& program, const MethodOptions& options = {});
 
@@ -40,6 +42,19 @@ std::vector<std::vector<float>> run_with_seed(Method& method, uint32_t seed);
 /// The largest |a - b| / max(1, |b|) over two equally long lists (infinity when the
 /// lengths differ).
 double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected);
+
+/// Runs the bundled model's input (models/<name>.input.npy) through `method` and returns
+/// the relative difference from PyTorch's output (models/<name>.output.npy).
+double difference_from_pytorch(Method& method, const std::string& name);
+
+/// x [1, 4, 6, 6] -> Conv 3x3 (8 channels, pads 1) -> Relu: a graph every backend takes.
+std::vector<uint8_t> conv_relu_graph();
+
+/// Compiles conv_relu_graph() for `backend`, sets the version in its blob's header (found
+/// by the blob's 8-byte `magic`) to 99, and checks that the program still loads: the
+/// part falls back to portable, saying why, and gives the same result.
+void expect_blob_of_another_version_falls_back(PluginEnvironment& env, const std::string& backend,
+                                               const char (&magic)[9]);
 
 }  // namespace plugrt::backend_test
 

@@ -11,9 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "npy.h"
 #include "onednn_test_support.h"
-#include "plugrt/graph_builder.h"
 #include "plugrt/plugins/plugin_metadata.h"
 
 namespace plugrt::onednn_test {
@@ -24,57 +22,6 @@ using ::testing::Each;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-
-std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
-
-compiler::CompiledModel compile_model(Registry& registry, const std::string& name) {
-  compiler::CompileOptions options;
-  options.backends = {"onednn"};
-  Result<compiler::CompiledModel> compiled = compiler::compile_onnx_file(model_path(name + ".onnx"), registry, options);
-  EXPECT_TRUE(compiled.is_ok()) << compiled.status().to_string();
-  return compiled.is_ok() ? std::move(compiled).value() : compiler::CompiledModel{};
-}
-
-/// Runs a model's bundled input and returns the largest difference from PyTorch's output.
-double difference_from_pytorch(Method& method, const std::string& name) {
-  Result<tools::NpyArray> input = tools::read_npy(model_path(name + ".input.npy"));
-  Result<tools::NpyArray> expected = tools::read_npy(model_path(name + ".output.npy"));
-  EXPECT_TRUE(input.is_ok() && expected.is_ok());
-  if (!input.is_ok() || !expected.is_ok()) return 1e9;
-  DLTensor tensor{input->data.data(), {kDLCPU, 0}, static_cast<int32_t>(input->shape.size()),
-                  to_dlpack(input->dtype), input->shape.data(), nullptr, 0};
-  Status status = method.set_input(0, tensor);
-  EXPECT_TRUE(status.is_ok()) << status.to_string();
-  status = method.execute();
-  EXPECT_TRUE(status.is_ok()) << status.to_string();
-  EXPECT_EQ(method.output_spec(0).shape, expected->shape);
-  const float* actual = static_cast<const float*>(method.output(0).data);
-  std::vector<float> want(expected->data.size() / sizeof(float));
-  std::memcpy(want.data(), expected->data.data(), expected->data.size());
-  return relative_difference(std::vector<float>(actual, actual + want.size()), want);
-}
-
-std::vector<uint8_t> conv_relu_graph() {
-  GraphBuilder graph;
-  ValueId x = graph.add_value("x", DType::kFloat32, {1, 4, 6, 6});
-  std::vector<float> weights(8 * 4 * 3 * 3);
-  for (size_t i = 0; i < weights.size(); ++i) weights[i] = std::sin(static_cast<float>(i)) * 0.3f;
-  ValueId w = graph.add_constant_f32("w", {8, 4, 3, 3}, weights);
-  ValueId conv = graph.add_value("conv", DType::kFloat32, {1, 8, 6, 6});
-  ValueId y = graph.add_value("y", DType::kFloat32, {1, 8, 6, 6});
-  graph.add_node("Conv", "conv", {x, w}, {conv}, {Attribute::Ints("pads", {1, 1, 1, 1})});
-  graph.add_node("Relu", "relu", {conv}, {y});
-  graph.add_input(x);
-  graph.add_output(y);
-  return graph.finish();
-}
-
-/// Finds the oneDNN blob's header in a program's bytes (its magic) and returns its offset.
-size_t find_blob_header(const std::vector<uint8_t>& program) {
-  const char magic[] = "PRTONDNN";
-  auto found = std::search(program.begin(), program.end(), magic, magic + 8);
-  return found == program.end() ? std::string::npos : static_cast<size_t>(found - program.begin());
-}
 
 class OnednnBackendTest : public ::testing::Test {
  protected:
@@ -96,7 +43,7 @@ TEST_F(OnednnBackendTest, IsAvailableAndDescribesItself) {
 TEST_F(OnednnBackendTest, MlpAndEncoderRunWhollyOnOnednnAndMatchPyTorch) {
   for (const std::string name : {"mlp", "tiny_encoder"}) {
     SCOPED_TRACE(name);
-    compiler::CompiledModel compiled = compile_model(env_.registry(), name);
+    compiler::CompiledModel compiled = env_.compile_model(name, {"onednn"});
     ASSERT_FALSE(compiled.program.empty());
     EXPECT_TRUE(compiled.summary.untaken_ops.empty());
     ASSERT_EQ(compiled.summary.partitions.size(), 1u);
@@ -109,7 +56,7 @@ TEST_F(OnednnBackendTest, MlpAndEncoderRunWhollyOnOnednnAndMatchPyTorch) {
 }
 
 TEST_F(OnednnBackendTest, TinyCnnRunsMixedWithPortableAndMatchesPyTorch) {
-  compiler::CompiledModel compiled = compile_model(env_.registry(), "tiny_cnn");
+  compiler::CompiledModel compiled = env_.compile_model("tiny_cnn", {"onednn"});
   ASSERT_FALSE(compiled.program.empty());
   size_t onednn_nodes = 0;
   for (const auto& partition : compiled.summary.partitions) {
@@ -122,23 +69,7 @@ TEST_F(OnednnBackendTest, TinyCnnRunsMixedWithPortableAndMatchesPyTorch) {
 }
 
 TEST_F(OnednnBackendTest, ABlobOfAnotherVersionFallsBackToPortable) {
-  compiler::CompiledModel compiled = env_.compile(conv_relu_graph(), {"onednn"});
-  Result<Method> reference = env_.load(compiled.program);
-  ASSERT_TRUE(reference.is_ok());
-  const std::vector<float> expected = run_with_seed(*reference, 5).at(0);
-
-  std::vector<uint8_t> patched = compiled.program;
-  const size_t header = find_blob_header(patched);
-  ASSERT_NE(header, std::string::npos);
-  patched[header + 8] = 99;  // version 99, little-endian
-  Result<Method> method = env_.load(patched);
-  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
-  const DelegatePlacement& placement = method->report().delegates.at(0);
-  EXPECT_EQ(placement.requested_backend, "onednn");
-  EXPECT_EQ(placement.backend, "portable");
-  EXPECT_TRUE(placement.fell_back);
-  EXPECT_THAT(placement.reason, HasSubstr("version 99"));
-  EXPECT_LT(relative_difference(run_with_seed(*method, 5).at(0), expected), 1e-4);
+  expect_blob_of_another_version_falls_back(env_, "onednn", "PRTONDNN");
 }
 
 TEST_F(OnednnBackendTest, InitRefusesForeignDamagedAndTruncatedBlobs) {
@@ -264,7 +195,7 @@ TEST_F(OnednnBackendTest, ExecuteChecksItsArguments) {
 }
 
 TEST_F(OnednnBackendTest, ThreadCountsGiveTheSameResults) {
-  compiler::CompiledModel compiled = compile_model(env_.registry(), "tiny_encoder");
+  compiler::CompiledModel compiled = env_.compile_model("tiny_encoder", {"onednn"});
   std::vector<std::vector<float>> results;
   for (size_t threads : {1u, 2u, 4u, 0u}) {
     MethodOptions options;
@@ -277,7 +208,7 @@ TEST_F(OnednnBackendTest, ThreadCountsGiveTheSameResults) {
 }
 
 TEST_F(OnednnBackendTest, SeparateHandlesRunConcurrently) {
-  compiler::CompiledModel compiled = compile_model(env_.registry(), "tiny_encoder");
+  compiler::CompiledModel compiled = env_.compile_model("tiny_encoder", {"onednn"});
   Result<Method> reference = env_.load(compiled.program);
   ASSERT_TRUE(reference.is_ok());
   std::vector<std::vector<float>> expected;

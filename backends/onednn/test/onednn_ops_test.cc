@@ -1,75 +1,22 @@
 // Every op the oneDNN backend takes, against the portable backend on the same graph
 // (and, for the few portable lacks, against values computed here); and forms it must
 // leave to portable, which still give the right results.
+#include <algorithm>
 #include <cmath>
-#include <functional>
-#include <random>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "onednn_test_support.h"
-#include "plugrt/graph_builder.h"
 
 namespace plugrt::onednn_test {
 namespace {
 
 using ::testing::IsEmpty;
 
-/// A terse graph builder for one-op (or few-op) test graphs.
-class Graph {
- public:
-  explicit Graph(int opset = 17) : builder_(opset) {}
-  ValueId input(std::vector<int64_t> shape) {
-    ValueId id = builder_.add_value("x" + std::to_string(counter_++), DType::kFloat32, std::move(shape));
-    builder_.add_input(id);
-    return id;
-  }
-  /// A float32 constant of reproducible values in [lo, hi).
-  ValueId constant(std::vector<int64_t> shape, float lo = -1.0f, float hi = 1.0f) {
-    int64_t count = 1;
-    for (int64_t dim : shape) count *= dim;
-    std::uniform_real_distribution<float> uniform(lo, hi);
-    std::vector<float> values(static_cast<size_t>(count));
-    for (float& value : values) value = uniform(generator_);
-    return builder_.add_constant_f32("c" + std::to_string(counter_++), std::move(shape), values);
-  }
-  ValueId scalar(float value) { return builder_.add_constant_f32("s" + std::to_string(counter_++), {}, {value}); }
-  ValueId ints(std::vector<int64_t> values) {
-    const int64_t size = static_cast<int64_t>(values.size());
-    return builder_.add_constant_i64("i" + std::to_string(counter_++), {size}, values);
-  }
-  ValueId node(const std::string& op, std::vector<ValueId> inputs, std::vector<int64_t> output_shape,
-               std::vector<Attribute> attributes = {}) {
-    ValueId out = builder_.add_value("v" + std::to_string(counter_++), DType::kFloat32, std::move(output_shape));
-    builder_.add_node(op, op + std::to_string(counter_++), std::move(inputs), {out}, std::move(attributes));
-    return out;
-  }
-  std::vector<uint8_t> finish(std::vector<ValueId> outputs) {
-    for (ValueId output : outputs) builder_.add_output(output);
-    return builder_.finish();
-  }
-
- private:
-  GraphBuilder builder_;
-  std::mt19937 generator_{7};
-  int counter_ = 0;
-};
-
-using Ints = std::vector<int64_t>;
-Attribute I(const char* name, int64_t value) { return Attribute::Int(name, value); }
-Attribute Is(const char* name, Ints values) { return Attribute::Ints(name, std::move(values)); }
-Attribute F(const char* name, float value) { return Attribute::Float(name, value); }
-
-std::vector<uint8_t> unary(const std::string& op, Ints shape, std::vector<Attribute> attributes = {}) {
-  Graph g;
-  ValueId x = g.input(shape);
-  return g.finish({g.node(op, {x}, shape, std::move(attributes))});
-}
-
 /// `op` applied to |x| + 0.1, for ops defined on positive numbers.
 std::vector<uint8_t> positive_unary(const std::string& op, Ints shape) {
-  Graph g;
+  TestGraph g;
   ValueId x = g.input(shape);
   ValueId magnitude = g.node("Abs", {x}, shape);
   ValueId shifted = g.node("Add", {magnitude, g.scalar(0.1f)}, shape);
@@ -77,7 +24,7 @@ std::vector<uint8_t> positive_unary(const std::string& op, Ints shape) {
 }
 
 /// x * 0.5 * (1 + erf(x / sqrt(2))) as PyTorch writes GELU.
-ValueId gelu(Graph& g, ValueId x, Ints shape) {
+ValueId gelu(TestGraph& g, ValueId x, Ints shape) {
   ValueId scaled = g.node("Div", {x, g.scalar(1.4142135f)}, shape);
   ValueId erf = g.node("Erf", {scaled}, shape);
   ValueId sum = g.node("Add", {erf, g.scalar(1.0f)}, shape);
@@ -86,7 +33,7 @@ ValueId gelu(Graph& g, ValueId x, Ints shape) {
 }
 
 /// Layer normalization over the last axis as opsets before 17 write it.
-ValueId decomposed_layer_norm(Graph& g, ValueId x, Ints shape) {
+ValueId decomposed_layer_norm(TestGraph& g, ValueId x, Ints shape) {
   Ints reduced = shape;
   reduced.back() = 1;
   ValueId mean = g.node("ReduceMean", {x}, reduced, {Is("axes", {-1})});
@@ -100,46 +47,38 @@ ValueId decomposed_layer_norm(Graph& g, ValueId x, Ints shape) {
   return g.node("Add", {scaled, g.constant({shape.back()})}, shape);
 }
 
-struct OpCase {
-  std::string name;
-  std::function<std::vector<uint8_t>()> build;
-  size_t max_partitions = 1;
-};
-
-std::ostream& operator<<(std::ostream& os, const OpCase& c) { return os << c.name; }
-
 const std::vector<OpCase>& taken_cases() {
   static const std::vector<OpCase> cases = {
       {"Conv3x3PadBias", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 8, 8});
          return g.finish({g.node("Conv", {x, g.constant({8, 3, 3, 3}), g.constant({8})}, {1, 8, 8, 8},
                                  {Is("pads", {1, 1, 1, 1})})});
        }},
       {"ConvStrideDilationAsymmetricPads", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 4, 11, 10});
          return g.finish({g.node("Conv", {x, g.constant({5, 4, 3, 3})}, {2, 5, 5, 4},
                                  {Is("strides", {2, 2}), Is("dilations", {2, 2}), Is("pads", {0, 1, 2, 0})})});
        }},
       {"ConvGrouped", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 4, 6, 6});
          return g.finish({g.node("Conv", {x, g.constant({6, 2, 3, 3}), g.constant({6})}, {1, 6, 4, 4}, {I("group", 2)})});
        }},
       {"ConvDepthwise", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 16, 7, 7});
          return g.finish({g.node("Conv", {x, g.constant({16, 1, 3, 3}), g.constant({16})}, {1, 16, 7, 7},
                                  {I("group", 16), Is("pads", {1, 1, 1, 1})})});
        }},
       {"Conv1d", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 4, 12});
          return g.finish({g.node("Conv", {x, g.constant({6, 4, 3})}, {1, 6, 10})});
        }},
       {"ConvChainWithFusedReluResidualAndBatchNorm", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 16, 10, 10});
          ValueId conv = g.node("Conv", {x, g.constant({16, 16, 3, 3})}, {1, 16, 10, 10}, {Is("pads", {1, 1, 1, 1})});
          ValueId norm = g.node("BatchNormalization",
@@ -153,52 +92,52 @@ const std::vector<OpCase>& taken_cases() {
          return g.finish({g.node("GlobalAveragePool", {pooled}, {1, 16, 1, 1})});
        }},
       {"GemmTransBBias", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 16});
          return g.finish({g.node("Gemm", {a, g.constant({10, 16}), g.constant({10})}, {3, 10}, {I("transB", 1)})});
        }},
       {"GemmAlphaBetaFullC", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 8});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5}), g.constant({2, 5})}, {2, 5},
                                  {F("alpha", 0.5f), F("beta", 2.0f)})});
        }},
       {"GemmThenGeluPattern", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({4, 16});
          ValueId fc = g.node("Gemm", {a, g.constant({32, 16}), g.constant({32})}, {4, 32}, {I("transB", 1)});
          return g.finish({gelu(g, fc, {4, 32})});
        }},
       {"MatMul2dConstant", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({4, 8});
          return g.finish({g.node("MatMul", {a, g.constant({8, 5})}, {4, 5})});
        }},
       {"MatMul3dBiasRelu", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 6, 8});
          ValueId mm = g.node("MatMul", {a, g.constant({8, 5})}, {2, 6, 5});
          ValueId biased = g.node("Add", {g.constant({5}), mm}, {2, 6, 5});
          return g.finish({g.node("Relu", {biased}, {2, 6, 5})});
        }},
       {"MatMulBatchedRunTimeOperands", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 4, 6}), b = g.input({2, 3, 6, 5});
          return g.finish({g.node("MatMul", {a, b}, {2, 3, 4, 5})});
        }},
       {"MatMulBroadcastBatch", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 4, 6}), b = g.input({1, 6, 5});
          return g.finish({g.node("MatMul", {a, b}, {3, 4, 5})});
        }},
       {"MatMulResidualAdd", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 6, 8});
          ValueId mm = g.node("MatMul", {a, g.constant({8, 8})}, {1, 6, 8});
          return g.finish({g.node("Add", {a, mm}, {1, 6, 8})});
        }},
       {"AttentionHead", [] {
-         Graph g;
+         TestGraph g;
          ValueId q = g.input({1, 8, 2, 4}), k = g.input({1, 8, 2, 4}), v = g.input({1, 8, 2, 4});
          ValueId qt = g.node("Transpose", {q}, {1, 2, 8, 4}, {Is("perm", {0, 2, 1, 3})});
          ValueId scaled = g.node("Div", {qt, g.scalar(2.0f)}, {1, 2, 8, 4});
@@ -212,38 +151,38 @@ const std::vector<OpCase>& taken_cases() {
        },
        3},  // the partitioner starts one partition per input chain
       {"Add4dSameShape", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 3, 4, 5}), b = g.input({1, 3, 4, 5});
          return g.finish({g.node("Add", {a, b}, {1, 3, 4, 5})});
        }},
       {"AddBroadcastRowRunTime", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 4}), b = g.input({4});
          return g.finish({g.node("Add", {a, b}, {2, 3, 4})});
        }},
       {"MulPerChannelConstant", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 4, 5});
          return g.finish({g.node("Mul", {a, g.constant({3, 1, 1})}, {2, 3, 4, 5})});
        }},
       {"SubScalarMinusValue", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 3, 4, 4});
          return g.finish({g.node("Sub", {g.scalar(1.5f), a}, {1, 3, 4, 4})});
        }},
       {"SubBroadcastFirst", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({4}), b = g.input({3, 4});
          return g.finish({g.node("Sub", {a, b}, {3, 4})});
        }},
       {"DivBroadcastFirst", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 1}), b = g.input({3, 4});
          ValueId away = g.node("Add", {g.node("Abs", {b}, {3, 4}), g.scalar(0.5f)}, {3, 4});
          return g.finish({g.node("Div", {a, away}, {3, 4})});
        }},
       {"DivByScalarAndScalarByValue", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 5});
          ValueId half = g.node("Div", {a, g.scalar(2.0f)}, {2, 5});
          ValueId away = g.node("Add", {g.node("Abs", {half}, {2, 5}), g.scalar(0.5f)}, {2, 5});
@@ -263,43 +202,43 @@ const std::vector<OpCase>& taken_cases() {
       {"Log", [] { return positive_unary("Log", {3, 5}); }},
       {"Reciprocal", [] { return positive_unary("Reciprocal", {3, 5}); }},
       {"PowSquare", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({3, 5});
          return g.finish({g.node("Pow", {x, g.scalar(2.0f)}, {3, 5})});
        }},
       {"ClipMinMax", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 4, 4});
          return g.finish({g.node("Clip", {x, g.scalar(-0.5f), g.scalar(0.75f)}, {1, 3, 4, 4})});
        }},
       {"ClipOpset6Attributes", [] {
-         Graph g(6);
+         TestGraph g(6);
          ValueId x = g.input({3, 7});
          return g.finish({g.node("Clip", {x}, {3, 7}, {F("min", -0.1f), F("max", 0.3f)})});
        }},
       {"GeluPattern", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 8});
          return g.finish({gelu(g, x, {2, 3, 8})});
        }},
       {"LayerNormalizationPattern", [] {
-         Graph g(13);
+         TestGraph g(13);
          ValueId x = g.input({2, 5, 16});
          return g.finish({decomposed_layer_norm(g, x, {2, 5, 16})});
        }},
       {"LayerNormalizationLastAxis", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 5, 16});
          return g.finish({g.node("LayerNormalization", {x, g.constant({16}), g.constant({16})}, {2, 5, 16},
                                  {I("axis", -1), F("epsilon", 1e-5f)})});
        }},
       {"LayerNormalizationTwoAxesNoBias", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("LayerNormalization", {x, g.constant({3, 4})}, {2, 3, 4}, {I("axis", 1)})});
        }},
       {"BatchNormalization", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 4, 5, 5});
          return g.finish({g.node("BatchNormalization",
                                  {x, g.constant({4}), g.constant({4}), g.constant({4}), g.constant({4}, 0.5f, 2.0f)},
@@ -309,17 +248,17 @@ const std::vector<OpCase>& taken_cases() {
       {"SoftmaxChannels4d", [] { return unary("Softmax", {1, 5, 3, 3}, {I("axis", 1)}); }},
       {"LogSoftmax", [] { return unary("LogSoftmax", {3, 10}, {I("axis", 1)}); }},
       {"SoftmaxOpset11Coerced", [] {
-         Graph g(11);
+         TestGraph g(11);
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("Softmax", {x}, {2, 3, 4}, {I("axis", 1)})});
        }},
       {"MaxPool2x2", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 8, 8});
          return g.finish({g.node("MaxPool", {x}, {1, 3, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})})});
        }},
       {"MaxPoolCeilMode", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 8, 8});
          return g.finish({g.node("MaxPool", {x}, {1, 2, 4, 4},
                                  {Is("kernel_shape", {3, 3}), Is("strides", {2, 2}), I("ceil_mode", 1)})});
@@ -333,38 +272,38 @@ const std::vector<OpCase>& taken_cases() {
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), I("count_include_pad", 1)});
        }},
       {"GlobalAveragePool", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 6, 5, 7});
          return g.finish({g.node("GlobalAveragePool", {x}, {2, 6, 1, 1})});
        }},
       {"GlobalMaxPool", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 6, 5, 7});
          return g.finish({g.node("GlobalMaxPool", {x}, {2, 6, 1, 1})});
        }},
       {"ConcatAxis1", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 4}), b = g.input({2, 5, 4});
          return g.finish({g.node("Concat", {a, b, g.constant({2, 1, 4})}, {2, 9, 4}, {I("axis", 1)})});
        }},
       {"Transpose3d", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("Transpose", {x}, {4, 2, 3}, {Is("perm", {2, 0, 1})})});
        }},
       {"TransposeDefaultReverses", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4, 5});
          return g.finish({g.node("Transpose", {x}, {5, 4, 3, 2})});
        }},
       {"ReshapeOfConvOutput", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 16, 4, 4});
          ValueId conv = g.node("Conv", {x, g.constant({16, 16, 1, 1})}, {1, 16, 4, 4});
          return g.finish({g.node("Reshape", {conv, g.ints({1, 256})}, {1, 256})});
        }},
       {"FlattenSqueezeUnsqueeze", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 1, 4});
          ValueId relu = g.node("Relu", {x}, {2, 3, 1, 4});
          ValueId squeezed = g.node("Squeeze", {relu, g.ints({2})}, {2, 3, 4});
@@ -372,33 +311,33 @@ const std::vector<OpCase>& taken_cases() {
          return g.finish({g.node("Flatten", {grown}, {2, 12}, {I("axis", 2)})});
        }},
       {"SliceLastAxis", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({4, 1, 12});
          ValueId relu = g.node("Relu", {x}, {4, 1, 12});
          return g.finish({g.node("Slice", {relu, g.ints({4}), g.ints({8}), g.ints({-1})}, {4, 1, 4})});
        }},
       {"SliceNegativeStartsTwoAxes", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({5, 6});
          return g.finish({g.node("Slice", {x, g.ints({-3, 1}), g.ints({100, 5})}, {3, 4})});
        }},
       {"ReduceMeanKeepDims", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceMean", {x}, {2, 1, 4}, {Is("axes", {1})})});
        }},
       {"ReduceMaxAllAxesDropped", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceMax", {x}, {}, {I("keepdims", 0)})});
        }},
       {"ReduceSumAxesInputDropped", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceSum", {x, g.ints({0, 2})}, {3}, {I("keepdims", 0)})});
        }},
       {"EncoderBlock", [] {
-         Graph g(13);
+         TestGraph g(13);
          ValueId x = g.input({1, 8, 16});
          ValueId qkv = g.node("MatMul", {x, g.constant({16, 16})}, {1, 8, 16});
          ValueId biased = g.node("Add", {g.constant({16}), qkv}, {1, 8, 16});
@@ -430,31 +369,7 @@ class OnednnOpTest : public ::testing::TestWithParam<OpCase> {
 };
 
 TEST_P(OnednnOpTest, TakesEveryNodeAndMatchesPortable) {
-  const std::vector<uint8_t> graph = GetParam().build();
-  compiler::CompiledModel dnnl = env_.compile(graph, {"onednn"});
-  ASSERT_FALSE(dnnl.program.empty());
-  EXPECT_THAT(dnnl.summary.untaken_ops, IsEmpty());
-  EXPECT_LE(dnnl.summary.partitions.size(), GetParam().max_partitions);
-  for (const compiler::PartitionSummary& partition : dnnl.summary.partitions) EXPECT_EQ(partition.backend, "onednn");
-  compiler::CompiledModel portable = env_.compile(graph, {"portable"});
-
-  Result<Method> on_onednn = env_.load(dnnl.program);
-  ASSERT_TRUE(on_onednn.is_ok()) << on_onednn.status().to_string();
-  for (const DelegatePlacement& placement : on_onednn->report().delegates) {
-    EXPECT_EQ(placement.backend, "onednn");
-    EXPECT_FALSE(placement.fell_back) << placement.reason;
-  }
-  Result<Method> on_portable = env_.load(portable.program);
-  ASSERT_TRUE(on_portable.is_ok()) << on_portable.status().to_string();
-
-  for (uint32_t seed : {1u, 2u}) {
-    std::vector<std::vector<float>> actual = run_with_seed(*on_onednn, seed);
-    std::vector<std::vector<float>> expected = run_with_seed(*on_portable, seed);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t o = 0; o < actual.size(); ++o) {
-      EXPECT_LT(relative_difference(actual[o], expected[o]), 1e-4) << "output " << o << ", seed " << seed;
-    }
-  }
+  expect_taken_and_matching_portable(env_, "onednn", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OnednnOpTest, ::testing::ValuesIn(taken_cases()),
@@ -486,7 +401,7 @@ TEST(OnednnOwnReference, MaxAndMinBroadcast) {
   const std::vector<float> a = {-1, 2, -3, 4, 0.5f, -6}, b = {0, 1, -5};
   for (const char* op : {"Max", "Min"}) {
     SCOPED_TRACE(op);
-    Graph g;
+    TestGraph g;
     ValueId x = g.input({2, 3}), y = g.input({3});
     const std::vector<float> actual = run_on_onednn(env, g.finish({g.node(op, {x, y}, {2, 3})}), {a, b});
     ASSERT_EQ(actual.size(), a.size());
@@ -502,7 +417,7 @@ TEST(OnednnOwnReference, GeluOperatorBothApproximations) {
   const std::vector<float> x = {-3, -1, -0.5f, 0, 0.25f, 1, 2, 4};
   for (const char* approximate : {"none", "tanh"}) {
     SCOPED_TRACE(approximate);
-    Graph g(20);
+    TestGraph g(20);
     ValueId in = g.input({2, 4});
     const std::vector<float> actual =
         run_on_onednn(env, g.finish({g.node("Gelu", {in}, {2, 4}, {Attribute::String("approximate", approximate)})}), {x});
@@ -519,49 +434,41 @@ TEST(OnednnOwnReference, GeluOperatorBothApproximations) {
 
 // ---- Forms oneDNN must not take: they stay on portable, and the results stay right.
 
-struct RefusedCase {
-  std::string name;
-  std::string op;
-  std::function<std::vector<uint8_t>()> build;
-};
-
-std::ostream& operator<<(std::ostream& os, const RefusedCase& c) { return os << c.name; }
-
 const std::vector<RefusedCase>& refused_cases() {
   static const std::vector<RefusedCase> cases = {
       {"Pad", "Pad", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
          return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6})});
        }},
       {"GemmTransA", "Gemm", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({8, 2});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5})}, {2, 5}, {I("transA", 1)})});
        }},
       {"MatMulVector", "MatMul", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 3})}, {3})});
        }},
       {"SliceWithStep2", "Slice", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({8, 3});
          return g.finish({g.node("Slice", {x, g.ints({0}), g.ints({8}), g.ints({0}), g.ints({2})}, {4, 3})});
        }},
       {"SubBothBroadcast", "Sub", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 1}), b = g.input({1, 4});
          return g.finish({g.node("Sub", {a, b}, {3, 4})});
        }},
       {"PowRunTimeExponent", "Pow", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 4}), b = g.input({3, 4});
          ValueId positive = g.node("Add", {g.node("Abs", {a}, {3, 4}), g.scalar(0.5f)}, {3, 4});
          return g.finish({g.node("Pow", {positive, b}, {3, 4})});
        }},
       {"AveragePoolCeilCountingPads", "AveragePool", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 6, 6});
          return g.finish({g.node("AveragePool", {x}, {1, 2, 4, 4},
                                  {Is("kernel_shape", {3, 3}), Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1}),
@@ -577,18 +484,7 @@ class OnednnRefusalTest : public ::testing::TestWithParam<RefusedCase> {
 };
 
 TEST_P(OnednnRefusalTest, LeavesTheNodeToPortable) {
-  const std::vector<uint8_t> graph = GetParam().build();
-  compiler::CompiledModel mixed = env_.compile(graph, {"onednn"});
-  ASSERT_FALSE(mixed.program.empty());
-  EXPECT_EQ(mixed.summary.untaken_ops.count(GetParam().op), 1u) << "onednn took " << GetParam().op;
-  compiler::CompiledModel portable = env_.compile(graph, {"portable"});
-  Result<Method> a = env_.load(mixed.program);
-  Result<Method> b = env_.load(portable.program);
-  ASSERT_TRUE(a.is_ok() && b.is_ok());
-  std::vector<std::vector<float>> actual = run_with_seed(*a, 3);
-  std::vector<std::vector<float>> expected = run_with_seed(*b, 3);
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t o = 0; o < actual.size(); ++o) EXPECT_LT(relative_difference(actual[o], expected[o]), 1e-4);
+  expect_left_to_portable(env_, "onednn", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Refusals, OnednnRefusalTest, ::testing::ValuesIn(refused_cases()),

@@ -4,11 +4,13 @@
 #define PLUGRT_BACKENDS_ONEDNN_TEST_ONEDNN_TEST_SUPPORT_H_
 
 #include "backend_test_support.h"
+#include "op_checks.h"
+#include "test_graph.h"
 
 namespace plugrt::onednn_test {
 
-using backend_test::relative_difference;
-using backend_test::run_with_seed;
+// The shared test support, unqualified in this backend's tests.
+using namespace backend_test;  // NOLINT(build/namespaces)
 
 /// A registry with the built-in backends and the oneDNN plugin file.
 class OnednnEnvironment : public backend_test::PluginEnvironment {

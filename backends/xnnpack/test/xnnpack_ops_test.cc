@@ -1,193 +1,126 @@
 // Every op the XNNPACK backend takes, against the portable backend on the same graph;
 // and ops or forms it must leave to portable, which still give the right results.
-#include <functional>
-#include <map>
-#include <random>
-
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "plugrt/graph_builder.h"
 #include "xnnpack_test_support.h"
 
 namespace plugrt::xnnpack_test {
 namespace {
 
-using ::testing::IsEmpty;
-
-/// A terse graph builder for one-op (or few-op) test graphs.
-class Graph {
- public:
-  explicit Graph(int opset = 17) : builder_(opset) {}
-  ValueId input(std::vector<int64_t> shape) {
-    ValueId id = builder_.add_value("x" + std::to_string(counter_++), DType::kFloat32, std::move(shape));
-    builder_.add_input(id);
-    return id;
-  }
-  /// A float32 constant of reproducible values in [lo, hi).
-  ValueId constant(std::vector<int64_t> shape, float lo = -1.0f, float hi = 1.0f) {
-    int64_t count = 1;
-    for (int64_t dim : shape) count *= dim;
-    std::uniform_real_distribution<float> uniform(lo, hi);
-    std::vector<float> values(static_cast<size_t>(count));
-    for (float& value : values) value = uniform(generator_);
-    return builder_.add_constant_f32("c" + std::to_string(counter_++), std::move(shape), values);
-  }
-  ValueId scalar(float value) { return builder_.add_constant_f32("s" + std::to_string(counter_++), {}, {value}); }
-  ValueId ints(std::vector<int64_t> values) {
-    const int64_t size = static_cast<int64_t>(values.size());
-    return builder_.add_constant_i64("i" + std::to_string(counter_++), {size}, values);
-  }
-  ValueId node(const std::string& op, std::vector<ValueId> inputs, std::vector<int64_t> output_shape,
-               std::vector<Attribute> attributes = {}) {
-    ValueId out = builder_.add_value("v" + std::to_string(counter_++), DType::kFloat32, std::move(output_shape));
-    builder_.add_node(op, op + std::to_string(counter_++), std::move(inputs), {out}, std::move(attributes));
-    return out;
-  }
-  std::vector<uint8_t> finish(std::vector<ValueId> outputs) {
-    for (ValueId output : outputs) builder_.add_output(output);
-    return builder_.finish();
-  }
-
- private:
-  GraphBuilder builder_;
-  std::mt19937 generator_{7};
-  int counter_ = 0;
-};
-
-using Ints = std::vector<int64_t>;
-Attribute I(const char* name, int64_t value) { return Attribute::Int(name, value); }
-Attribute Is(const char* name, Ints values) { return Attribute::Ints(name, std::move(values)); }
-Attribute F(const char* name, float value) { return Attribute::Float(name, value); }
-Attribute S(const char* name, const char* value) { return Attribute::String(name, value); }
-
-std::vector<uint8_t> unary(const std::string& op, Ints shape, std::vector<Attribute> attributes = {}) {
-  Graph g;
-  ValueId x = g.input(shape);
-  return g.finish({g.node(op, {x}, shape, std::move(attributes))});
-}
-
-struct OpCase {
-  std::string name;
-  std::function<std::vector<uint8_t>()> build;
-};
-
-std::ostream& operator<<(std::ostream& os, const OpCase& c) { return os << c.name; }
-
 const std::vector<OpCase>& taken_cases() {
   static const std::vector<OpCase> cases = {
       {"Conv3x3PadBias", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 8, 8});
          return g.finish({g.node("Conv", {x, g.constant({8, 3, 3, 3}), g.constant({8})}, {1, 8, 8, 8},
                                  {Is("pads", {1, 1, 1, 1})})});
        }},
       {"ConvStrideDilationAsymmetricPads", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 4, 11, 10});
          // H: (11 + 0 + 2 - 5) / 2 + 1 = 5; W: (10 + 1 + 0 - 5) / 2 + 1 = 4
          return g.finish({g.node("Conv", {x, g.constant({5, 4, 3, 3})}, {2, 5, 5, 4},
                                  {Is("strides", {2, 2}), Is("dilations", {2, 2}), Is("pads", {0, 1, 2, 0})})});
        }},
       {"ConvGrouped", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 4, 6, 6});
          return g.finish({g.node("Conv", {x, g.constant({6, 2, 3, 3}), g.constant({6})}, {1, 6, 4, 4},
                                  {I("group", 2)})});
        }},
       {"ConvDepthwise", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 4, 7, 7});
          return g.finish({g.node("Conv", {x, g.constant({4, 1, 3, 3}), g.constant({4})}, {1, 4, 7, 7},
                                  {I("group", 4), Is("pads", {1, 1, 1, 1})})});
        }},
       {"ConvDepthwiseMultiplier2", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 6, 6});
          return g.finish({g.node("Conv", {x, g.constant({6, 1, 3, 3})}, {1, 6, 2, 2},
                                  {I("group", 3), Is("strides", {2, 2})})});
        }},
       {"ConvSameUpperStride2", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 9, 9});
          return g.finish({g.node("Conv", {x, g.constant({4, 3, 3, 3})}, {1, 4, 5, 5},
                                  {S("auto_pad", "SAME_UPPER"), Is("strides", {2, 2})})});
        }},
       {"Conv1x1", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 16, 5, 5});
          return g.finish({g.node("Conv", {x, g.constant({8, 16, 1, 1}), g.constant({8})}, {1, 8, 5, 5})});
        }},
       {"GemmTransBBias", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 16});
          return g.finish({g.node("Gemm", {a, g.constant({10, 16}), g.constant({10})}, {3, 10}, {I("transB", 1)})});
        }},
       {"GemmAlphaBetaRowBias", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 8});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5}), g.constant({1, 5})}, {2, 5},
                                  {F("alpha", 0.5f), F("beta", 2.0f)})});
        }},
       {"MatMul2d", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({4, 8});
          return g.finish({g.node("MatMul", {a, g.constant({8, 5})}, {4, 5})});
        }},
       {"MatMul3d", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 8});
          return g.finish({g.node("MatMul", {a, g.constant({8, 5})}, {2, 3, 5})});
        }},
       {"Add4dSameShape", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 3, 4, 5}), b = g.input({1, 3, 4, 5});
          return g.finish({g.node("Add", {a, b}, {1, 3, 4, 5})});
        }},
       {"AddPerChannelConstant", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 4, 5});
          return g.finish({g.node("Add", {a, g.constant({3, 1, 1})}, {2, 3, 4, 5})});
        }},
       {"SubScalarMinus4d", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 3, 4, 4});
          return g.finish({g.node("Sub", {g.scalar(1.5f), a}, {1, 3, 4, 4})});
        }},
       {"Mul2dRowConstant", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({4, 6});
          return g.finish({g.node("Mul", {a, g.constant({6})}, {4, 6})});
        }},
       {"Div4dBroadcastBoth", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 4, 5, 1}), b = g.input({1, 4, 1, 6});
          return g.finish({g.node("Div", {a, b}, {1, 4, 5, 6})});
        }},
       {"DivByConstant3d", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({2, 3, 4});
          return g.finish({g.node("Div", {a, g.constant({3, 1}, 0.5f, 2.0f)}, {2, 3, 4})});
        }},
       {"Relu", [] { return unary("Relu", {1, 3, 4, 4}); }},
       {"ClipMinMax", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 4, 4});
          return g.finish({g.node("Clip", {x, g.scalar(-0.5f), g.scalar(0.75f)}, {1, 3, 4, 4})});
        }},
       {"ClipRelu6", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 5});
          ValueId scaled = g.node("Mul", {x, g.scalar(4.0f)}, {2, 5});
          return g.finish({g.node("Clip", {scaled, g.scalar(0.0f), g.scalar(6.0f)}, {2, 5})});
        }},
       {"ClipOnlyMax", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({3, 7});
          return g.finish({g.node("Clip", {x, -1, g.scalar(0.25f)}, {3, 7})});
        }},
       {"ClipOpset6Attributes", [] {
-         Graph g(6);
+         TestGraph g(6);
          ValueId x = g.input({3, 7});
          return g.finish({g.node("Clip", {x}, {3, 7}, {F("min", -0.1f), F("max", 0.3f)})});
        }},
@@ -199,12 +132,12 @@ const std::vector<OpCase>& taken_cases() {
       {"Softmax3dLastAxis", [] { return unary("Softmax", {2, 3, 10}, {I("axis", 2)}); }},
       {"Softmax4dChannels", [] { return unary("Softmax", {1, 5, 3, 3}, {I("axis", 1)}); }},
       {"MaxPool2x2", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 8, 8});
          return g.finish({g.node("MaxPool", {x}, {1, 3, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})})});
        }},
       {"MaxPoolDilatedCeilModeSameShape", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 9, 9});
          // extent 5, (9 - 5) / 2 + 1 = 3 with floor and with ceil
          return g.finish({g.node("MaxPool", {x}, {1, 2, 3, 3},
@@ -216,7 +149,7 @@ const std::vector<OpCase>& taken_cases() {
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), Is("strides", {1, 1})});
        }},
       {"AveragePool2x2", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 8, 8});
          return g.finish(
              {g.node("AveragePool", {x}, {1, 3, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})})});
@@ -226,62 +159,62 @@ const std::vector<OpCase>& taken_cases() {
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), I("count_include_pad", 0)});
        }},
       {"GlobalAveragePool", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 6, 5, 7});
          return g.finish({g.node("GlobalAveragePool", {x}, {2, 6, 1, 1})});
        }},
       {"PadConstant4d", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 4, 5});
          return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 2, 0, 1, 2, 1}), g.scalar(0.5f)}, {1, 4, 7, 8})});
        }},
       {"PadConstant2d", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({3, 4});
          return g.finish({g.node("Pad", {x, g.ints({1, 0, 0, 2})}, {4, 6})});
        }},
       {"ReshapeOneByOneTo2d", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 8, 1, 1});
          return g.finish({g.node("Reshape", {x, g.ints({1, 8})}, {1, 8})});
        }},
       {"ReshapeSingleChannel", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 1, 4, 4});
          return g.finish({g.node("Reshape", {x, g.ints({1, 16})}, {1, 16})});
        }},
       {"Reshape3dTo2d", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("Reshape", {x, g.ints({6, 4})}, {6, 4})});
        }},
       {"FlattenAfterGlobalPool", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 6, 5, 5});
          ValueId pooled = g.node("GlobalAveragePool", {x}, {2, 6, 1, 1});
          return g.finish({g.node("Flatten", {pooled}, {2, 6}, {I("axis", 1)})});
        }},
       {"SqueezeAfterGlobalPool", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 6, 4, 4});
          ValueId pooled = g.node("GlobalAveragePool", {x}, {1, 6, 1, 1});
          return g.finish({g.node("Squeeze", {pooled, g.ints({2, 3})}, {1, 6})});
        }},
       {"UnsqueezeTo4dThenScale", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({2, 5});
          ValueId grown = g.node("Unsqueeze", {x, g.ints({2, 3})}, {2, 5, 1, 1});
          return g.finish({g.node("Mul", {grown, g.constant({5, 1, 1})}, {2, 5, 1, 1})});
        }},
       {"BatchNormalization", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 4, 5, 5});
          return g.finish({g.node("BatchNormalization",
                                  {x, g.constant({4}), g.constant({4}), g.constant({4}), g.constant({4}, 0.5f, 2.0f)},
                                  {1, 4, 5, 5}, {F("epsilon", 1e-5f)})});
        }},
       {"ConvBlockToClassifierTwoOutputs", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 3, 12, 12});
          ValueId conv = g.node("Conv", {x, g.constant({8, 3, 3, 3}), g.constant({8})}, {1, 8, 6, 6},
                                {Is("pads", {1, 1, 1, 1}), Is("strides", {2, 2})});
@@ -305,30 +238,7 @@ class XnnpackOpTest : public ::testing::TestWithParam<OpCase> {
 };
 
 TEST_P(XnnpackOpTest, TakesEveryNodeAndMatchesPortable) {
-  const std::vector<uint8_t> graph = GetParam().build();
-  compiler::CompiledModel xnn = env_.compile(graph, {"xnnpack"});
-  ASSERT_FALSE(xnn.program.empty());
-  EXPECT_THAT(xnn.summary.untaken_ops, IsEmpty());
-  for (const compiler::PartitionSummary& partition : xnn.summary.partitions) EXPECT_EQ(partition.backend, "xnnpack");
-  compiler::CompiledModel portable = env_.compile(graph, {"portable"});
-
-  Result<Method> on_xnnpack = env_.load(xnn.program);
-  ASSERT_TRUE(on_xnnpack.is_ok()) << on_xnnpack.status().to_string();
-  for (const DelegatePlacement& placement : on_xnnpack->report().delegates) {
-    EXPECT_EQ(placement.backend, "xnnpack");
-    EXPECT_FALSE(placement.fell_back) << placement.reason;
-  }
-  Result<Method> on_portable = env_.load(portable.program);
-  ASSERT_TRUE(on_portable.is_ok()) << on_portable.status().to_string();
-
-  for (uint32_t seed : {1u, 2u}) {
-    std::vector<std::vector<float>> actual = run_with_seed(*on_xnnpack, seed);
-    std::vector<std::vector<float>> expected = run_with_seed(*on_portable, seed);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t o = 0; o < actual.size(); ++o) {
-      EXPECT_LT(relative_difference(actual[o], expected[o]), 1e-4) << "output " << o << ", seed " << seed;
-    }
-  }
+  expect_taken_and_matching_portable(env_, "xnnpack", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(taken_cases()),
@@ -336,36 +246,28 @@ INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(taken_cases()),
 
 // ---- Forms XNNPACK must not take: they stay on portable, and the results stay right.
 
-struct RefusedCase {
-  std::string name;
-  std::string op;
-  std::function<std::vector<uint8_t>()> build;
-};
-
-std::ostream& operator<<(std::ostream& os, const RefusedCase& c) { return os << c.name; }
-
 const std::vector<RefusedCase>& refused_cases() {
   static const std::vector<RefusedCase> cases = {
       {"Softmax4dLastAxis", "Softmax", [] { return unary("Softmax", {1, 3, 4, 5}, {I("axis", -1)}); }},
       {"Reshape4dWithSpatialDims", "Reshape", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 3, 4});
          ValueId relu = g.node("Relu", {x}, {1, 2, 3, 4});
          return g.finish({g.node("Reshape", {relu, g.ints({1, 24})}, {1, 24})});
        }},
       {"FlattenOf4d", "Flatten", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 3, 3});
          ValueId relu = g.node("Relu", {x}, {1, 2, 3, 3});
          return g.finish({g.node("Flatten", {relu}, {1, 18}, {I("axis", 1)})});
        }},
       {"MatMulOfTwoRunTimeValues", "MatMul", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({3, 4}), b = g.input({4, 5});
          return g.finish({g.node("MatMul", {a, b}, {3, 5})});
        }},
       {"MatMul4d", "MatMul", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 2, 3, 4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 5})}, {1, 2, 3, 5})});
        }},
@@ -374,22 +276,22 @@ const std::vector<RefusedCase>& refused_cases() {
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), I("count_include_pad", 1)});
        }},
       {"AddBroadcasting2dInto4d", "Add", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({1, 2, 3, 4}), b = g.input({3, 4});
          return g.finish({g.node("Add", {a, b}, {1, 2, 3, 4})});
        }},
       {"Conv1d", "Conv", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 8});
          return g.finish({g.node("Conv", {x, g.constant({3, 2, 3})}, {1, 3, 6})});
        }},
       {"PadReflect", "Pad", [] {
-         Graph g;
+         TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
          return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", "reflect")})});
        }},
       {"GemmTransA", "Gemm", [] {
-         Graph g;
+         TestGraph g;
          ValueId a = g.input({8, 2});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5})}, {2, 5}, {I("transA", 1)})});
        }},
@@ -404,18 +306,7 @@ class XnnpackRefusalTest : public ::testing::TestWithParam<RefusedCase> {
 };
 
 TEST_P(XnnpackRefusalTest, LeavesTheNodeToPortable) {
-  const std::vector<uint8_t> graph = GetParam().build();
-  compiler::CompiledModel mixed = env_.compile(graph, {"xnnpack"});
-  ASSERT_FALSE(mixed.program.empty());
-  EXPECT_EQ(mixed.summary.untaken_ops.count(GetParam().op), 1u) << "xnnpack took " << GetParam().op;
-  compiler::CompiledModel portable = env_.compile(graph, {"portable"});
-  Result<Method> a = env_.load(mixed.program);
-  Result<Method> b = env_.load(portable.program);
-  ASSERT_TRUE(a.is_ok() && b.is_ok());
-  std::vector<std::vector<float>> actual = run_with_seed(*a, 3);
-  std::vector<std::vector<float>> expected = run_with_seed(*b, 3);
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t o = 0; o < actual.size(); ++o) EXPECT_LT(relative_difference(actual[o], expected[o]), 1e-4);
+  expect_left_to_portable(env_, "xnnpack", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Refusals, XnnpackRefusalTest, ::testing::ValuesIn(refused_cases()),

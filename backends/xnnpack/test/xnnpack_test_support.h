@@ -4,11 +4,13 @@
 #define PLUGRT_BACKENDS_XNNPACK_TEST_XNNPACK_TEST_SUPPORT_H_
 
 #include "backend_test_support.h"
+#include "op_checks.h"
+#include "test_graph.h"
 
 namespace plugrt::xnnpack_test {
 
-using backend_test::relative_difference;
-using backend_test::run_with_seed;
+// The shared test support, unqualified in this backend's tests.
+using namespace backend_test;  // NOLINT(build/namespaces)
 
 /// A registry with the built-in backends and the XNNPACK plugin file.
 class XnnpackEnvironment : public backend_test::PluginEnvironment {
