@@ -65,13 +65,10 @@ int run_new_backend(const NewBackendOptions& options) {
   for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::string magic = upper.substr(0, 8);
   magic.resize(8, '_');
-  std::string magic_chars;
-  for (char c : magic) magic_chars += std::string(magic_chars.empty() ? "" : ", ") + "'" + c + "'";
   auto fill = [&](const char* text) {
     std::string out = replace_all(text, "@NAME@", name);
     out = replace_all(out, "@UPPER@", upper);
     out = replace_all(out, "@CLASS@", class_name(name));
-    out = replace_all(out, "@MAGIC_CHARS@", magic_chars);
     return replace_all(out, "@MAGIC@", magic);
   };
   const std::vector<std::pair<std::string, const char*>> files = {

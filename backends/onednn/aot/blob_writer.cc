@@ -69,7 +69,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
   builder.Finish(blob::CreateBlob(builder, tensor_vector, op_vector, input_vector, output_vector), blob::BlobIdentifier());
 
   std::vector<uint8_t> out(kBlobHeaderSize + builder.GetSize());
-  write_blob_header(out.data());
+  kBlobFormat.write_header(out.data());
   std::memcpy(out.data() + kBlobHeaderSize, builder.GetBufferPointer(), builder.GetSize());
   return out;
 }

@@ -29,16 +29,8 @@ plugrt_status OnednnDelegate::create(const plugrt_host_services* host, const plu
 
 plugrt_status OnednnDelegate::build(const plugrt_init_args* args) {
   // The header first: a blob of another format or version goes to the fallback.
-  uint32_t version = 0;
-  if (!read_blob_header(args->blob, args->blob_size, &version)) {
-    return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
-                "the blob is not a oneDNN backend blob (it lacks the PRTONDNN header)");
-  }
-  if (version < kOldestReadableBlobVersion || version > kBlobVersion) {
-    return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
-                "the blob has oneDNN blob format version " + std::to_string(version) + "; this build reads versions " +
-                    std::to_string(kOldestReadableBlobVersion) + " to " + std::to_string(kBlobVersion) +
-                    " (recompile the program with this plugin)");
+  if (const sdk::Status header = kBlobFormat.check_header(args->blob, args->blob_size); !header.is_ok()) {
+    return fail(header.code(), header.message());
   }
   // Constants are read in place as floats: the flatbuffer must be 4-byte aligned.
   if (reinterpret_cast<uintptr_t>(args->blob) % alignof(float) != 0) {

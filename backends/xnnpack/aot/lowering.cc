@@ -742,7 +742,7 @@ std::vector<uint8_t> Lowering::finish(std::string* error) {
                  blob::BlobIdentifier());
 
   std::vector<uint8_t> out(kBlobHeaderSize + builder.GetSize());
-  write_blob_header(out.data());
+  kBlobFormat.write_header(out.data());
   std::memcpy(out.data() + kBlobHeaderSize, builder.GetBufferPointer(), builder.GetSize());
   return out;
 }

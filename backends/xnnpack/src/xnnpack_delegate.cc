@@ -141,16 +141,8 @@ plugrt_status XnnpackDelegate::create(const plugrt_host_services* host, const pl
 
 plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
   // The header first: a blob of another format or version goes to the fallback.
-  uint32_t version = 0;
-  if (!read_blob_header(args->blob, args->blob_size, &version)) {
-    return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
-                "the blob is not an XNNPACK backend blob (it lacks the PRTXNNPK header)");
-  }
-  if (version < kOldestReadableBlobVersion || version > kBlobVersion) {
-    return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
-                "the blob has XNNPACK blob format version " + std::to_string(version) + "; this build reads versions " +
-                    std::to_string(kOldestReadableBlobVersion) + " to " + std::to_string(kBlobVersion) +
-                    " (recompile the program with this plugin)");
+  if (const sdk::Status header = kBlobFormat.check_header(args->blob, args->blob_size); !header.is_ok()) {
+    return fail(header.code(), header.message());
   }
   keep_cpuinfo_loaded();
   const xnn_status initialized = xnn_initialize(nullptr);
