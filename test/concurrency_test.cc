@@ -18,15 +18,14 @@ namespace plugrt::plugins {
 namespace {
 
 using ::plugrt::testing::FloatTensor;
+using ::plugrt::testing::only;
 using ::plugrt::testing::TempDirectory;
 
 TEST(RegistryConcurrency, LookupsAndLazyLoadsRaceRegistrationAndUnloading) {
   TempDirectory dir;
   const std::string good = dir.add_plugin("good");
   dir.add_plugin("private_a");
-  SearchPathOptions options;
-  options.application_directories = {dir.path()};
-  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
+  SearchPathOptions options = only({dir.path()});
   Registry registry;
   registry.environment().set_min_log_level(LogLevel::kError);
   PluginLoader loader(registry, options);

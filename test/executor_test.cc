@@ -21,15 +21,6 @@ using ::testing::HasSubstr;
 using plugins::PluginLoader;
 using plugins::SearchPathOptions;
 
-SearchPathOptions only(std::vector<std::string> directories) {
-  SearchPathOptions options;
-  options.application_directories = std::move(directories);
-  options.use_environment = false;
-  options.use_install_directory = false;
-  options.use_executable_directory = false;
-  return options;
-}
-
 /// A registry with the built-in backends and a loader over one directory of test plugins.
 class ExecutorTest : public ::testing::Test {
  protected:

@@ -33,13 +33,6 @@ using ::testing::Not;
 using plugins::PluginLoader;
 using plugins::SearchPathOptions;
 
-SearchPathOptions only(const std::string& directory) {
-  SearchPathOptions options;
-  options.application_directories = {directory};
-  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
-  return options;
-}
-
 CompileSpec spec(const std::string& key, const std::string& value) {
   return CompileSpec{key, std::vector<uint8_t>(value.begin(), value.end())};
 }
@@ -52,7 +45,7 @@ class Faults : public ::testing::Test {
     faulty_path_ = plugins_.add_plugin("faulty");
     good_path_ = plugins_.add_plugin("good");
     ASSERT_TRUE(register_builtin_backends(registry_).is_ok());
-    loader_ = std::make_unique<PluginLoader>(registry_, only(plugins_.path()));
+    loader_ = std::make_unique<PluginLoader>(registry_, only({plugins_.path()}));
     loader_->discover();
   }
   /// "forward" of a program whose delegates run on `backend` and add 1.5 each.

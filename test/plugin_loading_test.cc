@@ -16,20 +16,11 @@ using ::plugrt::testing::FloatTensor;
 using ::plugrt::testing::LogCapture;
 using ::plugrt::testing::TempDirectory;
 using ::plugrt::testing::is_mapped;
+using ::plugrt::testing::only;
 using ::plugrt::testing::plugin_file;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-// A loader that searches only the directories a test gives it.
-SearchPathOptions only(std::vector<std::string> directories) {
-  SearchPathOptions options;
-  options.application_directories = std::move(directories);
-  options.use_environment = false;
-  options.use_install_directory = false;
-  options.use_executable_directory = false;
-  return options;
-}
 
 InitOptions offset_blob(const float& offset) {
   InitOptions options;

@@ -17,25 +17,18 @@ using ::testing::HasSubstr;
 using plugins::PluginLoader;
 using plugins::SearchPathOptions;
 
-SearchPathOptions only(const std::string& directory) {
-  SearchPathOptions options;
-  options.application_directories = {directory};
-  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
-  return options;
-}
-
 TEST(PluginTrust, AFileEveryoneCanWriteIsRefusedUnlessAllowed) {
   TempDirectory dir;
   const std::string path = dir.add_plugin("good");
   ASSERT_EQ(chmod(path.c_str(), 0666), 0);
   Registry registry;
-  PluginLoader loader(registry, only(dir.path()));
+  PluginLoader loader(registry, only({dir.path()}));
   Result<PluginId> refused = loader.load(path);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.code(), Error::kPluginInvalid);
   EXPECT_THAT(refused.status().message(), HasSubstr("not trusted: the file is writable by every user (mode 0666)"));
 
-  SearchPathOptions allowing = only(dir.path());
+  SearchPathOptions allowing = only({dir.path()});
   allowing.allow_untrusted_files = true;
   Registry registry2;
   PluginLoader trusting(registry2, allowing);
@@ -47,7 +40,7 @@ TEST(PluginTrust, ADirectoryEveryoneCanWriteIsRefused) {
   const std::string path = dir.add_plugin("good");
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
   Registry registry;
-  PluginLoader loader(registry, only(dir.path()));
+  PluginLoader loader(registry, only({dir.path()}));
   loader.discover();
   std::vector<plugins::PluginReport> report = loader.report();
   ASSERT_EQ(report.size(), 1u);
@@ -62,7 +55,7 @@ TEST(PluginTrust, AFileOwnedByAnotherUserIsRefused) {
   const std::string path = dir.add_plugin("good");
   ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
   Registry registry;
-  PluginLoader loader(registry, only(dir.path()));
+  PluginLoader loader(registry, only({dir.path()}));
   Result<PluginId> refused = loader.load(path);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("is owned by uid 65534, neither this user"));
@@ -76,7 +69,7 @@ TEST(PluginTrust, TheAllowListPinsPluginsBySha256) {
   ASSERT_TRUE(digest.is_ok());
   const std::string list = dir.write("allowed.txt", "# pinned plugins\n" + *digest + "  libplugrt_good.so\n");
 
-  SearchPathOptions options = only(dir.path());
+  SearchPathOptions options = only({dir.path()});
   options.allow_list = list;
   Registry registry;
   PluginLoader loader(registry, options);
@@ -89,7 +82,7 @@ TEST(PluginTrust, TheAllowListPinsPluginsBySha256) {
 TEST(PluginTrust, AMissingOrMalformedAllowListRefusesEverything) {
   TempDirectory dir;
   const std::string good = dir.add_plugin("good");
-  SearchPathOptions options = only(dir.path());
+  SearchPathOptions options = only({dir.path()});
   options.allow_list = dir.path() + "/missing.txt";
   Registry registry;
   PluginLoader loader(registry, options);

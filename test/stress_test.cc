@@ -49,13 +49,6 @@ double stress_seconds() {
   return seconds > 0 ? seconds : 10;
 }
 
-SearchPathOptions only(std::vector<std::string> directories) {
-  SearchPathOptions options;
-  options.application_directories = std::move(directories);
-  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
-  return options;
-}
-
 /// A program, the registry it runs in, and the answer it must give for an input.
 struct StressProgram {
   StressProgram(std::string name_in, Program program_in, Registry* registry_in)

@@ -7,8 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace plugrt::testing {
+
+plugins::SearchPathOptions only(std::vector<std::string> directories) {
+  plugins::SearchPathOptions options;
+  options.application_directories = std::move(directories);
+  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
+  return options;
+}
 
 std::string plugin_file(const std::string& name) {
   return std::string(PLUGRT_TEST_PLUGIN_DIR) + "/libplugrt_" + name + ".so";

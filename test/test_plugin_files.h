@@ -10,8 +10,13 @@
 #include <vector>
 
 #include "plugrt/host_services.h"
+#include "plugrt/plugins/search_path.h"
 
 namespace plugrt::testing {
+
+/// Search options that look only in `directories`: no PLUGRT_PLUGIN_PATH, install or
+/// executable directory.
+plugins::SearchPathOptions only(std::vector<std::string> directories);
 
 /// The path of a built test plugin, e.g. plugin_file("good").
 std::string plugin_file(const std::string& name);
