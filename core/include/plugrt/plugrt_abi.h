@@ -14,7 +14,11 @@
 ///   - Every struct that crosses, except the frozen value types plugrt_string,
 ///     plugrt_option and plugrt_text_buffer, starts with `size_t struct_size`,
 ///     set by the side that fills it in. A reader accepts any size at least as large as
-///     the oldest layout it knows, and reads only the fields that fit in that size.
+///     the 1.0 layout, reads only the fields that fit in that size, and reads the fields a
+///     smaller size lacks as absent (zero); the host also refuses a plugin's struct of
+///     over 64 KiB as garbage. One exception: a backend table must be at least as large
+///     as the layout of the minor its plugin's descriptor declares (a plugin that claims
+///     1.1 hands over a 1.1 table).
 ///   - Fields and functions are only ever appended, each block labelled with the minor
 ///     version that added it. A slot is never reordered, resized or reused.
 ///   - Strings cross as plugrt_string (pointer + size); NUL termination is never relied on.
@@ -217,7 +221,7 @@ typedef struct plugrt_execute_args {
 /// Arguments of plugrt_aot_backend.partition. Filled by the host.
 typedef struct plugrt_partition_args {
   size_t struct_size;
-  /// The whole graph, a graph IR flatbuffer (core/schema/graph.fbs). Valid during the call.
+  /// The whole graph, a graph IR flatbuffer (core/schema/graph_ir.fbs). Valid during the call.
   const void* graph;
   size_t graph_size;
   const plugrt_option* compile_specs;
