@@ -22,6 +22,8 @@
 extern "C" {
 plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*,
                                               const plugrt_plugin_descriptor**);
+plugrt_status plugrt_static_entry_bench_sdk_offset(const plugrt_host_services*,
+                                                   const plugrt_plugin_descriptor**);
 plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle, const plugrt_execute_args*);
 }
 
@@ -128,12 +130,12 @@ struct ExecuteFixture {
   DLTensor tensor;
 };
 
-DelegateHandle init_offset(Registry& registry) {
+DelegateHandle init_offset(Registry& registry, const char* backend_name = "offset") {
   static const float offset = 0.0f;
   InitOptions options;
   options.blob = &offset;
   options.blob_size = sizeof(offset);
-  Result<Backend> backend = registry.find_backend("offset");
+  Result<Backend> backend = registry.find_backend(backend_name);
   if (!backend.is_ok()) std::abort();
   Result<DelegateHandle> handle = backend->init(options);
   if (!handle.is_ok()) std::abort();
@@ -180,6 +182,20 @@ void BM_ExecuteStaticBackendThroughAbi(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ExecuteStaticBackendThroughAbi);
+
+// The same backend written on the SDK (sdk_offset_backend.cc): against the one above, the
+// cost of the SDK's adapter per call (its argument and device checks, Status, the
+// exception guard).
+void BM_ExecuteSdkBackendThroughAbi(benchmark::State& state) {
+  Registry registry(quiet());
+  if (!registry.register_plugin(&plugrt_static_entry_bench_sdk_offset, PluginSource{}).is_ok()) std::abort();
+  ExecuteFixture fixture(init_offset(registry, "sdk_offset"));
+  const DLTensor* tensors[] = {&fixture.tensor};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(fixture.handle.execute(tensors, tensors).is_ok());
+  }
+}
+BENCHMARK(BM_ExecuteSdkBackendThroughAbi);
 
 void BM_ExecutePluginThroughAbi(benchmark::State& state) {
   Registry registry(quiet());

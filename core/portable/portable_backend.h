@@ -1,17 +1,25 @@
-// The portable backend's ABI tables: the reference interpreter of graph IR blobs that
-// runs whatever no other backend can. The same tables serve the copy built into the
-// core and the copy built as a plugin (portable_entry.cc).
+// The portable backend: the reference interpreter of graph IR blobs that runs whatever no
+// other backend can. It is written on the SDK like any vendor's backend; the same class
+// serves the copy built into the core and the copy built as a plugin (portable_entry.cc).
 #ifndef PLUGRT_PORTABLE_PORTABLE_BACKEND_H_
 #define PLUGRT_PORTABLE_PORTABLE_BACKEND_H_
 
-#include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/backend.h"
 
 namespace plugrt::portable {
 
-inline constexpr char kBackendName[] = "portable";
+class PortableBackend : public sdk::Backend {
+ public:
+  static constexpr char kName[] = "portable";
+  static constexpr char kDescription[] = "reference kernels for every op plugrt imports; float32, and int64 for indices";
+  // No CONCURRENT_EXECUTE: one handle runs one call at a time, its arena is shared by its calls.
+  static constexpr bool kHasAot = true;
 
-/// The plugin descriptor listing the one "portable" backend. Static storage.
-const plugrt_plugin_descriptor* plugin_descriptor(const char* plugin_version);
+  sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& context) override;
+  sdk::Status partition(const sdk::PartitionRequest& request) override;
+  /// The portable backend's blob is the graph IR itself, checked and copied.
+  sdk::Expected<std::vector<uint8_t>> preprocess(const sdk::PreprocessRequest& request) override;
+};
 
 }  // namespace plugrt::portable
 

@@ -1,5 +1,5 @@
 # plugrt_add_backend(NAME <name> SOURCES <src>... [OUTPUT_DIRECTORY <dir>]
-#                    [INSTALL | NO_INSTALL] [INSTALL_DIR <dir>])
+#                    [INSTALL | NO_INSTALL] [INSTALL_DIR <dir>] [NO_AOT])
 #
 # Builds a plugrt backend plugin: a MODULE library named libplugrt_<name>.so, compiled
 # with hidden visibility and linked with a version script that exports only the entry
@@ -11,10 +11,14 @@
 # searches, <prefix>/${PLUGRT_PLUGIN_INSTALL_DIR} (lib/plugrt/plugins unless set), or
 # INSTALL_DIR. Backends built against an installed SDK (find_package(plugrt)) install
 # by default; inside the plugrt tree only those that say INSTALL do.
+#
+# NO_AOT: an on-device build. Defines PLUGRT_SDK_NO_AOT, so the plugin hands the host no
+# ahead-of-time table; leave the partition/preprocess sources out of SOURCES and guard
+# their declarations with `#if PLUGRT_SDK_HAS_AOT`.
 set(_PLUGRT_EXPORTS_MAP "${CMAKE_CURRENT_LIST_DIR}/plugin_exports.map")
 
 function(plugrt_add_backend)
-  cmake_parse_arguments(ARG "INSTALL;NO_INSTALL" "NAME;OUTPUT_DIRECTORY;INSTALL_DIR" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "INSTALL;NO_INSTALL;NO_AOT" "NAME;OUTPUT_DIRECTORY;INSTALL_DIR" "SOURCES" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SOURCES)
     message(FATAL_ERROR "plugrt_add_backend: NAME and SOURCES are required")
   endif()
@@ -24,6 +28,9 @@ function(plugrt_add_backend)
   set(target plugrt_backend_${ARG_NAME})
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE plugrt::sdk)
+  if(ARG_NO_AOT)
+    target_compile_definitions(${target} PRIVATE PLUGRT_SDK_NO_AOT)
+  endif()
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     OUTPUT_NAME "plugrt_${ARG_NAME}"

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <new>
 #include <stdexcept>
 
 #include "plugrt/sdk/backend.h"
@@ -29,6 +30,7 @@ class ScaleDelegate : public sdk::Delegate {
     PLUGRT_SDK_ASSIGN_OR_RETURN(sdk::Tensor x, args.input(0, sdk::kFloat32, {sdk::kAnyDim}));
     PLUGRT_SDK_ASSIGN_OR_RETURN(sdk::Tensor y, args.output(0, sdk::kFloat32, x.shape()));
     if (x.num_elements() == 13) throw std::runtime_error("thirteen is unlucky");
+    if (x.num_elements() == 14) throw std::bad_alloc();
     for (int64_t i = 0; i < x.num_elements(); ++i) y.data<float>()[i] = x.data<float>()[i] * scale_;
     return sdk::Status::ok();
   }
@@ -177,6 +179,46 @@ TEST_F(WrapperTest, ExceptionsBecomeInternalWithTheirMessage) {
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INTERNAL, "execute threw an exception: thirteen is unlucky"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INTERNAL));
   scale_->destroy(handle);
+}
+
+TEST_F(WrapperTest, BadAllocBecomesDelegateMemoryAllocationFailed) {
+  plugrt_delegate_handle handle = nullptr;
+  ASSERT_THAT(init(scale_, {}, &handle), IsOk());
+  float data[14] = {};
+  int64_t shape[1] = {14};
+  DLTensor x{data, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
+  const DLTensor* ts[] = {&x};
+  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1};
+  EXPECT_CALL(host_, report_error(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "out of memory"));
+  EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED));
+  scale_->destroy(handle);
+}
+
+TEST_F(WrapperTest, TensorsOnAnotherDeviceAreRefusedBeforeExecute) {
+  plugrt_delegate_handle handle = nullptr;
+  ASSERT_THAT(init(scale_, {}, &handle), IsOk());
+  float in[2] = {1, 2}, out[2] = {};
+  int64_t shape[1] = {2};
+  DLTensor x{in, {kDLCUDA, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
+  DLTensor y{out, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
+  const DLTensor* ins[] = {&x};
+  const DLTensor* outs[] = {&y};
+  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1};
+  EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INVALID_ARGUMENT,
+                                  "input 0 is on device type 2, this backend runs on device type 1"));
+  EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INVALID_ARGUMENT));
+  x.device = {kDLCUDAHost, 0};  // pinned host memory is CPU memory
+  EXPECT_THAT(scale_->execute(handle, &args), IsOk());
+  EXPECT_EQ(out[1], 2.0f);
+  scale_->destroy(handle);
+}
+
+TEST(SdkDevices, CpuBackendsAcceptHostMemoryPinnedForAnAccelerator) {
+  static_assert(sdk::internal::device_matches(kDLCPU, DLDevice{kDLCPU, 0}));
+  static_assert(sdk::internal::device_matches(kDLCPU, DLDevice{kDLROCMHost, 0}));
+  static_assert(!sdk::internal::device_matches(kDLCPU, DLDevice{kDLCUDA, 0}));
+  static_assert(!sdk::internal::device_matches(kDLCUDA, DLDevice{kDLCUDAHost, 0}));
+  EXPECT_TRUE(sdk::internal::device_matches(kDLCUDA, DLDevice{kDLCUDA, 1}));
 }
 
 TEST(SdkOptions, TypedGettersNameTheKey) {

@@ -15,89 +15,16 @@ using blob::OpKind;
 constexpr size_t kMaxRank = 12;
 constexpr float kFloatMax = std::numeric_limits<float>::max();
 
-/// The spatial geometry of a window op (convolution, pooling) over `spatial` dims, with
-/// explicit pads resolved from auto_pad.
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations, begin, end;
-};
-
-std::string resolve_window(const ir::Node& node, const std::vector<int64_t>& input, const std::vector<int64_t>& kernel,
-                           bool allow_dilations, Window* window) {
-  const size_t spatial = input.size() - 2;
-  const std::vector<int64_t> ones(spatial, 1);
-  window->kernel = kernel;
-  window->strides = GraphView::ints_attribute(node, "strides", ones);
-  window->dilations = GraphView::ints_attribute(node, "dilations", ones);
-  std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", std::vector<int64_t>(2 * spatial, 0));
-  if (kernel.size() != spatial || window->strides.size() != spatial || window->dilations.size() != spatial ||
-      pads.size() != 2 * spatial) {
-    return "kernel, strides, dilations or pads do not match the " + std::to_string(spatial) + " spatial dims";
-  }
-  for (size_t i = 0; i < spatial; ++i) {
-    if (kernel[i] < 1 || window->strides[i] < 1 || window->dilations[i] < 1) return "a kernel, stride or dilation is below 1";
-    if (!allow_dilations && window->dilations[i] != 1) return "dilations are not supported here";
-  }
-  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (size_t i = 0; i < spatial; ++i) {
-      const int64_t in = input[2 + i], stride = window->strides[i];
-      const int64_t extent = (kernel[i] - 1) * window->dilations[i] + 1;
-      const int64_t out = (in + stride - 1) / stride;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-      const int64_t small = total / 2;
-      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[i + spatial] = total - pads[i];
-    }
-  } else if (auto_pad == "VALID") {
-    std::fill(pads.begin(), pads.end(), 0);
-  } else if (auto_pad != "NOTSET") {
-    return "auto_pad '" + auto_pad + "' is unknown";
-  }
-  for (int64_t pad : pads) {
-    if (pad < 0) return "a pad is negative";
-  }
-  window->begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(spatial));
-  window->end.assign(pads.begin() + static_cast<std::ptrdiff_t>(spatial), pads.end());
-  return "";
-}
-
-/// The output's spatial dims (floor or ceil rounding); -1 where the window does not fit.
-std::vector<int64_t> window_output(const std::vector<int64_t>& input, const Window& w, bool ceil) {
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < w.kernel.size(); ++i) {
-    const int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
-    const int64_t padded = input[2 + i] + w.begin[i] + w.end[i];
-    if (padded < extent) return std::vector<int64_t>(w.kernel.size(), -1);
-    const int64_t span = padded - extent;
-    int64_t size = (ceil ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
-    // ONNX drops a last window that would start in the end padding.
-    if (ceil && (size - 1) * w.strides[i] >= input[2 + i] + w.begin[i]) --size;
-    out.push_back(size);
-  }
-  return out;
-}
-
 std::vector<int64_t> minus_one(const std::vector<int64_t>& values) {
   std::vector<int64_t> out;
   for (int64_t v : values) out.push_back(v - 1);
   return out;
 }
 
-int64_t normalize_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
-
 }  // namespace
 
 std::vector<int64_t> dnnl_dims(const std::vector<int64_t>& shape) {
   return shape.empty() ? std::vector<int64_t>{1} : shape;
-}
-
-bool broadcasts_to(const std::vector<int64_t>& small, const std::vector<int64_t>& full) {
-  if (small.size() > full.size()) return false;
-  const size_t offset = full.size() - small.size();
-  for (size_t i = 0; i < small.size(); ++i) {
-    if (small[i] != 1 && small[i] != full[offset + i]) return false;
-  }
-  return true;
 }
 
 std::string Lowering::add_node(size_t index) {
@@ -237,7 +164,7 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (GraphView::ints_attribute(node, "kernel_shape", kernel) != kernel) return "kernel_shape does not match the weights";
   Window window;
-  if (std::string why = resolve_window(node, xs, kernel, true, &window); !why.empty()) return why;
+  if (std::string why = resolve_window(node, xs, kernel, &window); !why.empty()) return why;
   std::vector<int64_t> expected = {xs[0], out_channels};
   for (int64_t d : window_output(xs, window, false)) expected.push_back(d);
   if (std::find(expected.begin(), expected.end(), -1) != expected.end() || graph_.shape(y) != expected) {
@@ -536,8 +463,10 @@ std::string Lowering::lower_softmax(const ir::Node& node, bool log) {
   const std::vector<int64_t> xs = graph_.shape(x);
   if (xs.empty() || graph_.shape(y) != xs) return "the output shape differs from the input's";
   const bool coerced = graph_.opset() < 13;  // older opsets flatten to 2-D at axis
-  const int64_t axis = normalize_axis(GraphView::int_attribute(node, "axis", coerced ? 1 : -1), xs.size());
-  if (axis < 0 || axis >= static_cast<int64_t>(xs.size())) return "axis is out of range";
+  const std::optional<size_t> normalized_axis =
+      normalize_axis(GraphView::int_attribute(node, "axis", coerced ? 1 : -1), xs.size());
+  if (!normalized_axis) return "axis is out of range";
+  const int64_t axis = static_cast<int64_t>(*normalized_axis);
   const OpKind kind = log ? OpKind::LogSoftmax : OpKind::Softmax;
   if (!coerced || axis == static_cast<int64_t>(xs.size()) - 1) {
     add(kind, node, {activation(x)}, {activation(y)}).axis = static_cast<int32_t>(axis);
@@ -568,7 +497,10 @@ std::string Lowering::lower_pool(const ir::Node& node, bool is_max, bool global)
   } else {
     const std::vector<int64_t> kernel = GraphView::ints_attribute(node, "kernel_shape");
     if (is_max && GraphView::int_attribute(node, "storage_order", 0) != 0) return "storage_order 1 is not supported";
-    if (std::string why = resolve_window(node, xs, kernel, is_max, &window); !why.empty()) return why;
+    if (std::string why = resolve_window(node, xs, kernel, &window); !why.empty()) return why;
+    if (!is_max && std::any_of(window.dilations.begin(), window.dilations.end(), [](int64_t d) { return d != 1; })) {
+      return "dilations are not supported here";
+    }
     ceil = GraphView::int_attribute(node, "ceil_mode", 0) != 0;
   }
   const bool include_pad = !is_max && GraphView::int_attribute(node, "count_include_pad", 0) != 0;
@@ -627,8 +559,9 @@ std::string Lowering::lower_layer_norm(const ir::Node& node) {
   const std::vector<int64_t> xs = graph_.shape(x);
   if (xs.empty() || graph_.shape(y) != xs) return "the output shape differs from the input's";
   if (GraphView::int_attribute(node, "stash_type", 1) != 1) return "stash_type is not float32";
-  const int64_t axis = normalize_axis(GraphView::int_attribute(node, "axis", -1), xs.size());
-  if (axis < 0 || axis >= static_cast<int64_t>(xs.size())) return "axis is out of range";
+  const std::optional<size_t> normalized_axis = normalize_axis(GraphView::int_attribute(node, "axis", -1), xs.size());
+  if (!normalized_axis) return "axis is out of range";
+  const int64_t axis = static_cast<int64_t>(*normalized_axis);
   int64_t outer = 1, inner = 1;
   for (size_t i = 0; i < xs.size(); ++i) (static_cast<int64_t>(i) < axis ? outer : inner) *= xs[i];
   const std::vector<int64_t> normalized(xs.begin() + axis, xs.end());
@@ -681,8 +614,9 @@ std::string Lowering::lower_concat(const ir::Node& node) {
   const int32_t y = GraphView::output(node, 0);
   const std::vector<int64_t> ys = graph_.shape(y);
   if (ys.empty()) return "scalars cannot be concatenated";
-  const int64_t axis = normalize_axis(GraphView::int_attribute(node, "axis", 0), ys.size());
-  if (axis < 0 || axis >= static_cast<int64_t>(ys.size())) return "axis is out of range";
+  const std::optional<size_t> normalized_axis = normalize_axis(GraphView::int_attribute(node, "axis", 0), ys.size());
+  if (!normalized_axis) return "axis is out of range";
+  const int64_t axis = static_cast<int64_t>(*normalized_axis);
   std::vector<int32_t> inputs;
   int64_t total = 0;
   for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
@@ -777,8 +711,9 @@ std::string Lowering::lower_slice(const ir::Node& node) {
   std::vector<int64_t> offsets(xs.size(), 0), expected = xs;
   std::vector<bool> seen(xs.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t axis = normalize_axis(axes[i], xs.size());
-    if (axis < 0 || axis >= static_cast<int64_t>(xs.size()) || seen[static_cast<size_t>(axis)]) return "an axis is out of range or repeated";
+    const std::optional<size_t> normalized_axis = normalize_axis(axes[i], xs.size());
+    if (!normalized_axis || seen[*normalized_axis]) return "an axis is out of range or repeated";
+    const int64_t axis = static_cast<int64_t>(*normalized_axis);
     seen[static_cast<size_t>(axis)] = true;
     if (!steps.empty() && steps[i] != 1) return "only steps of 1 are taken";
     const int64_t dim = xs[static_cast<size_t>(axis)];
@@ -817,9 +752,9 @@ std::string Lowering::lower_reduce(const ir::Node& node, Algorithm algorithm) {
   if (axes.empty() && GraphView::int_attribute(node, "noop_with_empty_axes", 0) != 0) return "an empty reduction is not taken";
   std::vector<bool> reduced(xs.size(), axes.empty());
   for (int64_t axis : axes) {
-    const int64_t a = normalize_axis(axis, xs.size());
-    if (a < 0 || a >= static_cast<int64_t>(xs.size())) return "an axis is out of range";
-    reduced[static_cast<size_t>(a)] = true;
+    const std::optional<size_t> a = normalize_axis(axis, xs.size());
+    if (!a) return "an axis is out of range";
+    reduced[*a] = true;
   }
   const bool keep = GraphView::int_attribute(node, "keepdims", 1) != 0;
   std::vector<int64_t> kept, dropped;

@@ -16,10 +16,20 @@
 #include <string>
 #include <vector>
 
-#include "aot/graph_view.h"
+#include "plugrt/sdk/graph_view.h"
+#include "plugrt/sdk/onnx_semantics.h"
 #include "aot/op_list.h"
 
 namespace plugrt::onednn {
+
+using sdk::broadcasts_to;
+using sdk::GraphView;
+using sdk::normalize_axis;
+using sdk::resolve_window;
+using sdk::Window;
+using sdk::window_output;
+using sdk::num_elements;
+using sdk::shape_text;
 
 class Lowering {
  public:
@@ -82,8 +92,6 @@ class Lowering {
 
 /// Dims of a graph shape as oneDNN sees them: a scalar is [1].
 std::vector<int64_t> dnnl_dims(const std::vector<int64_t>& shape);
-/// Whether `small` broadcasts to `full` (numpy rules, aligned at the right).
-bool broadcasts_to(const std::vector<int64_t>& small, const std::vector<int64_t>& full);
 
 }  // namespace plugrt::onednn
 

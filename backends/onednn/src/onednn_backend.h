@@ -1,15 +1,34 @@
-// The oneDNN backend's ABI tables.
+// The oneDNN backend, written on the SDK: is_available and init here, partition and
+// preprocess in aot/onednn_aot.cc (left out of an on-device build).
 #ifndef PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_BACKEND_H_
 #define PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_BACKEND_H_
 
-#include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/backend.h"
 
 namespace plugrt::onednn {
 
-inline constexpr char kBackendName[] = "onednn";
+class OnednnBackend : public sdk::Backend {
+ public:
+  static constexpr char kName[] = "onednn";
+  static constexpr char kDescription[] =
+      "oneDNN 2.x float32 CPU primitives (convolution, matmul, normalization...), formats chosen per machine, "
+      "OpenMP threads capped per handle";
+  // No CONCURRENT_EXECUTE: a handle's arena and stream serve one call at a time.
+  // Separate handles run in parallel.
+  static constexpr bool kHasAot = true;
 
-/// The plugin's descriptor: one backend, "onednn".
-const plugrt_plugin_descriptor* plugin_descriptor(const char* plugin_version);
+  /// Available where oneDNN can create a CPU engine. That only looks at the CPU (its ISA
+  /// is detected once per process) and allocates nothing that lasts.
+  sdk::Availability is_available(sdk::Host host) override;
+  sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& context) override;
+
+#if PLUGRT_SDK_HAS_AOT
+  /// Takes each node that lowers to oneDNN on its own (aot/lowering.h); the others stay untaken.
+  sdk::Status partition(const sdk::PartitionRequest& request) override;
+  /// Lowers one partition, with its fusions, to the blob that init reads (schema/onednn_blob.fbs).
+  sdk::Expected<std::vector<uint8_t>> preprocess(const sdk::PreprocessRequest& request) override;
+#endif
+};
 
 }  // namespace plugrt::onednn
 

@@ -1,17 +1,18 @@
-// One initialised oneDNN delegate: the primitives built once from a blob, the memories
+// One oneDNN handle: the primitives built once from a blob, the memories
 // they run on (an arena planned at init, the host's tensors bound at the edges), and
 // the calls that run them.
 #ifndef PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_DELEGATE_H_
 #define PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_DELEGATE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/backend.h"
 
 namespace plugrt::onednn {
 
@@ -49,29 +50,28 @@ struct Plan {
   std::vector<dnnl::memory> constants;
 };
 
-class OnednnDelegate {
+class OnednnDelegate : public sdk::Delegate {
  public:
-  /// Verifies the blob, builds every primitive and plans the memory. On failure reports
-  /// the reason through `host` and returns its status: DELEGATE_INVALID_COMPATIBILITY for
-  /// a blob of another format or version, or one this oneDNN cannot build.
-  static plugrt_status create(const plugrt_host_services* host, const plugrt_init_args* args, OnednnDelegate** out);
+  /// Verifies the blob, builds every primitive and plans the memory. A blob of another
+  /// format or version, or one this oneDNN cannot build, is refused as incompatible (the
+  /// host falls back).
+  static sdk::Expected<std::unique_ptr<sdk::Delegate>> create(const sdk::InitContext& context);
 
   /// Checks the arguments, binds the host's tensors and runs the plan. Creates no
-  /// primitive and allocates nothing of its own.
-  plugrt_status execute(const plugrt_execute_args* args);
+  /// primitive and allocates nothing of its own unless it fails.
+  sdk::Status execute(const sdk::Arguments& args) override;
 
-  ~OnednnDelegate();
+  ~OnednnDelegate() override;
   OnednnDelegate(const OnednnDelegate&) = delete;
   OnednnDelegate& operator=(const OnednnDelegate&) = delete;
 
  private:
-  explicit OnednnDelegate(const plugrt_host_services* host) : host_(host) {}
-  plugrt_status build(const plugrt_init_args* args);
-  plugrt_status fail(plugrt_status status, const std::string& message) const;
-  bool check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external,
-                    void** data) const;
+  explicit OnednnDelegate(sdk::Host host) : host_(host) {}
+  sdk::Status build(const sdk::InitContext& context);
+  static sdk::Expected<void*> check_tensor(const char* role, size_t index, const DLTensor* tensor,
+                                           const External& external);
 
-  const plugrt_host_services* host_;
+  sdk::Host host_;
   int threads_ = 1;
   dnnl::engine engine_;
   dnnl::stream stream_;

@@ -16,82 +16,30 @@ using blob::NodeKind;
 
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
-/// The shape numpy broadcasting gives, or nullopt-like empty + false.
-bool broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {
-  const size_t rank = std::max(a.size(), b.size());
-  out->assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (x != y && x != 1 && y != 1) return false;
-    (*out)[i] = x == 1 ? y : x;
-  }
-  return true;
-}
-
 /// The spatial geometry of a 2-D window op, with explicit pads (top, left, bottom, right
-/// in ONNX order) resolved from auto_pad.
+/// in ONNX order) resolved from auto_pad, and the output height and width (floor
+/// rounding; -1 when the window does not fit).
 struct Window {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t top = 0, left = 0, bottom = 0, right = 0;
+  int64_t oh = -1, ow = -1;
 };
 
+/// The SDK's window, narrowed to what XNNPACK's 2-D window ops take.
 std::string resolve_window(const ir::Node& node, const std::vector<int64_t>& input, int64_t kh, int64_t kw,
                            bool allow_dilations, Window* window) {
-  window->kh = kh;
-  window->kw = kw;
-  const std::vector<int64_t> strides = GraphView::ints_attribute(node, "strides", {1, 1});
-  const std::vector<int64_t> dilations = GraphView::ints_attribute(node, "dilations", {1, 1});
-  std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", {0, 0, 0, 0});
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) return "strides, dilations or pads are not 2-D";
-  if (strides[0] < 1 || strides[1] < 1 || dilations[0] < 1 || dilations[1] < 1) return "a stride or dilation is below 1";
-  if (!allow_dilations && (dilations[0] != 1 || dilations[1] != 1)) return "dilations are not supported here";
-  if (kh < 1 || kw < 1 || kh > 65535 || kw > 65535) return "the window is empty or too large";
-  window->sh = strides[0];
-  window->sw = strides[1];
-  window->dh = dilations[0];
-  window->dw = dilations[1];
-  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int axis = 0; axis < 2; ++axis) {
-      const int64_t in = input[2 + axis];
-      const int64_t stride = strides[axis];
-      const int64_t extent = (axis == 0 ? kh - 1 : kw - 1) * dilations[axis] + 1;
-      const int64_t out = (in + stride - 1) / stride;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-      const int64_t small = total / 2;
-      pads[axis] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[axis + 2] = total - pads[axis];
-    }
-  } else if (auto_pad == "VALID") {
-    pads = {0, 0, 0, 0};
-  } else if (auto_pad != "NOTSET") {
-    return "auto_pad '" + auto_pad + "' is unknown";
+  if (input.size() != 4) return "the input is not 4-D";
+  sdk::Window w;
+  if (std::string why = sdk::resolve_window(node, input, {kh, kw}, &w); !why.empty()) return why;
+  if (!allow_dilations && (w.dilations[0] != 1 || w.dilations[1] != 1)) return "dilations are not supported here";
+  if (kh > 65535 || kw > 65535) return "the window is too large";
+  for (const std::vector<int64_t>* pads : {&w.begin, &w.end}) {
+    if ((*pads)[0] > 65535 || (*pads)[1] > 65535) return "a pad is too large";
   }
-  for (int64_t pad : pads) {
-    if (pad < 0 || pad > 65535) return "a pad is negative or too large";
-  }
-  window->top = pads[0];
-  window->left = pads[1];
-  window->bottom = pads[2];
-  window->right = pads[3];
+  const std::vector<int64_t> out = sdk::window_output(input, w);
+  *window = Window{kh,         kw,         w.strides[0], w.strides[1], w.dilations[0], w.dilations[1],
+                   w.begin[0], w.begin[1], w.end[0],     w.end[1],     out[0],         out[1]};
   return "";
-}
-
-/// The output height and width of a window over `input` (floor rounding), or -1.
-std::pair<int64_t, int64_t> window_output(const std::vector<int64_t>& input, const Window& w) {
-  const int64_t eh = (w.kh - 1) * w.dh + 1;
-  const int64_t ew = (w.kw - 1) * w.dw + 1;
-  const int64_t ph = input[2] + w.top + w.bottom;
-  const int64_t pw = input[3] + w.left + w.right;
-  if (ph < eh || pw < ew) return {-1, -1};
-  return {(ph - eh) / w.sh + 1, (pw - ew) / w.sw + 1};
 }
 
 std::vector<uint32_t> u32(std::initializer_list<int64_t> values) {
@@ -255,7 +203,7 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   if (kernel.size() != 2 || kernel[0] != ws[2] || kernel[1] != ws[3]) return "kernel_shape does not match the weights";
   Window window;
   if (std::string why = resolve_window(node, xs, ws[2], ws[3], true, &window); !why.empty()) return why;
-  const auto [oh, ow] = window_output(xs, window);
+  const int64_t oh = window.oh, ow = window.ow;
   const std::vector<int64_t> expected = {xs[0], out_channels, oh, ow};
   if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
   std::vector<float> bias(static_cast<size_t>(out_channels), 0.0f);
@@ -384,10 +332,10 @@ std::string Lowering::lower_binary(const ir::Node& node, NodeKind kind) {
   if (!graph_.valid(a) || !graph_.valid(b)) return "an input is missing";
   if (!graph_.is_float(a) || !graph_.is_float(b)) return "an input is not float32";
   if (graph_.is_constant(a) && graph_.is_constant(b)) return "both inputs are constants";
-  std::vector<int64_t> expected;
-  if (!broadcast(graph_.shape(a), graph_.shape(b), &expected)) return "the inputs do not broadcast";
+  const std::optional<std::vector<int64_t>> expected = sdk::broadcast_shapes(graph_.shape(a), graph_.shape(b));
+  if (!expected) return "the inputs do not broadcast";
   const std::vector<int64_t> ys = graph_.shape(y);
-  if (ys != expected) return "the output shape is not " + shape_text(expected);
+  if (ys != *expected) return "the output shape is not " + shape_text(*expected);
   const size_t rank = ys.size();
   std::vector<uint32_t> inputs;
   for (int32_t v : {a, b}) {
@@ -487,9 +435,10 @@ std::string Lowering::lower_softmax(const ir::Node& node) {
   if (graph_.shape(y) != xs) return "the output shape differs from the input's";
   const int64_t rank = static_cast<int64_t>(xs.size());
   const bool per_axis = graph_.opset() >= 13;
-  int64_t axis = GraphView::int_attribute(node, "axis", per_axis ? -1 : 1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return "axis is out of range";
+  const std::optional<size_t> normalized_axis =
+      sdk::normalize_axis(GraphView::int_attribute(node, "axis", per_axis ? -1 : 1), xs.size());
+  if (!normalized_axis) return "axis is out of range";
+  const int64_t axis = static_cast<int64_t>(*normalized_axis);
   // XNNPACK normalises over the innermost dimension: the last one, or C for 4-D (NHWC).
   bool ok;
   if (rank == 4) {
@@ -520,7 +469,7 @@ std::string Lowering::lower_pool(const ir::Node& node, bool is_max) {
       (window.top | window.left | window.bottom | window.right) != 0) {
     return "count_include_pad with padding is not supported (XNNPACK averages over the valid elements)";
   }
-  const auto [oh, ow] = window_output(xs, window);
+  const int64_t oh = window.oh, ow = window.ow;
   const std::vector<int64_t> expected = {xs[0], xs[1], oh, ow};
   // ceil_mode is taken where it gives the same shape as floor rounding.
   if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);

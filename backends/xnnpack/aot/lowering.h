@@ -14,10 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "aot/graph_view.h"
+#include "plugrt/sdk/graph_view.h"
+#include "plugrt/sdk/onnx_semantics.h"
 #include "xnnpack_blob_generated.h"
 
 namespace plugrt::xnnpack {
+
+using sdk::GraphView;
+using sdk::num_elements;
+using sdk::shape_text;
 
 class Lowering {
  public:

@@ -1,8 +1,6 @@
 #include "src/xnnpack_delegate.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -34,10 +32,13 @@ const char* xnn_status_name(xnn_status status) {
 
 /// What a failed XNNPACK call means for the host. A blob this XNNPACK refuses to build
 /// is reported as incompatible, so the partition still runs on its portable fallback.
-plugrt_status from_xnn(xnn_status status) {
-  return status == xnn_status_out_of_memory ? PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED
-                                            : PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY;
+sdk::Status from_xnn(xnn_status status, const std::string& what) {
+  const std::string message = what + ": " + xnn_status_name(status);
+  return status == xnn_status_out_of_memory ? sdk::Status::out_of_memory(message)
+                                            : sdk::Status::incompatible_blob(message);
 }
+
+sdk::Status invalid(std::string message) { return sdk::Status(PLUGRT_STATUS_INVALID_PROGRAM, std::move(message)); }
 
 struct SubgraphDeleter {
   void operator()(xnn_subgraph* subgraph) const { xnn_delete_subgraph(subgraph); }
@@ -123,135 +124,127 @@ bool output_shape_consistent(const blob::Blob& root, const blob::Node& node) {
 
 }  // namespace
 
-plugrt_status XnnpackDelegate::fail(plugrt_status status, const std::string& message) const {
-  if (host_ != nullptr && host_->report_error != nullptr) {
-    host_->report_error(host_->context, status, plugrt_string{message.data(), message.size()});
+sdk::Expected<std::unique_ptr<sdk::Delegate>> XnnpackDelegate::create(const sdk::InitContext& context) {
+  std::unique_ptr<XnnpackDelegate> delegate(new XnnpackDelegate(context.host));
+  PLUGRT_SDK_ASSIGN_OR_RETURN(const blob::Blob* root, delegate->open_blob(context));
+
+  xnn_subgraph_t raw_subgraph = nullptr;
+  const xnn_status status =
+      xnn_create_subgraph(static_cast<uint32_t>(length(root->inputs()) + length(root->outputs())), 0, &raw_subgraph);
+  if (status != xnn_status_success) return from_xnn(status, "xnn_create_subgraph failed");
+  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw_subgraph);
+
+  DefinedTensors tensors;
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->define_tensors(*root, subgraph.get(), &tensors));
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->bind_externals(*root, tensors));
+  PLUGRT_SDK_RETURN_IF_ERROR(check_dataflow(*root));
+  for (size_t n = 0; n < root->nodes()->size(); ++n) {
+    PLUGRT_SDK_RETURN_IF_ERROR(define_node(*root, n, tensors.ids, subgraph.get()));
   }
-  return status;
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->create_runtime(subgraph.get(), tensors.runtime_bytes, context.num_threads));
+  return std::unique_ptr<sdk::Delegate>(std::move(delegate));
 }
 
-plugrt_status XnnpackDelegate::create(const plugrt_host_services* host, const plugrt_init_args* args,
-                                      XnnpackDelegate** out) {
-  std::unique_ptr<XnnpackDelegate> delegate(new XnnpackDelegate(host));
-  const plugrt_status status = delegate->build(args);
-  if (status != PLUGRT_STATUS_OK) return status;
-  *out = delegate.release();
-  return PLUGRT_STATUS_OK;
-}
-
-plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
-  // The header first: a blob of another format or version goes to the fallback.
-  if (const sdk::Status header = kBlobFormat.check_header(args->blob, args->blob_size); !header.is_ok()) {
-    return fail(header.code(), header.message());
-  }
+/// The header first (a blob of another format or version goes to the fallback), then the
+/// flatbuffer, verified.
+sdk::Expected<const blob::Blob*> XnnpackDelegate::open_blob(const sdk::InitContext& context) {
+  PLUGRT_SDK_RETURN_IF_ERROR(kBlobFormat.check_header(context.blob, context.blob_size));
   keep_cpuinfo_loaded();
   const xnn_status initialized = xnn_initialize(nullptr);
   if (initialized != xnn_status_success) {
-    return fail(PLUGRT_STATUS_DELEGATE_UNAVAILABLE,
-                std::string("xnn_initialize failed: ") + xnn_status_name(initialized));
+    return sdk::Status::unavailable(std::string("xnn_initialize failed: ") + xnn_status_name(initialized));
   }
 
   // XNNPACK reads the static data in place for as long as the runtime lives; the host
   // keeps the blob unmoved until destroy. Floats need an aligned blob: copy it otherwise.
-  const uint8_t* bytes = static_cast<const uint8_t*>(args->blob);
+  const uint8_t* bytes = context.bytes();
   if (reinterpret_cast<uintptr_t>(bytes) % 16 != 0) {
-    blob_copy_ = host_->allocate(host_->context, args->blob_size, 64);
-    if (blob_copy_ == nullptr) return fail(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "could not copy the blob");
-    std::memcpy(blob_copy_, bytes, args->blob_size);
+    blob_copy_ = host_.allocate(context.blob_size, 64);
+    if (blob_copy_ == nullptr) return sdk::Status::out_of_memory("could not copy the blob");
+    std::memcpy(blob_copy_, bytes, context.blob_size);
     bytes = static_cast<const uint8_t*>(blob_copy_);
   }
   const uint8_t* buffer = bytes + kBlobHeaderSize;
-  const size_t buffer_size = args->blob_size - kBlobHeaderSize;
-  flatbuffers::Verifier verifier(buffer, buffer_size);
-  if (!blob::VerifyBlobBuffer(verifier)) {
-    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob fails the FlatBuffers verifier");
-  }
+  flatbuffers::Verifier verifier(buffer, context.blob_size - kBlobHeaderSize);
+  if (!blob::VerifyBlobBuffer(verifier)) return invalid("the XNNPACK blob fails the FlatBuffers verifier");
   const blob::Blob* root = blob::GetBlob(buffer);
-  if (!eight_byte_vectors_aligned(*root)) {
-    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob has misaligned 8-byte vectors");
+  if (!eight_byte_vectors_aligned(*root)) return invalid("the XNNPACK blob has misaligned 8-byte vectors");
+  if (length(root->tensors()) == 0 || length(root->outputs()) == 0 || length(root->nodes()) == 0) {
+    return invalid("the XNNPACK blob has no tensors, nodes or outputs");
   }
-  const size_t num_tensors = length(root->tensors());
-  const size_t num_inputs = length(root->inputs());
-  const size_t num_outputs = length(root->outputs());
-  if (num_tensors == 0 || num_outputs == 0 || length(root->nodes()) == 0) {
-    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob has no tensors, nodes or outputs");
-  }
+  return root;
+}
 
-  xnn_subgraph_t raw_subgraph = nullptr;
-  xnn_status status = xnn_create_subgraph(static_cast<uint32_t>(num_inputs + num_outputs), 0, &raw_subgraph);
-  if (status != xnn_status_success) {
-    return fail(from_xnn(status), std::string("xnn_create_subgraph failed: ") + xnn_status_name(status));
-  }
-  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw_subgraph);
-
-  // Tensors. `runtime_bytes` adds up those XNNPACK and the I/O buffers allocate at init
-  // (all but the static ones), bounded like a program's arena.
-  std::vector<uint32_t> ids(num_tensors, XNN_INVALID_VALUE_ID);
-  std::vector<size_t> counts(num_tensors, 0);
-  uint64_t runtime_bytes = 0;
+/// Defines every blob tensor as an XNNPACK value. `runtime_bytes` adds up those XNNPACK
+/// and the I/O buffers allocate at init (all but the static ones), bounded like a
+/// program's arena.
+sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph_t subgraph,
+                                            DefinedTensors* tensors) const {
+  const size_t num_tensors = length(root.tensors());
+  const size_t num_inputs = length(root.inputs());
+  const size_t num_outputs = length(root.outputs());
+  tensors->ids.assign(num_tensors, XNN_INVALID_VALUE_ID);
+  tensors->counts.assign(num_tensors, 0);
   for (size_t t = 0; t < num_tensors; ++t) {
-    const blob::Tensor* tensor = root->tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
+    const blob::Tensor* tensor = root.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
+    const std::string where = "XNNPACK blob tensor " + std::to_string(t);
     const size_t rank = length(tensor->dims());
-    if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS) {
-      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " has rank " +
-                                                     std::to_string(rank));
-    }
+    if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS) return invalid(where + " has rank " + std::to_string(rank));
     size_t dims[XNN_MAX_TENSOR_DIMS];
     size_t count = 1;
     for (size_t d = 0; d < rank; ++d) {
       const uint64_t dim = tensor->dims()->Get(static_cast<flatbuffers::uoffset_t>(d));
       if (dim == 0 || dim > (std::numeric_limits<uint32_t>::max)() || count > (SIZE_MAX / 8) / dim) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " has a bad dimension");
+        return invalid(where + " has a bad dimension");
       }
       dims[d] = static_cast<size_t>(dim);
       count *= dims[d];
     }
-    counts[t] = count;
+    tensors->counts[t] = count;
     if (tensor->data() == nullptr) {
-      runtime_bytes += count * sizeof(float) + XNN_EXTRA_BYTES;
-      if (runtime_bytes > kMaxRuntimeBytes) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob's tensors need more than 2^40 bytes");
-      }
+      tensors->runtime_bytes += count * sizeof(float) + XNN_EXTRA_BYTES;
+      if (tensors->runtime_bytes > kMaxRuntimeBytes) return invalid("the XNNPACK blob's tensors need more than 2^40 bytes");
     }
-    if (tensor->data() != nullptr && tensor->data()->size() != count) {
-      return fail(PLUGRT_STATUS_INVALID_PROGRAM,
-                  "XNNPACK blob tensor " + std::to_string(t) + " has data of the wrong size");
-    }
+    if (tensor->data() != nullptr && tensor->data()->size() != count) return invalid(where + " has data of the wrong size");
     uint32_t external_id = XNN_INVALID_VALUE_ID;
     uint32_t flags = 0;
     if (tensor->external_input() >= 0) {
       if (static_cast<size_t>(tensor->external_input()) >= num_inputs || tensor->external_output() >= 0 ||
           tensor->data() != nullptr) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " is a bad input");
+        return invalid(where + " is a bad input");
       }
       external_id = static_cast<uint32_t>(tensor->external_input());
       flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
     } else if (tensor->external_output() >= 0) {
       if (static_cast<size_t>(tensor->external_output()) >= num_outputs || tensor->data() != nullptr) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob tensor " + std::to_string(t) + " is a bad output");
+        return invalid(where + " is a bad output");
       }
       external_id = static_cast<uint32_t>(num_inputs + static_cast<size_t>(tensor->external_output()));
       flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
     }
-    status = xnn_define_tensor_value(subgraph.get(), xnn_datatype_fp32, rank, dims,
-                                     tensor->data() != nullptr ? tensor->data()->data() : nullptr, external_id,
-                                     flags, &ids[t]);
+    const xnn_status status =
+        xnn_define_tensor_value(subgraph, xnn_datatype_fp32, rank, dims,
+                                tensor->data() != nullptr ? tensor->data()->data() : nullptr, external_id, flags,
+                                &tensors->ids[t]);
     if (status != xnn_status_success) {
-      return fail(from_xnn(status), "xnn_define_tensor_value failed for tensor " + std::to_string(t) + ": " +
-                                        xnn_status_name(status));
+      return from_xnn(status, "xnn_define_tensor_value failed for tensor " + std::to_string(t));
     }
   }
+  return sdk::Status::ok();
+}
 
-  // The partition's inputs and outputs, and their edge conversions.
+/// The partition's inputs and outputs, and their edge conversions.
+sdk::Status XnnpackDelegate::bind_externals(const blob::Blob& root, const DefinedTensors& tensors) {
+  const size_t num_tensors = length(root.tensors());
   auto bind = [&](const flatbuffers::Vector<uint32_t>* list, bool is_input, std::vector<External>* out) -> bool {
     for (flatbuffers::uoffset_t k = 0; k < length(list); ++k) {
       const uint32_t t = list->Get(k);
       if (t >= num_tensors) return false;
-      const blob::Tensor* tensor = root->tensors()->Get(t);
+      const blob::Tensor* tensor = root.tensors()->Get(t);
       if ((is_input ? tensor->external_input() : tensor->external_output()) != static_cast<int32_t>(k)) return false;
       External external;
-      external.xnn_id = ids[t];
-      external.num_elements = counts[t];
+      external.xnn_id = tensors.ids[t];
+      external.num_elements = tensors.counts[t];
       size_t host_count = 1;
       for (flatbuffers::uoffset_t d = 0; d < length(tensor->host_dims()); ++d) {
         const int64_t dim = tensor->host_dims()->Get(d);
@@ -277,253 +270,212 @@ plugrt_status XnnpackDelegate::build(const plugrt_init_args* args) {
     }
     return true;
   };
-  if (!bind(root->inputs(), true, &inputs_) || !bind(root->outputs(), false, &outputs_)) {
-    return fail(PLUGRT_STATUS_INVALID_PROGRAM, "the XNNPACK blob's inputs or outputs are inconsistent");
+  if (!bind(root.inputs(), true, &inputs_) || !bind(root.outputs(), false, &outputs_)) {
+    return invalid("the XNNPACK blob's inputs or outputs are inconsistent");
   }
+  return sdk::Status::ok();
+}
 
-  // Nodes. XNNPACK asserts, rather than checks, that the subgraph is well formed: every
-  // value is written by at most one node, never a static or an external input, and read
-  // only once written. Check that here, in execution order.
+/// XNNPACK asserts, rather than checks, that the subgraph is well formed: every value is
+/// written by at most one node, never a static or an external input, and read only once
+/// written. And it gives memory only to values something reads: a node whose output is
+/// neither read by a later node nor a partition output would write through a null
+/// pointer. Both are checked here, in execution order.
+sdk::Status XnnpackDelegate::check_dataflow(const blob::Blob& root) {
+  const size_t num_tensors = length(root.tensors());
   std::vector<bool> defined(num_tensors, false);
   for (size_t t = 0; t < num_tensors; ++t) {
-    const blob::Tensor* tensor = root->tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
+    const blob::Tensor* tensor = root.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
     defined[t] = tensor->data() != nullptr || tensor->external_input() >= 0;
   }
-  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
-    const blob::Node* node = root->nodes()->Get(n);
+  std::vector<bool> read(num_tensors, false);
+  for (flatbuffers::uoffset_t n = 0; n < root.nodes()->size(); ++n) {
+    const blob::Node* node = root.nodes()->Get(n);
+    const std::string where = "XNNPACK blob node " + std::to_string(n);
     for (flatbuffers::uoffset_t i = 0; i < length(node->inputs()); ++i) {
       const uint32_t t = node->inputs()->Get(i);
-      if (t < num_tensors && !defined[t]) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob node " + std::to_string(n) + " reads tensor " +
-                                                       std::to_string(t) + " before any node writes it");
-      }
+      if (t >= num_tensors) continue;  // refused when the node is defined, with its name
+      if (!defined[t]) return invalid(where + " reads tensor " + std::to_string(t) + " before any node writes it");
+      read[t] = true;
     }
     for (flatbuffers::uoffset_t i = 0; i < length(node->outputs()); ++i) {
       const uint32_t t = node->outputs()->Get(i);
-      if (t >= num_tensors) continue;  // refused below, with the node's name
-      if (defined[t]) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob node " + std::to_string(n) + " writes tensor " +
-                                                       std::to_string(t) + ", which is already defined");
-      }
+      if (t >= num_tensors) continue;
+      if (defined[t]) return invalid(where + " writes tensor " + std::to_string(t) + ", which is already defined");
       defined[t] = true;
     }
   }
-  for (flatbuffers::uoffset_t k = 0; k < length(root->outputs()); ++k) {
-    if (!defined[root->outputs()->Get(k)]) {
-      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob output " + std::to_string(k) + " is written by no node");
+  for (flatbuffers::uoffset_t k = 0; k < length(root.outputs()); ++k) {
+    if (!defined[root.outputs()->Get(k)]) {
+      return invalid("XNNPACK blob output " + std::to_string(k) + " is written by no node");
     }
   }
-  // XNNPACK gives memory only to values something reads: a node whose output is neither
-  // read by a later node nor a partition output would write through a null pointer.
-  std::vector<bool> read(num_tensors, false);
-  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
-    const blob::Node* node = root->nodes()->Get(n);
-    for (flatbuffers::uoffset_t i = 0; i < length(node->inputs()); ++i) {
-      if (node->inputs()->Get(i) < num_tensors) read[node->inputs()->Get(i)] = true;
-    }
-  }
-  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
-    const blob::Node* node = root->nodes()->Get(n);
+  for (flatbuffers::uoffset_t n = 0; n < root.nodes()->size(); ++n) {
+    const blob::Node* node = root.nodes()->Get(n);
     for (flatbuffers::uoffset_t i = 0; i < length(node->outputs()); ++i) {
       const uint32_t t = node->outputs()->Get(i);
-      if (t < num_tensors && !read[t] && root->tensors()->Get(t)->external_output() < 0) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob node " + std::to_string(n) + " writes tensor " +
-                                                       std::to_string(t) + ", which nothing reads");
+      if (t < num_tensors && !read[t] && root.tensors()->Get(t)->external_output() < 0) {
+        return invalid("XNNPACK blob node " + std::to_string(n) + " writes tensor " + std::to_string(t) +
+                       ", which nothing reads");
       }
     }
   }
-  for (flatbuffers::uoffset_t n = 0; n < root->nodes()->size(); ++n) {
-    const blob::Node* node = root->nodes()->Get(n);
-    const std::string where = std::string("node ") + std::to_string(n) + " (" + kind_name(node->kind()) +
-                              (node->name() != nullptr ? ", from '" + node->name()->str() + "'" : std::string()) + ")";
-    uint32_t in[3] = {XNN_INVALID_VALUE_ID, XNN_INVALID_VALUE_ID, XNN_INVALID_VALUE_ID};
-    const size_t num_in = length(node->inputs());
-    if (num_in == 0 || num_in > 3 || length(node->outputs()) != 1) {
-      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has bad inputs or outputs");
-    }
-    for (flatbuffers::uoffset_t i = 0; i < num_in; ++i) {
-      if (node->inputs()->Get(i) >= num_tensors) return fail(PLUGRT_STATUS_INVALID_PROGRAM, "bad input in " + where);
-      in[i] = ids[node->inputs()->Get(i)];
-    }
-    if (node->outputs()->Get(0) >= num_tensors) return fail(PLUGRT_STATUS_INVALID_PROGRAM, "bad output in " + where);
-    const uint32_t y = ids[node->outputs()->Get(0)];
-    const float lo = node->output_min();
-    const float hi = node->output_max();
-    auto pair = [&](const flatbuffers::Vector<uint32_t>* v, uint32_t* a, uint32_t* b) {
-      if (length(v) != 2) return false;
-      *a = v->Get(0);
-      *b = v->Get(1);
-      return true;
-    };
-    uint32_t pad[4] = {0, 0, 0, 0};
-    uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-    const NodeKind kind = node->kind();
-    const bool spatial = kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d ||
-                         kind == NodeKind::MaxPooling2d || kind == NodeKind::AveragePooling2d;
-    if (spatial) {
-      if (length(node->padding()) != 4 || !pair(node->kernel(), &kh, &kw) || !pair(node->strides(), &sh, &sw) ||
-          !pair(node->dilations(), &dh, &dw)) {
-        return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " lacks its window");
-      }
-      for (flatbuffers::uoffset_t i = 0; i < 4; ++i) pad[i] = node->padding()->Get(i);
-    }
-    const size_t needed_inputs =
-        kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d || kind == NodeKind::FullyConnected
-            ? 3
-        : kind == NodeKind::Add || kind == NodeKind::Subtract || kind == NodeKind::Multiply || kind == NodeKind::Divide
-            ? 2
-            : 1;
-    if (num_in != needed_inputs) {
-      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has the wrong number of inputs");
-    }
-    if (!output_shape_consistent(*root, *node)) {
-      return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has an output of the wrong shape");
-    }
-    switch (kind) {
-      case NodeKind::Convolution2d:
-        status = xnn_define_convolution_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw,
-                                           node->groups(), node->group_input_channels(),
-                                           node->group_output_channels(), lo, hi, in[0], in[1], in[2], y, 0);
-        break;
-      case NodeKind::DepthwiseConvolution2d: {
-        const uint32_t x = node->inputs()->Get(0);
-        const size_t rank = length(root->tensors()->Get(x)->dims());
-        if (rank != 4) return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " reads a non-4-D input");
-        const size_t channels = root->tensors()->Get(x)->dims()->Get(3);
-        status = xnn_define_depthwise_convolution_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw,
-                                                     dh, dw, node->depth_multiplier(), channels, lo, hi, in[0], in[1],
-                                                     in[2], y, 0);
-        break;
-      }
-      case NodeKind::FullyConnected:
-        status = xnn_define_fully_connected(subgraph.get(), lo, hi, in[0], in[1], in[2], y, 0);
-        break;
-      case NodeKind::Add:
-        status = xnn_define_add2(subgraph.get(), lo, hi, in[0], in[1], y, 0);
-        break;
-      case NodeKind::Subtract:
-        status = xnn_define_subtract(subgraph.get(), lo, hi, in[0], in[1], y, 0);
-        break;
-      case NodeKind::Multiply:
-        status = xnn_define_multiply2(subgraph.get(), lo, hi, in[0], in[1], y, 0);
-        break;
-      case NodeKind::Divide:
-        status = xnn_define_divide(subgraph.get(), lo, hi, in[0], in[1], y, 0);
-        break;
-      case NodeKind::Clamp:
-        status = xnn_define_clamp(subgraph.get(), lo, hi, in[0], y, 0);
-        break;
-      case NodeKind::Sigmoid:
-        status = xnn_define_sigmoid(subgraph.get(), in[0], y, 0);
-        break;
-      case NodeKind::HardSwish:
-        status = xnn_define_hardswish(subgraph.get(), in[0], y, 0);
-        break;
-      case NodeKind::LeakyRelu:
-        status = xnn_define_leaky_relu(subgraph.get(), node->alpha(), in[0], y, 0);
-        break;
-      case NodeKind::Softmax:
-        status = xnn_define_softmax(subgraph.get(), in[0], y, 0);
-        break;
-      case NodeKind::MaxPooling2d:
-        status = xnn_define_max_pooling_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw, lo,
-                                           hi, in[0], y, 0);
-        break;
-      case NodeKind::AveragePooling2d:
-        status = xnn_define_average_pooling_2d(subgraph.get(), pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, lo, hi,
-                                               in[0], y, 0);
-        break;
-      case NodeKind::GlobalAveragePooling2d:
-        status = xnn_define_global_average_pooling_2d(subgraph.get(), lo, hi, in[0], y, 0);
-        break;
-      case NodeKind::ConstantPad: {
-        const size_t rank = length(node->pre_paddings());
-        if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS || length(node->post_paddings()) != rank) {
-          return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has bad paddings");
-        }
-        size_t pre[XNN_MAX_TENSOR_DIMS], post[XNN_MAX_TENSOR_DIMS];
-        for (flatbuffers::uoffset_t d = 0; d < rank; ++d) {
-          pre[d] = node->pre_paddings()->Get(d);
-          post[d] = node->post_paddings()->Get(d);
-        }
-        status = xnn_define_static_constant_pad(subgraph.get(), pre, post, node->padding_value(), in[0], y, 0);
-        break;
-      }
-      case NodeKind::Reshape: {
-        const size_t rank = length(node->new_shape());
-        if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS) {
-          return fail(PLUGRT_STATUS_INVALID_PROGRAM, "XNNPACK blob " + where + " has a bad shape");
-        }
-        size_t shape[XNN_MAX_TENSOR_DIMS];
-        for (flatbuffers::uoffset_t d = 0; d < rank; ++d) shape[d] = node->new_shape()->Get(d);
-        status = xnn_define_static_reshape(subgraph.get(), rank, shape, in[0], y, 0);
-        break;
-      }
-      default:
-        return fail(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
-                    "XNNPACK blob node " + std::to_string(n) + " has a kind this build does not know");
-    }
-    if (status != xnn_status_success) {
-      return fail(from_xnn(status), "XNNPACK refused to define " + where + ": " + xnn_status_name(status));
-    }
-  }
+  return sdk::Status::ok();
+}
 
+/// Defines one blob node, after checking what XNNPACK's define calls take on trust.
+sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, const std::vector<uint32_t>& ids,
+                                         xnn_subgraph_t subgraph) {
+  const size_t num_tensors = length(root.tensors());
+  const blob::Node* node = root.nodes()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  const std::string where = "XNNPACK blob node " + std::to_string(index) + " (" + kind_name(node->kind()) +
+                            (node->name() != nullptr ? ", from '" + node->name()->str() + "'" : std::string()) + ")";
+  uint32_t in[3] = {XNN_INVALID_VALUE_ID, XNN_INVALID_VALUE_ID, XNN_INVALID_VALUE_ID};
+  const size_t num_in = length(node->inputs());
+  if (num_in == 0 || num_in > 3 || length(node->outputs()) != 1) return invalid(where + " has bad inputs or outputs");
+  for (flatbuffers::uoffset_t i = 0; i < num_in; ++i) {
+    if (node->inputs()->Get(i) >= num_tensors) return invalid(where + " has a bad input");
+    in[i] = ids[node->inputs()->Get(i)];
+  }
+  if (node->outputs()->Get(0) >= num_tensors) return invalid(where + " has a bad output");
+  const uint32_t y = ids[node->outputs()->Get(0)];
+  const float lo = node->output_min();
+  const float hi = node->output_max();
+  auto pair = [&](const flatbuffers::Vector<uint32_t>* v, uint32_t* a, uint32_t* b) {
+    if (length(v) != 2) return false;
+    *a = v->Get(0);
+    *b = v->Get(1);
+    return true;
+  };
+  uint32_t pad[4] = {0, 0, 0, 0};
+  uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  const NodeKind kind = node->kind();
+  const bool spatial = kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d ||
+                       kind == NodeKind::MaxPooling2d || kind == NodeKind::AveragePooling2d;
+  if (spatial) {
+    if (length(node->padding()) != 4 || !pair(node->kernel(), &kh, &kw) || !pair(node->strides(), &sh, &sw) ||
+        !pair(node->dilations(), &dh, &dw)) {
+      return invalid(where + " lacks its window");
+    }
+    for (flatbuffers::uoffset_t i = 0; i < 4; ++i) pad[i] = node->padding()->Get(i);
+  }
+  const size_t needed_inputs =
+      kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d || kind == NodeKind::FullyConnected
+          ? 3
+      : kind == NodeKind::Add || kind == NodeKind::Subtract || kind == NodeKind::Multiply || kind == NodeKind::Divide
+          ? 2
+          : 1;
+  if (num_in != needed_inputs) return invalid(where + " has the wrong number of inputs");
+  if (!output_shape_consistent(root, *node)) return invalid(where + " has an output of the wrong shape");
+  xnn_status status = xnn_status_success;
+  switch (kind) {
+    case NodeKind::Convolution2d:
+      status = xnn_define_convolution_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw,
+                                         node->groups(), node->group_input_channels(), node->group_output_channels(),
+                                         lo, hi, in[0], in[1], in[2], y, 0);
+      break;
+    case NodeKind::DepthwiseConvolution2d: {
+      const uint32_t x = node->inputs()->Get(0);
+      if (length(root.tensors()->Get(x)->dims()) != 4) return invalid(where + " reads a non-4-D input");
+      const size_t channels = root.tensors()->Get(x)->dims()->Get(3);
+      status = xnn_define_depthwise_convolution_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw,
+                                                   node->depth_multiplier(), channels, lo, hi, in[0], in[1], in[2], y,
+                                                   0);
+      break;
+    }
+    case NodeKind::FullyConnected:
+      status = xnn_define_fully_connected(subgraph, lo, hi, in[0], in[1], in[2], y, 0);
+      break;
+    case NodeKind::Add: status = xnn_define_add2(subgraph, lo, hi, in[0], in[1], y, 0); break;
+    case NodeKind::Subtract: status = xnn_define_subtract(subgraph, lo, hi, in[0], in[1], y, 0); break;
+    case NodeKind::Multiply: status = xnn_define_multiply2(subgraph, lo, hi, in[0], in[1], y, 0); break;
+    case NodeKind::Divide: status = xnn_define_divide(subgraph, lo, hi, in[0], in[1], y, 0); break;
+    case NodeKind::Clamp: status = xnn_define_clamp(subgraph, lo, hi, in[0], y, 0); break;
+    case NodeKind::Sigmoid: status = xnn_define_sigmoid(subgraph, in[0], y, 0); break;
+    case NodeKind::HardSwish: status = xnn_define_hardswish(subgraph, in[0], y, 0); break;
+    case NodeKind::LeakyRelu: status = xnn_define_leaky_relu(subgraph, node->alpha(), in[0], y, 0); break;
+    case NodeKind::Softmax: status = xnn_define_softmax(subgraph, in[0], y, 0); break;
+    case NodeKind::MaxPooling2d:
+      status = xnn_define_max_pooling_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw, lo, hi,
+                                         in[0], y, 0);
+      break;
+    case NodeKind::AveragePooling2d:
+      status = xnn_define_average_pooling_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, lo, hi, in[0],
+                                             y, 0);
+      break;
+    case NodeKind::GlobalAveragePooling2d:
+      status = xnn_define_global_average_pooling_2d(subgraph, lo, hi, in[0], y, 0);
+      break;
+    case NodeKind::ConstantPad: {
+      const size_t rank = length(node->pre_paddings());
+      if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS || length(node->post_paddings()) != rank) {
+        return invalid(where + " has bad paddings");
+      }
+      size_t pre[XNN_MAX_TENSOR_DIMS], post[XNN_MAX_TENSOR_DIMS];
+      for (flatbuffers::uoffset_t d = 0; d < rank; ++d) {
+        pre[d] = node->pre_paddings()->Get(d);
+        post[d] = node->post_paddings()->Get(d);
+      }
+      status = xnn_define_static_constant_pad(subgraph, pre, post, node->padding_value(), in[0], y, 0);
+      break;
+    }
+    case NodeKind::Reshape: {
+      const size_t rank = length(node->new_shape());
+      if (rank == 0 || rank > XNN_MAX_TENSOR_DIMS) return invalid(where + " has a bad shape");
+      size_t shape[XNN_MAX_TENSOR_DIMS];
+      for (flatbuffers::uoffset_t d = 0; d < rank; ++d) shape[d] = node->new_shape()->Get(d);
+      status = xnn_define_static_reshape(subgraph, rank, shape, in[0], y, 0);
+      break;
+    }
+    default:
+      return sdk::Status::incompatible_blob(where + " has a kind this build does not know");
+  }
+  if (status != xnn_status_success) return from_xnn(status, "XNNPACK refused to define " + where);
+  return sdk::Status::ok();
+}
+
+/// The runtime, on the shared pool, set up once on buffers that live as long as it.
+sdk::Status XnnpackDelegate::create_runtime(xnn_subgraph_t subgraph, uint64_t runtime_bytes, size_t num_threads) {
   // XNNPACK (the 2022 snapshot) does not check every allocation it makes for a runtime
   // and crashes when one fails: refuse here, cleanly, when that much memory is not there.
   if (void* probe = std::malloc(static_cast<size_t>(runtime_bytes))) {
     std::free(probe);
   } else {
-    return fail(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
-                "cannot allocate the " + std::to_string(runtime_bytes) + " bytes the XNNPACK runtime needs");
+    return sdk::Status::out_of_memory("cannot allocate the " + std::to_string(runtime_bytes) +
+                                      " bytes the XNNPACK runtime needs");
   }
-
-  // The runtime, on the shared pool, set up once on buffers that live as long as it.
-  threadpool_ = acquire_threadpool(resolve_thread_count(args->num_threads));
-  status = xnn_create_runtime_v2(subgraph.get(), threadpool_, 0, &runtime_);
-  if (status != xnn_status_success) {
-    return fail(from_xnn(status), std::string("xnn_create_runtime_v2 failed: ") + xnn_status_name(status));
-  }
-  subgraph.reset();
+  threadpool_ = acquire_threadpool(resolve_thread_count(num_threads));
+  xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, 0, &runtime_);
+  if (status != xnn_status_success) return from_xnn(status, "xnn_create_runtime_v2 failed");
 
   std::vector<xnn_external_value> externals;
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
     for (External& external : *list) {
-      external.buffer = static_cast<float*>(
-          host_->allocate(host_->context, external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
-      if (external.buffer == nullptr) {
-        return fail(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "could not allocate the XNNPACK I/O buffers");
-      }
+      external.buffer = static_cast<float*>(host_.allocate(external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
+      if (external.buffer == nullptr) return sdk::Status::out_of_memory("could not allocate the XNNPACK I/O buffers");
       externals.push_back(xnn_external_value{external.xnn_id, external.buffer});
     }
   }
   status = xnn_setup_runtime(runtime_, externals.size(), externals.data());
-  if (status != xnn_status_success) {
-    return fail(from_xnn(status), std::string("xnn_setup_runtime failed: ") + xnn_status_name(status));
-  }
-  return PLUGRT_STATUS_OK;
+  if (status != xnn_status_success) return from_xnn(status, "xnn_setup_runtime failed");
+  return sdk::Status::ok();
 }
 
 XnnpackDelegate::~XnnpackDelegate() {
   if (runtime_ != nullptr) xnn_delete_runtime(runtime_);
   release_threadpool(threadpool_);
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
-    for (External& external : *list) host_->deallocate(host_->context, external.buffer);
+    for (External& external : *list) host_.deallocate(external.buffer);
   }
-  if (blob_copy_ != nullptr) host_->deallocate(host_->context, blob_copy_);
+  host_.deallocate(blob_copy_);
 }
 
-bool XnnpackDelegate::check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external,
-                                   const float** data) const {
-  char message[256];
+sdk::Status XnnpackDelegate::check_tensor(const char* role, size_t index, const DLTensor* tensor,
+                                          const External& external) const {
   auto refuse = [&](const char* what) {
-    std::snprintf(message, sizeof(message), "%s %zu: %s", role, index, what);
-    if (host_->report_error != nullptr) {
-      host_->report_error(host_->context, PLUGRT_STATUS_INVALID_ARGUMENT, plugrt_string{message, std::strlen(message)});
-    }
-    return false;
+    return sdk::Status::invalid_argument(std::string(role) + " " + std::to_string(index) + ": " + what);
   };
-  if (tensor == nullptr || tensor->data == nullptr) return refuse("the tensor or its data is null");
-  if (tensor->device.device_type != kDLCPU) return refuse("the tensor is not in CPU memory");
+  if (tensor->data == nullptr) return refuse("the tensor has no data");
   if (tensor->dtype.code != kDLFloat || tensor->dtype.bits != 32 || tensor->dtype.lanes != 1) {
     return refuse("the dtype is not float32");
   }
@@ -538,58 +490,44 @@ bool XnnpackDelegate::check_tensor(const char* role, size_t index, const DLTenso
       expected *= external.host_dims[d];
     }
   }
-  *data = reinterpret_cast<const float*>(static_cast<const uint8_t*>(tensor->data) + tensor->byte_offset);
-  return true;
+  return sdk::Status::ok();
 }
 
-plugrt_status XnnpackDelegate::execute(const plugrt_execute_args* args) {
-  if (args == nullptr || args->struct_size < PLUGRT_EXECUTE_ARGS_SIZE_1_0) {
-    return fail(PLUGRT_STATUS_INVALID_ARGUMENT, "execute arguments are missing or too old");
-  }
-  if (args->num_inputs != inputs_.size() || args->num_outputs != outputs_.size()) {
-    char message[128];
-    std::snprintf(message, sizeof(message), "expected %zu inputs and %zu outputs, got %zu and %zu", inputs_.size(),
-                  outputs_.size(), args->num_inputs, args->num_outputs);
-    if (host_->report_error != nullptr) {
-      host_->report_error(host_->context, PLUGRT_STATUS_INVALID_ARGUMENT, plugrt_string{message, std::strlen(message)});
-    }
-    return PLUGRT_STATUS_INVALID_ARGUMENT;
-  }
+template <typename T>
+T* data_of(const DLTensor* tensor) {
+  return reinterpret_cast<T*>(static_cast<uint8_t*>(tensor->data) + tensor->byte_offset);
+}
+
+sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
+  const plugrt_execute_args& raw = args.raw();
+  PLUGRT_SDK_RETURN_IF_ERROR(args.expect_count(inputs_.size(), outputs_.size()));
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const External& external = inputs_[i];
-    const float* data = nullptr;
-    if (!check_tensor("input", i, args->inputs[i], external, &data)) return PLUGRT_STATUS_INVALID_ARGUMENT;
+    PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("input", i, raw.inputs[i], external));
+    const float* data = data_of<const float>(raw.inputs[i]);
     if (external.transpose) {
       nchw_to_nhwc(data, external.buffer, external.batch, external.channels, external.spatial);
     } else {
       std::memcpy(external.buffer, data, external.num_elements * sizeof(float));
     }
   }
-  const float* unused = nullptr;
   for (size_t o = 0; o < outputs_.size(); ++o) {
-    if (!check_tensor("output", o, args->outputs[o], outputs_[o], &unused)) return PLUGRT_STATUS_INVALID_ARGUMENT;
+    PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("output", o, raw.outputs[o], outputs_[o]));
   }
   const xnn_status status = xnn_invoke_runtime(runtime_);
   if (status != xnn_status_success) {
-    const char* name = xnn_status_name(status);
-    char message[96];
-    std::snprintf(message, sizeof(message), "xnn_invoke_runtime failed: %s", name);
-    if (host_->report_error != nullptr) {
-      host_->report_error(host_->context, PLUGRT_STATUS_INTERNAL, plugrt_string{message, std::strlen(message)});
-    }
-    return PLUGRT_STATUS_INTERNAL;
+    return sdk::Status::internal(std::string("xnn_invoke_runtime failed: ") + xnn_status_name(status));
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {
     const External& external = outputs_[o];
-    const DLTensor* tensor = args->outputs[o];
-    float* data = reinterpret_cast<float*>(static_cast<uint8_t*>(tensor->data) + tensor->byte_offset);
+    float* data = data_of<float>(raw.outputs[o]);
     if (external.transpose) {
       nhwc_to_nchw(external.buffer, data, external.batch, external.channels, external.spatial);
     } else {
       std::memcpy(data, external.buffer, external.num_elements * sizeof(float));
     }
   }
-  return PLUGRT_STATUS_OK;
+  return sdk::Status::ok();
 }
 
 }  // namespace plugrt::xnnpack

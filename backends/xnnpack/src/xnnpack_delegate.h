@@ -1,32 +1,36 @@
-// One initialised XNNPACK delegate: the runtime built from a blob, its pre-allocated
-// external buffers, and the edge conversions.
+// One XNNPACK handle: the runtime built from a blob, its pre-allocated external buffers,
+// and the edge conversions.
 #ifndef PLUGRT_BACKENDS_XNNPACK_SRC_XNNPACK_DELEGATE_H_
 #define PLUGRT_BACKENDS_XNNPACK_SRC_XNNPACK_DELEGATE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
-#include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/backend.h"
 
 namespace plugrt::xnnpack {
 
-class XnnpackDelegate {
+namespace blob {
+struct Blob;
+struct Node;
+}  // namespace blob
+
+class XnnpackDelegate : public sdk::Delegate {
  public:
-  /// Verifies the blob, defines the subgraph, creates and sets up the runtime. On
-  /// failure reports the reason through `host` and returns its status:
-  /// DELEGATE_INVALID_COMPATIBILITY for a blob of another format or version.
-  static plugrt_status create(const plugrt_host_services* host, const plugrt_init_args* args,
-                              XnnpackDelegate** out);
+  /// Verifies the blob, defines the subgraph, creates and sets up the runtime. A blob of
+  /// another format or version is refused as incompatible (the host falls back).
+  static sdk::Expected<std::unique_ptr<sdk::Delegate>> create(const sdk::InitContext& context);
 
   /// Checks the arguments, converts the inputs into the runtime's buffers, invokes it and
-  /// converts the outputs back. Allocates nothing.
-  plugrt_status execute(const plugrt_execute_args* args);
+  /// converts the outputs back. Allocates nothing unless it fails.
+  sdk::Status execute(const sdk::Arguments& args) override;
 
-  ~XnnpackDelegate();
+  ~XnnpackDelegate() override;
   XnnpackDelegate(const XnnpackDelegate&) = delete;
   XnnpackDelegate& operator=(const XnnpackDelegate&) = delete;
 
@@ -42,13 +46,27 @@ class XnnpackDelegate {
     float* buffer = nullptr;  // host-allocated, with XNN_EXTRA_BYTES of slack
   };
 
-  explicit XnnpackDelegate(const plugrt_host_services* host) : host_(host) {}
-  plugrt_status build(const plugrt_init_args* args);
-  plugrt_status fail(plugrt_status status, const std::string& message) const;
-  bool check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external,
-                    const float** data) const;
+  /// What defining the blob's tensors gives the later phases.
+  struct DefinedTensors {
+    std::vector<uint32_t> ids;     // XNNPACK value id of each blob tensor
+    std::vector<size_t> counts;    // element count of each blob tensor
+    uint64_t runtime_bytes = 0;    // what the runtime and the I/O buffers will allocate
+  };
 
-  const plugrt_host_services* host_;
+  explicit XnnpackDelegate(sdk::Host host) : host_(host) {}
+
+  // The phases of create, in order.
+  sdk::Expected<const blob::Blob*> open_blob(const sdk::InitContext& context);
+  sdk::Status define_tensors(const blob::Blob& root, xnn_subgraph_t subgraph, DefinedTensors* tensors) const;
+  sdk::Status bind_externals(const blob::Blob& root, const DefinedTensors& tensors);
+  static sdk::Status check_dataflow(const blob::Blob& root);
+  static sdk::Status define_node(const blob::Blob& root, size_t index, const std::vector<uint32_t>& ids,
+                                 xnn_subgraph_t subgraph);
+  sdk::Status create_runtime(xnn_subgraph_t subgraph, uint64_t runtime_bytes, size_t num_threads);
+
+  sdk::Status check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external) const;
+
+  sdk::Host host_;
   void* blob_copy_ = nullptr;  // only when the host's blob was not aligned for floats
   pthreadpool_t threadpool_ = nullptr;
   xnn_runtime_t runtime_ = nullptr;

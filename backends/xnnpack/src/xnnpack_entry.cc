@@ -1,15 +1,10 @@
-// The plugin's two exported symbols: its metadata record and its entry function.
-#include "plugrt/sdk/plugin_export.h"
+// The plugin's two exported symbols, its metadata record and its entry function, made by
+// the SDK's export macro.
+#include "plugrt/sdk/backend.h"
 #include "src/xnnpack_backend.h"
 
 #ifndef PLUGRT_XNNPACK_VERSION
 #error "the build defines PLUGRT_XNNPACK_VERSION"
 #endif
 
-PLUGRT_PLUGIN_METADATA("xnnpack", PLUGRT_XNNPACK_VERSION, 1, "xnnpack");
-
-PLUGRT_PLUGIN_ENTRY(xnnpack) {
-  (void)host;
-  *descriptor = plugrt::xnnpack::plugin_descriptor(PLUGRT_XNNPACK_VERSION);
-  return PLUGRT_STATUS_OK;
-}
+PLUGRT_SDK_EXPORT_PLUGIN(xnnpack, PLUGRT_XNNPACK_VERSION, plugrt::xnnpack::XnnpackBackend);

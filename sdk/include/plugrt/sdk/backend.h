@@ -16,9 +16,17 @@
 /// call crosses one adapter that
 ///   - turns a failing Status into its code, after reporting its message through the
 ///     host's report_error (the host keeps it, with the plugin's name, for the caller);
-///   - catches every exception and turns it into PLUGRT_STATUS_INTERNAL, reporting what()
-///     (no exception ever crosses the boundary);
-///   - refuses NULL or too-small argument structs with InvalidArgument.
+///   - catches every exception (none ever crosses the boundary): std::bad_alloc becomes
+///     PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, any other PLUGRT_STATUS_INTERNAL,
+///     reporting what();
+///   - refuses NULL or too-small argument structs with InvalidArgument;
+///   - refuses, before execute, a tensor on a device the backend does not run on
+///     (kDeviceType, the CPU unless the class says otherwise).
+///
+/// An on-device build may leave the ahead-of-time half out: define PLUGRT_SDK_NO_AOT
+/// (`plugrt_add_backend(... NO_AOT)` does) and the plugin hands the host no AOT table,
+/// whatever kHasAot says; guard partition and preprocess with `#if PLUGRT_SDK_HAS_AOT`
+/// to leave their code and dependencies out too.
 ///
 /// Classes are default-constructed once per load of the plugin, on the first call of the
 /// entry function, and destroyed when the plugin is unloaded. Several threads may call
@@ -49,6 +57,14 @@
 #include "plugrt/sdk/plugin_export.h"
 #include "plugrt/sdk/status.h"
 #include "plugrt/sdk/tensor.h"
+
+/// 1 when this build includes the ahead-of-time half (partition, preprocess), 0 in an
+/// on-device build that defines PLUGRT_SDK_NO_AOT.
+#ifdef PLUGRT_SDK_NO_AOT
+#define PLUGRT_SDK_HAS_AOT 0
+#else
+#define PLUGRT_SDK_HAS_AOT 1
+#endif
 
 namespace plugrt::sdk {
 
@@ -103,13 +119,17 @@ class Delegate {
 };
 
 /// The base of a backend. Derived classes define `static constexpr char kName[]` and may
-/// define `kDescription` (text for listings), `kCapabilities` (PLUGRT_BACKEND_CAP_*) and
-/// `kHasAot = true` when they override partition and preprocess.
+/// define `kDescription` (text for listings), `kCapabilities` (PLUGRT_BACKEND_CAP_*),
+/// `kHasAot = true` when they override partition and preprocess, and `kDeviceType` when
+/// their tensors live on another device than the CPU.
 class Backend {
  public:
   static constexpr char kDescription[] = "";
   static constexpr plugrt_backend_capabilities kCapabilities = 0;
   static constexpr bool kHasAot = false;
+  /// The device every tensor of execute must be on; the adapter refuses others. kDLCPU
+  /// also accepts host memory pinned for an accelerator (kDLCUDAHost, kDLROCMHost).
+  static constexpr DLDeviceType kDeviceType = kDLCPU;
 
   virtual ~Backend() = default;
 
@@ -235,29 +255,61 @@ inline void write_text(plugrt_text_buffer* buffer, std::string_view text) {
   buffer->size = buffer->data == nullptr ? 0 : size;
 }
 
+/// Reports an exception that escaped a call as PLUGRT_STATUS_INTERNAL; `what` is NULL for
+/// one that is not a std::exception. Never throws: without memory for the message it
+/// reports a static one.
+inline void report_exception(Host host, const char* call, const char* what) noexcept {
+  try {
+    const std::string message = what != nullptr ? std::string(call) + " threw an exception: " + what
+                                                : std::string(call) + " threw an exception that is not a std::exception";
+    host.report_error(PLUGRT_STATUS_INTERNAL, message);
+  } catch (...) {
+    host.report_error(PLUGRT_STATUS_INTERNAL, std::string_view("exception"));
+  }
+}
+
 /// Runs `body` (returning a Status) so that nothing escapes: a failing Status is reported
 /// and its code returned; an exception becomes PLUGRT_STATUS_INTERNAL with its message.
 template <typename Body>
 plugrt_status guarded(Host host, const char* call, Body&& body) noexcept {
-  std::string message;
   try {
     Status status = body();
     if (status.is_ok()) return PLUGRT_STATUS_OK;
     host.report_error(status.code(), status.message());
     return status.code();
+  } catch (const std::bad_alloc&) {
+    // Nothing is allocated here: the message is static.
+    host.report_error(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, std::string_view("out of memory"));
+    return PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED;
   } catch (const std::exception& e) {
-    try {
-      message = std::string(call) + " threw an exception: " + e.what();
-    } catch (...) {
-    }
+    report_exception(host, call, e.what());
   } catch (...) {
-    try {
-      message = std::string(call) + " threw an exception that is not a std::exception";
-    } catch (...) {
-    }
+    report_exception(host, call, nullptr);
   }
-  host.report_error(PLUGRT_STATUS_INTERNAL, message.empty() ? std::string_view("exception") : std::string_view(message));
   return PLUGRT_STATUS_INTERNAL;
+}
+
+/// Whether a tensor on `device` may be handed to a backend that runs on `expected`.
+constexpr bool device_matches(DLDeviceType expected, DLDevice device) {
+  if (device.device_type == expected) return true;
+  return expected == kDLCPU && (device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost);
+}
+
+/// The index of the first tensor of `list` that is NULL or not on `expected`, or `count`
+/// when all are fine. Kept free of Status so that the call's fast path builds none.
+inline size_t first_off_device(DLDeviceType expected, const DLTensor* const* list, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (list[i] == nullptr || !device_matches(expected, list[i]->device)) return i;
+  }
+  return count;
+}
+
+/// InvalidArgument for tensor `i` of `list`, which first_off_device() refused.
+inline Status off_device(DLDeviceType expected, const DLTensor* const* list, size_t i, const char* kind) {
+  const std::string what = std::string(kind) + " " + std::to_string(i);
+  if (list[i] == nullptr) return Status::invalid_argument(what + " is NULL");
+  return Status::invalid_argument(what + " is on device type " + std::to_string(list[i]->device.device_type) +
+                                  ", this backend runs on device type " + std::to_string(expected));
 }
 
 template <typename B>
@@ -311,7 +363,15 @@ struct Adapter {
       if ((args->num_inputs > 0 && args->inputs == nullptr) || (args->num_outputs > 0 && args->outputs == nullptr)) {
         return Status::invalid_argument("execute: a tensor list is NULL");
       }
-      return box->backend->execute(*box->delegate, Arguments(args));
+      if (size_t i = first_off_device(B::kDeviceType, args->inputs, args->num_inputs); i != args->num_inputs) {
+        return off_device(B::kDeviceType, args->inputs, i, "input");
+      }
+      if (size_t o = first_off_device(B::kDeviceType, args->outputs, args->num_outputs); o != args->num_outputs) {
+        return off_device(B::kDeviceType, args->outputs, o, "output");
+      }
+      // The backend object is exactly a B (BackendSlot<B>): the qualified call skips the
+      // virtual dispatch and lets B::execute (or the default) inline here.
+      return static_cast<B*>(box->backend)->B::execute(*box->delegate, Arguments(args));
     });
   }
 
@@ -373,7 +433,7 @@ struct BackendSlot {
                        Adapter<B>::init,
                        Adapter<B>::execute,
                        Adapter<B>::destroy,
-                       B::kHasAot ? &aot : nullptr,
+                       B::kHasAot && PLUGRT_SDK_HAS_AOT ? &aot : nullptr,
                        plugrt_string{B::kDescription, length(B::kDescription)}};
 };
 

@@ -8,6 +8,7 @@
 #define PLUGRT_SDK_STATUS_H_
 
 #include <cassert>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -40,11 +41,23 @@ constexpr std::string_view status_name(plugrt_status code) {
   }
 }
 
-/// Success, or a plugrt_status code with a message saying what failed and why.
+/// Success, or a plugrt_status code with a message saying what failed and why. Success
+/// costs a code and a null pointer: the message is kept on the heap only for a failure,
+/// so that the fast path of every call makes and drops Status objects for free.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(plugrt_status code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(plugrt_status code, std::string message)
+      : code_(code), message_(message.empty() ? nullptr : std::make_unique<std::string>(std::move(message))) {}
+  Status(const Status& other)
+      : code_(other.code_), message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
+  Status(Status&& other) noexcept = default;
+  Status& operator=(const Status& other) {
+    if (this != &other) *this = Status(other);
+    return *this;
+  }
+  Status& operator=(Status&& other) noexcept = default;
+  ~Status() = default;
   static Status ok() { return Status(); }
 
   // One factory per code a backend commonly returns.
@@ -63,17 +76,22 @@ class [[nodiscard]] Status {
 
   bool is_ok() const { return code_ == PLUGRT_STATUS_OK; }
   plugrt_status code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : empty_message(); }
   /// "InvalidArgument: <message>".
   std::string to_string() const {
     std::string text(status_name(code_));
-    if (!message_.empty()) text += ": " + message_;
+    if (message_) text += ": " + *message_;
     return text;
   }
 
  private:
+  static const std::string& empty_message() {
+    static const std::string empty;
+    return empty;
+  }
+
   plugrt_status code_ = PLUGRT_STATUS_OK;
-  std::string message_;
+  std::unique_ptr<std::string> message_;  // null: no message
 };
 
 /// A value, or the failing Status that explains why there is none.

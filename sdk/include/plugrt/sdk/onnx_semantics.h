@@ -1,0 +1,126 @@
+/// \file onnx_semantics.h
+/// The ONNX rules that every backend's partition and preprocess apply again and again:
+/// window geometry (kernel, strides, dilations, pads with auto_pad), NumPy broadcasting,
+/// and negative axes. Header-only; link plugrt::sdk_graph.
+///
+/// Each check returns "" when the node follows the rule, otherwise the reason in words a
+/// user reads in `plugrt compile`'s summary of nodes a backend leaves.
+#ifndef PLUGRT_SDK_ONNX_SEMANTICS_H_
+#define PLUGRT_SDK_ONNX_SEMANTICS_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugrt/sdk/graph_view.h"
+
+namespace plugrt::sdk {
+
+/// The geometry of a window op (Conv, MaxPool, AveragePool...) over the spatial dims of
+/// an N, C, spatial... input, with auto_pad resolved into explicit pads.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations;
+  std::vector<int64_t> begin, end;  ///< pads before and after, per spatial dim
+};
+
+/// Reads `strides`, `dilations`, `pads` and `auto_pad` (ONNX's defaults when absent) for a
+/// window of `kernel` over `input` (rank 3 or more). The caller checks what its library
+/// cannot do (dilations in pooling, bounds on sizes).
+inline std::string resolve_window(const ir::Node& node, const std::vector<int64_t>& input,
+                                  const std::vector<int64_t>& kernel, Window* window) {
+  if (input.size() < 3) return "the input has rank " + std::to_string(input.size()) + ", below 3";
+  const size_t spatial = input.size() - 2;
+  const std::vector<int64_t> ones(spatial, 1);
+  window->kernel = kernel;
+  window->strides = GraphView::ints_attribute(node, "strides", ones);
+  window->dilations = GraphView::ints_attribute(node, "dilations", ones);
+  std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", std::vector<int64_t>(2 * spatial, 0));
+  if (kernel.size() != spatial || window->strides.size() != spatial || window->dilations.size() != spatial ||
+      pads.size() != 2 * spatial) {
+    return "kernel, strides, dilations or pads do not match the " + std::to_string(spatial) + " spatial dims";
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (kernel[i] < 1 || window->strides[i] < 1 || window->dilations[i] < 1) {
+      return "a kernel, stride or dilation is below 1";
+    }
+  }
+  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // The output keeps ceil(input / stride); the odd pad goes at the end (UPPER) or the
+    // beginning (LOWER).
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t in = input[2 + i], stride = window->strides[i];
+      const int64_t extent = (kernel[i] - 1) * window->dilations[i] + 1;
+      const int64_t out = (in + stride - 1) / stride;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
+      const int64_t small = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[i + spatial] = total - pads[i];
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  } else if (auto_pad != "NOTSET") {
+    return "auto_pad '" + auto_pad + "' is unknown";
+  }
+  for (int64_t pad : pads) {
+    if (pad < 0) return "a pad is negative";
+  }
+  window->begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  window->end.assign(pads.begin() + static_cast<std::ptrdiff_t>(spatial), pads.end());
+  return "";
+}
+
+/// The output's spatial dims with floor (or, for pooling's ceil_mode, ceil) rounding;
+/// -1 in every dim when the window does not fit the padded input.
+inline std::vector<int64_t> window_output(const std::vector<int64_t>& input, const Window& w, bool ceil = false) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < w.kernel.size(); ++i) {
+    const int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    const int64_t padded = input[2 + i] + w.begin[i] + w.end[i];
+    if (padded < extent) return std::vector<int64_t>(w.kernel.size(), -1);
+    const int64_t span = padded - extent;
+    int64_t size = (ceil ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
+    // ONNX drops a last window that would start in the end padding.
+    if (ceil && (size - 1) * w.strides[i] >= input[2 + i] + w.begin[i]) --size;
+    out.push_back(size);
+  }
+  return out;
+}
+
+/// The shape NumPy broadcasting gives `a` and `b`, or nothing when they do not broadcast.
+inline std::optional<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
+                                                            const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// Whether `small` broadcasts to exactly `full` (aligned at the last dimension).
+inline bool broadcasts_to(const std::vector<int64_t>& small, const std::vector<int64_t>& full) {
+  if (small.size() > full.size()) return false;
+  const size_t offset = full.size() - small.size();
+  for (size_t i = 0; i < small.size(); ++i) {
+    if (small[i] != 1 && small[i] != full[offset + i]) return false;
+  }
+  return true;
+}
+
+/// An ONNX axis (negative counts from the end) as an index below `rank`, or nothing when
+/// it is out of [-rank, rank).
+inline std::optional<size_t> normalize_axis(int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace plugrt::sdk
+
+#endif  // PLUGRT_SDK_ONNX_SEMANTICS_H_
