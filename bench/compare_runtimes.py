@@ -320,6 +320,9 @@ def main():
         checks[model] = compile_and_check(plugrt, model, manifest, model_dir, program_dir, configs, args.tolerance)
         verdicts = ", ".join(f"{c} {'ok' if 'error' not in r else 'FAILED'}" for c, r in checks[model].items())
         print(f"{model}: {verdicts}", file=sys.stderr)
+        for config, entry in checks[model].items():
+            if "error" in entry:
+                print(f"  {config}: {entry['error']}", file=sys.stderr)
 
     results = {"onnxruntime_node": args.ort_version, "threads": args.thread_counts, "rounds": args.rounds,
                "backends": singles, "timed_backends": timed_singles, "tolerance": args.tolerance,
@@ -356,17 +359,20 @@ def measure_all(args, plugrt, models, manifests, checks, timed_singles, model_di
         runners[(model, "onnxruntime")] = (lambda path, ins: lambda t, n, w: time_ort(ort_dir, path, ins, t, n, w))(
             onnx_path, inputs)
 
-    # Calibrate at the fewest threads: enough iterations for about --seconds per measurement.
+    # Calibrate each thread count (on a busy machine more threads can be slower): enough
+    # iterations for about --seconds per measurement.
     iterations, errors = {}, {}
-    for key, measure in runners.items():
-        try:
-            probe_ms, _ = measure(min(args.thread_counts), 3, 1)
-            iterations[key] = max(5, min(1000, int(args.seconds * 1000 / max(probe_ms, 1e-3))))
-        except CommandFailed as error:
-            errors[key] = f"timing failed: {error}"
-            print(f"{key[0]} on {key[1]}: {errors[key]}", file=sys.stderr)
+    for (model, runner), measure in runners.items():
+        for threads in args.thread_counts:
+            try:
+                probe_ms, _ = measure(threads, 3, 1)
+            except CommandFailed as error:
+                errors[(model, runner)] = f"timing failed: {error}"
+                print(f"{model} on {runner}: {errors[(model, runner)]}", file=sys.stderr)
+                break
+            iterations[(model, runner, threads)] = max(5, min(1000, int(args.seconds * 1000 / max(probe_ms, 1e-3))))
 
-    samples = {(m, r, t): [] for (m, r) in iterations for t in args.thread_counts}
+    samples = {key: [] for key in iterations}
     overhead = []
     for round_index in range(args.rounds):
         print(f"round {round_index + 1}/{args.rounds}", file=sys.stderr)
@@ -376,7 +382,7 @@ def measure_all(args, plugrt, models, manifests, checks, timed_singles, model_di
                 for (m, runner), measure in runners.items():
                     if m != model or (m, runner) in errors:
                         continue
-                    n = iterations[(m, runner)]
+                    n = iterations[(m, runner, threads)]
                     try:
                         samples[(m, runner, threads)].append(measure(threads, n, max(2, n // 10)))
                     except CommandFailed as error:  # drop it from later rounds, keep the rest going
@@ -390,7 +396,7 @@ def measure_all(args, plugrt, models, manifests, checks, timed_singles, model_di
             cells[(model, runner, threads)] = {"median_ms": statistics.median(v[0] for v in values),
                                                "p90_ms": statistics.median(v[1] for v in values),
                                                "round_medians_ms": [v[0] for v in values],
-                                               "iterations": iterations[(model, runner)]}
+                                               "iterations": iterations[(model, runner, threads)]}
     for (model, runner, threads), cell in cells.items():
         ort = cells.get((model, "onnxruntime", threads))
         if runner != "onnxruntime" and ort:
