@@ -3,12 +3,13 @@
 // onnxruntime-node), the way `plugrt bench` times a program: untimed warm-up runs,
 // then the latency of each timed run, summarised as median, p90 and min.
 //
-//   node bench/ort_bench.js --ort DIR MODEL.onnx --input FILE.npy [--threads N]
+//   node bench/ort_bench.js --ort DIR MODEL.onnx --input [NAME=]FILE.npy... [--threads N]
 //                           [--iterations N] [--warmup N] [--json]
 //
 // DIR is where `npm install --ignore-scripts onnxruntime-node` was run (the script
-// requires DIR/node_modules/onnxruntime-node). The input is one float32 .npy file
-// fed to the model's first input. A run is `await session.run(feeds)`, so the times
+// requires DIR/node_modules/onnxruntime-node). Each --input is a float32 .npy file
+// fed to the model input NAME, or without NAME to the model's inputs in order; every
+// model input needs one. A run is `await session.run(feeds)`, so the times
 // include the JavaScript binding's cost per call (timing a model that does almost
 // nothing measures that cost; bench/compare_runtimes.py does so).
 'use strict';
@@ -18,13 +19,13 @@ const path = require('path');
 
 function usage(message) {
   if (message) console.error(`ort_bench: ${message}`);
-  console.error('usage: node bench/ort_bench.js --ort DIR MODEL.onnx --input FILE.npy ' +
+  console.error('usage: node bench/ort_bench.js --ort DIR MODEL.onnx --input [NAME=]FILE.npy... ' +
                 '[--threads N] [--iterations N] [--warmup N] [--json]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = {threads: 1, iterations: 50, warmup: 5, json: false};
+  const options = {threads: 1, iterations: 50, warmup: 5, json: false, inputs: []};
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const value = () => {
@@ -37,7 +38,7 @@ function parseArgs(argv) {
       return n;
     };
     if (arg === '--ort') options.ort = value();
-    else if (arg === '--input') options.input = value();
+    else if (arg === '--input') options.inputs.push(value());
     else if (arg === '--threads') options.threads = count('--threads');
     else if (arg === '--iterations') options.iterations = count('--iterations');
     else if (arg === '--warmup') options.warmup = count('--warmup');
@@ -47,7 +48,7 @@ function parseArgs(argv) {
     else if (options.model === undefined) options.model = arg;
     else usage(`unexpected argument ${arg}`);
   }
-  if (!options.ort || !options.model || !options.input) usage('--ort, MODEL and --input are required');
+  if (!options.ort || !options.model || options.inputs.length === 0) usage('--ort, MODEL and --input are required');
   if (options.iterations < 1) usage('--iterations must be at least 1');
   return options;
 }
@@ -95,8 +96,20 @@ async function main() {
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
   });
-  const input = readNpy(options.input);
-  const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', input.data, input.dims)};
+  const feeds = {};
+  options.inputs.forEach((argument, index) => {
+    const equals = argument.indexOf('=');
+    const name = equals > 0 ? argument.slice(0, equals) : session.inputNames[index];
+    if (!session.inputNames.includes(name)) {
+      throw new Error(`--input ${argument}: ${options.model} has no input ` +
+                      `${name === undefined ? `number ${index + 1}` : `'${name}'`} ` +
+                      `(its inputs: ${session.inputNames.join(', ')})`);
+    }
+    const input = readNpy(equals > 0 ? argument.slice(equals + 1) : argument);
+    feeds[name] = new ort.Tensor('float32', input.data, input.dims);
+  });
+  const missing = session.inputNames.filter((name) => !(name in feeds));
+  if (missing.length > 0) throw new Error(`${options.model}: no --input for ${missing.join(', ')}`);
 
   for (let i = 0; i < options.warmup; ++i) await session.run(feeds);
   const latencies = [];

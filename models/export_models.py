@@ -107,22 +107,38 @@ def large_models():
 
 
 def export(name, make, shape, out):
+    """Exports one model with one input named "input"; see export_model."""
+    export_model(name, make, {"input": shape}, out)
+
+
+def export_model(name, make, input_shapes, out):
+    """Exports make() to OUT/NAME.onnx with seeded inputs and PyTorch's outputs.
+
+    input_shapes maps each input's name to its shape, in the order forward() takes them.
+    Writes OUT/NAME.<input name>.npy and OUT/NAME.<output name>.npy; the output is named
+    "output", or output_0, output_1... when forward() returns a tuple. Returns
+    (input names, output names).
+    """
     torch.manual_seed(0)
     model = make().eval()
     # Give batch norms non-trivial statistics, as a trained model would have.
     for module in model.modules():
-        if isinstance(module, nn.BatchNorm2d):
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
             module.running_mean.uniform_(-0.5, 0.5)
             module.running_var.uniform_(0.5, 1.5)
-    x = torch.from_numpy(np.random.default_rng(0).uniform(-1, 1, size=shape).astype(np.float32))
+    rng = np.random.default_rng(0)
+    inputs = {n: torch.from_numpy(rng.uniform(-1, 1, size=s).astype(np.float32)) for n, s in input_shapes.items()}
     with torch.no_grad():
-        y = model(x)
+        y = model(*inputs.values())
+    outputs = list(y) if isinstance(y, (tuple, list)) else [y]
+    output_names = ["output"] if len(outputs) == 1 else [f"output_{i}" for i in range(len(outputs))]
     path = os.path.join(out, name + ".onnx")
-    torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
-    np.save(os.path.join(out, name + ".input.npy"), x.numpy())
-    np.save(os.path.join(out, name + ".output.npy"), y.numpy())
+    torch.onnx.export(model, tuple(inputs.values()), path, opset_version=OPSET, input_names=list(inputs),
+                      output_names=output_names, do_constant_folding=True)
+    for tensor_name, tensor in list(inputs.items()) + list(zip(output_names, outputs)):
+        np.save(os.path.join(out, f"{name}.{tensor_name}.npy"), tensor.numpy())
     print(f"{path}: {os.path.getsize(path)} bytes")
+    return list(inputs), output_names
 
 
 def main():
