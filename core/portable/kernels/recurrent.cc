@@ -102,6 +102,9 @@ std::string read_activations(const NodeContext& node, size_t per_direction, int 
   } else if (names.size() == per_direction && directions == 2) {
     // Some exporters give one direction's list for both.
     names.insert(names.end(), names.begin(), names.end());
+  } else if (names.size() == 2 * per_direction && directions == 1) {
+    // RNN's schema default is ["Tanh", "Tanh"] (both directions) whatever the direction.
+    names.resize(per_direction);
   }
   if (names.size() != count) {
     return "activations lists " + std::to_string(names.size()) + " functions; " + std::to_string(count) +
