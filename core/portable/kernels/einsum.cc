@@ -20,6 +20,7 @@ namespace {
 
 constexpr int kMaxLabels = 64;  // 52 letters and the ellipsis' dims fit
 constexpr size_t kMaxOperands = 8;
+constexpr uint64_t kMaxIterations = uint64_t{1} << 40;
 
 using Strides = std::array<int64_t, kMaxLabels>;
 
@@ -290,6 +291,14 @@ std::string make_plan(const NodeContext& node, std::string equation, Plan* plan,
   std::vector<int> order = output;
   for (int l = 0; l < num_labels; ++l) {
     if (std::find(output.begin(), output.end(), l) == output.end()) order.push_back(l);
+  }
+  // Bound the loop (and any gathered operand) so that no product below overflows.
+  uint64_t iterations = 1;
+  for (int64_t dim : size) {
+    if (dim != 0 && iterations > kMaxIterations / static_cast<uint64_t>(dim)) {
+      return "the equation takes more than 2^40 multiply-adds";
+    }
+    iterations *= static_cast<uint64_t>(dim);
   }
   *out_shape = Shape();
   for (int l : output) out_shape->push_back(size[static_cast<size_t>(l)]);

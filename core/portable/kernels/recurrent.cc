@@ -17,6 +17,8 @@ namespace {
 
 enum class CellKind { kRnn, kGru, kLstm };
 
+constexpr uint64_t kMaxScratchFloats = (uint64_t{1} << 40) / sizeof(float);
+
 // ---- Activations --------------------------------------------------------------------
 
 /// One of the activation functions the recurrent ops name, with its alpha and beta.
@@ -392,7 +394,11 @@ Prepared prepare_recurrent(const NodeContext& node, CellKind cell) {
   c.input = x[2];
   const Shape& r = node.input(2)->shape;
   if (r.rank != 3) return prepare_error(node, "R must be 3-D; got " + to_string(r));
-  c.hidden = node.has_attribute("hidden_size") ? node.attr_int("hidden_size", 0) : r[2];
+  c.hidden = r[2];
+  if (node.has_attribute("hidden_size") && node.attr_int("hidden_size", 0) != c.hidden) {
+    return prepare_error(node, "hidden_size " + std::to_string(node.attr_int("hidden_size", 0)) +
+                                   " does not match R " + to_string(r));
+  }
   if (c.hidden <= 0) return prepare_error(node, "hidden_size must be positive");
   const int64_t gh = c.gates() * c.hidden;
   const int64_t dirs = c.directions;
@@ -420,6 +426,22 @@ Prepared prepare_recurrent(const NodeContext& node, CellKind cell) {
       !bad.empty()) {
     return prepare_error(node, bad);
   }
+  // The scratch holds seq * batch * gates * hidden floats (X*W) and the transposed
+  // weights: bound it so that its size cannot overflow.
+  uint64_t floats = 0;
+  for (const std::array<int64_t, 3>& part : {std::array<int64_t, 3>{c.seq, c.batch, gh},
+                                             std::array<int64_t, 3>{c.input + c.hidden + c.batch, gh, 1},
+                                             std::array<int64_t, 3>{3 * c.batch, c.hidden, 1}}) {
+    uint64_t product = 1;
+    for (int64_t factor : part) {
+      if (factor != 0 && product > kMaxScratchFloats / static_cast<uint64_t>(factor)) {
+        return prepare_error(node, "needs more than 2^40 bytes of scratch memory");
+      }
+      product *= static_cast<uint64_t>(factor);
+    }
+    floats += product;
+  }
+  if (floats > kMaxScratchFloats) return prepare_error(node, "needs more than 2^40 bytes of scratch memory");
   c.num_inputs = node.num_inputs();
   c.num_outputs = node.num_outputs();
   return prepared<RecurrentKernel>(std::move(c));

@@ -152,6 +152,13 @@ TEST(EinsumKernel, RefusesAWrongRank) {
               HasSubstr("term 0 has 3 indices but input 0 has shape [2, 2]"));
 }
 
+TEST(EinsumKernel, RefusesAnEquationOfMoreThan2To40Steps) {
+  // Five independent indices of 512: 2^45 products in one loop.
+  const TestTensor v = TestTensor::f32({512}, std::vector<float>(512, 1.0f));
+  EXPECT_THAT(run_node(einsum("a,b,c,d,e->", {v, v, v, v, v}, {})).error,
+              HasSubstr("the equation takes more than 2^40 multiply-adds"));
+}
+
 TEST(EinsumKernel, RefusesABadCharacter) {
   EXPECT_THAT(run_node(einsum("i1->i", {TestTensor::f32({2, 2}, std::vector<float>(4))}, {2})).error,
               HasSubstr("holds '1', which is neither a letter nor part of '...'"));

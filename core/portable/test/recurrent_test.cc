@@ -164,6 +164,9 @@ TEST(RnnKernel, RefusesAnUnknownDirectionActivationOrShape) {
   NodeSpec activation = scalar_rnn();
   activation.attributes.push_back(Attribute::String("activations", "Gelu"));
   EXPECT_THAT(run_node(activation).error, HasSubstr("activation 'Gelu' is not one the recurrent ops define"));
+  NodeSpec hidden = scalar_rnn();
+  hidden.attributes[1] = Attribute::Int("hidden_size", 2);
+  EXPECT_THAT(run_node(hidden).error, HasSubstr("hidden_size 2 does not match R [1, 1, 1]"));
   NodeSpec weights = scalar_rnn();
   weights.inputs[1] = TestTensor::f32({1, 2, 1}, {1, 1});
   EXPECT_THAT(run_node(weights).error, HasSubstr("W has shape [1, 2, 1]; expected [1, 1, 1]"));
