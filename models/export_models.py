@@ -126,6 +126,28 @@ class EinsumAttention(nn.Module):
         return self.out(mixed.reshape(b, n, width)) + x
 
 
+class ControlFlowHead(nn.Module):
+    """Detection-style post-processing with control flow: scores for 12 candidates, of
+    which at most 8 are kept. Scripted, so the `if` exports as an ONNX If whose condition
+    (from the input's shape) plugrt folds at compile time. Input 1x12x16, dimension 1
+    exported as dynamic."""
+
+    onnx_script = True
+    onnx_dynamic_axes = {"input": {1: "candidates"}, "output": {1: "kept"}}
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, x):
+        scores = torch.sigmoid(self.proj(x))
+        if scores.size(1) > 8:
+            scores = scores[:, :8]
+        else:
+            scores = scores * 2.0
+        return scores
+
+
 SMALL = {
     "tiny_cnn": (TinyCnn, (1, 3, 32, 32)),
     "mlp": (Mlp, (4, 64)),
@@ -134,6 +156,7 @@ SMALL = {
     "gru_tagger": (GruTagger, (1, 12, 16)),
     "groupnorm_cnn": (GroupNormCnn, (1, 3, 32, 32)),
     "einsum_attention": (EinsumAttention, (1, 16, 32)),
+    "control_flow_head": (ControlFlowHead, (1, 12, 16)),
 }
 
 
@@ -182,8 +205,10 @@ def export(name, make, shape, out):
     with torch.no_grad():
         y = model(x)
     path = os.path.join(out, name + ".onnx")
-    torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+    # A scripted model keeps its Python control flow as ONNX If and Loop nodes.
+    exported = torch.jit.script(model) if getattr(model, "onnx_script", False) else model
+    torch.onnx.export(exported, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
+                      do_constant_folding=True, dynamic_axes=getattr(model, "onnx_dynamic_axes", None))
     np.save(os.path.join(out, name + ".input.npy"), x.numpy())
     np.save(os.path.join(out, name + ".output.npy"), y.numpy())
     print(f"{path}: {os.path.getsize(path)} bytes")

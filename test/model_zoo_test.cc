@@ -1,5 +1,6 @@
 // The model zoo in models/ (recurrent taggers, a GroupNorm CNN, an einsum attention
-// block; exported from PyTorch by models/export_models.py with PyTorch's outputs):
+// block, a head with an If; exported from PyTorch by models/export_models.py with
+// PyTorch's outputs):
 // compiled from ONNX for each backend set that is built, run, and checked against
 // PyTorch. A backend takes what its partition accepts; the rest runs on portable.
 #include <memory>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_support.h"
+#include "npy.h"
 #include "plugrt/builtin_backends.h"
 
 namespace plugrt::testing {
@@ -33,14 +35,18 @@ std::string zoo_test_name(const ::testing::TestParamInfo<ZooParam>& param) {
   return std::get<0>(param.param) + "_" + std::get<1>(param.param);
 }
 
-/// Compiles models/<model>.onnx for `backends` with `registry` and loads it.
+/// Compiles models/<model>.onnx for `backends` with `registry`, its input's shape taken
+/// from models/<model>.input.npy (control_flow_head has a dynamic dimension), and loads it.
 Result<Method> compile_and_load(Registry& registry, const std::string& model,
                                 const std::vector<std::string>& backends) {
+  const std::string stem = std::string(PLUGRT_MODELS_DIR) + "/" + model;
+  PLUGRT_ASSIGN_OR_RETURN(tools::NpyArray input, tools::read_npy(stem + ".input.npy"));
   compiler::CompileOptions options;
   options.backends = backends;
+  compiler::ImportOptions import_options;
+  import_options.input_shapes["input"] = input.shape;
   PLUGRT_ASSIGN_OR_RETURN(compiler::CompiledModel compiled,
-                          compiler::compile_onnx_file(std::string(PLUGRT_MODELS_DIR) + "/" + model + ".onnx",
-                                                      registry, options));
+                          compiler::compile_onnx_file(stem + ".onnx", registry, options, import_options));
   PLUGRT_ASSIGN_OR_RETURN(Program program, Program::from_bytes(compiled.program, model + ".prt"));
   return Method::load(program, "forward", registry);
 }
@@ -65,7 +71,7 @@ TEST_P(ModelZooTest, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ModelZooTest,
                          ::testing::Combine(::testing::Values("lstm_tagger", "gru_tagger", "groupnorm_cnn",
-                                                              "einsum_attention"),
+                                                              "einsum_attention", "control_flow_head"),
                                             ::testing::Values("portable", "xnnpack", "onednn")),
                          zoo_test_name);
 
