@@ -66,10 +66,97 @@ class TinyEncoder(nn.Module):
         return self.layer(x)
 
 
+class LstmTagger(nn.Module):
+    """A sequence tagger: a bidirectional LSTM over 12 steps of 16 features, then a
+    per-step classifier into 8 tags. Input 1x12x16 (batch first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(16, 24, batch_first=True, bidirectional=True)
+        self.tags = nn.Linear(48, 8)
+
+    def forward(self, x):
+        return torch.log_softmax(self.tags(self.rnn(x)[0]), dim=-1)
+
+
+class GruTagger(nn.Module):
+    """The same tagger on two stacked bidirectional GRU layers. Input 1x12x16."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(16, 24, num_layers=2, batch_first=True, bidirectional=True)
+        self.tags = nn.Linear(48, 8)
+
+    def forward(self, x):
+        return torch.log_softmax(self.tags(self.rnn(x)[0]), dim=-1)
+
+
+class GroupNormCnn(nn.Module):
+    """Conv blocks with group normalization (exported as InstanceNormalization between
+    reshapes), global pooling and a classifier. Input 1x3x32x32."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.GroupNorm(4, 16), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.GroupNorm(8, 32), nn.ReLU(),
+        )
+        self.classifier = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
+
+
+class EinsumAttention(nn.Module):
+    """Multi-head self-attention written with einsum (as vision transformers often are):
+    4 heads of 8 over 16 tokens of width 32. Input 1x16x32."""
+
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x):
+        b, n, width = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, width // self.heads).unbind(2)
+        scores = torch.einsum("bihd,bjhd->bhij", q, k) * (width // self.heads) ** -0.5
+        mixed = torch.einsum("bhij,bjhd->bihd", scores.softmax(dim=-1), v)
+        return self.out(mixed.reshape(b, n, width)) + x
+
+
+class ControlFlowHead(nn.Module):
+    """Detection-style post-processing with control flow: scores for 12 candidates, of
+    which at most 8 are kept. Scripted, so the `if` exports as an ONNX If whose condition
+    (from the input's shape) plugrt folds at compile time. Input 1x12x16, dimension 1
+    exported as dynamic."""
+
+    onnx_script = True
+    onnx_dynamic_axes = {"input": {1: "candidates"}, "output": {1: "kept"}}
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, x):
+        scores = torch.sigmoid(self.proj(x))
+        if scores.size(1) > 8:
+            scores = scores[:, :8]
+        else:
+            scores = scores * 2.0
+        return scores
+
+
 SMALL = {
     "tiny_cnn": (TinyCnn, (1, 3, 32, 32)),
     "mlp": (Mlp, (4, 64)),
     "tiny_encoder": (TinyEncoder, (1, 16, 64)),
+    "lstm_tagger": (LstmTagger, (1, 12, 16)),
+    "gru_tagger": (GruTagger, (1, 12, 16)),
+    "groupnorm_cnn": (GroupNormCnn, (1, 3, 32, 32)),
+    "einsum_attention": (EinsumAttention, (1, 16, 32)),
+    "control_flow_head": (ControlFlowHead, (1, 12, 16)),
 }
 
 
@@ -133,8 +220,11 @@ def export_model(name, make, input_shapes, out):
     outputs = list(y) if isinstance(y, (tuple, list)) else [y]
     output_names = ["output"] if len(outputs) == 1 else [f"output_{i}" for i in range(len(outputs))]
     path = os.path.join(out, name + ".onnx")
-    torch.onnx.export(model, tuple(inputs.values()), path, opset_version=OPSET, input_names=list(inputs),
-                      output_names=output_names, do_constant_folding=True)
+    # A scripted model keeps its Python control flow as ONNX If and Loop nodes.
+    exported = torch.jit.script(model) if getattr(model, "onnx_script", False) else model
+    torch.onnx.export(exported, tuple(inputs.values()), path, opset_version=OPSET, input_names=list(inputs),
+                      output_names=output_names, do_constant_folding=True,
+                      dynamic_axes=getattr(model, "onnx_dynamic_axes", None))
     for tensor_name, tensor in list(inputs.items()) + list(zip(output_names, outputs)):
         np.save(os.path.join(out, f"{name}.{tensor_name}.npy"), tensor.numpy())
     print(f"{path}: {os.path.getsize(path)} bytes")

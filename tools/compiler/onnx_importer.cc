@@ -1,14 +1,16 @@
 // The ONNX importer: ModelProto -> graph IR. See onnx_importer.h.
 //
 // The steps: parse; refuse what plugrt cannot represent (opsets, domains, unknown ops,
-// subgraphs, dtypes, external data); sort the nodes; run ONNX's checker; make the graph
-// inputs static (ImportOptions::input_shapes); drop dead nodes; then one pass over the
-// nodes in order: Constant nodes become constants, Identity and inference-mode Dropout
-// are removed, ONNX's shape inference types each remaining node (onnx_inference.cc),
-// Shape and Size of static values and nodes whose inputs are all constant are evaluated
-// (onnx_folding.cc); drop the nodes that became dead; last, write the graph IR with every
-// attribute and the schema's defaults.
+// subgraphs other than If's, dtypes, external data); sort the nodes; run ONNX's checker;
+// make the graph inputs static (ImportOptions::input_shapes); drop dead nodes; then one
+// pass over the nodes in order: Constant nodes become constants, an If whose condition
+// is constant is replaced by its branch's nodes (onnx_control_flow.cc), Identity and
+// inference-mode Dropout are removed, ONNX's shape inference types each remaining node
+// (onnx_inference.cc), Shape and Size of static values and nodes whose inputs are all
+// constant are evaluated (onnx_folding.cc); drop the nodes that became dead; last, write
+// the graph IR with every attribute and the schema's defaults.
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -56,6 +58,7 @@ class Importer {
   void add_constant(const std::string& name, Tensor tensor);
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
+  Status inline_if(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending, std::set<std::string>* consumed);
   Status simplify();
   Result<std::vector<uint8_t>> write() const;
 
@@ -278,10 +281,25 @@ Status Importer::simplify() {
   std::set<std::string> renamed;   // outputs renamed to a graph output's name
   std::vector<onnx::NodeProto> kept;
   std::set<std::string> consumed(graph_outputs_.begin(), graph_outputs_.end());
-  for (const onnx::NodeProto& node : graph_->node()) consumed.insert(node.input().begin(), node.input().end());
-  for (onnx::NodeProto& node : *graph_->mutable_node()) {
+  for (const onnx::NodeProto& node : graph_->node()) {
+    consumed.insert(node.input().begin(), node.input().end());
+    if (node.op_type() == "If") {
+      const std::set<std::string> implicit = onnx_import::implicit_inputs(node);
+      consumed.insert(implicit.begin(), implicit.end());
+    }
+  }
+  // A work list: an If with a constant condition puts its branch's nodes in front.
+  std::deque<onnx::NodeProto> pending;
+  for (onnx::NodeProto& node : *graph_->mutable_node()) pending.push_back(std::move(node));
+  while (!pending.empty()) {
+    onnx::NodeProto node = std::move(pending.front());
+    pending.pop_front();
     for (int k = 0; k < node.input_size(); ++k) {
       if (!node.input(k).empty()) node.set_input(k, resolve(node.input(k)));
+    }
+    if (node.op_type() == "If") {
+      PLUGRT_RETURN_IF_ERROR(inline_if(node, &pending, &consumed));
+      continue;
     }
     if (node.op_type() == "Constant" && node.output_size() == 1) {
       Tensor tensor;
@@ -342,6 +360,46 @@ Status Importer::simplify() {
     }
     graph_->add_node()->Swap(&node);
   }
+  return Status::ok();
+}
+
+Status Importer::inline_if(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending,
+                           std::set<std::string>* consumed) {
+  const std::string condition = node.input_size() > 0 ? node.input(0) : std::string();
+  auto value = constants_.find(condition);
+  if (value == constants_.end()) {
+    return node_error(Error::kNotSupported, node,
+                      "its condition '" + condition +
+                          "' is not a constant at compile time; plugrt takes an If only when its condition "
+                          "folds to a constant, and replaces it by the branch taken");
+  }
+  const Tensor& tensor = value->second;
+  if (tensor.dtype != DType::kBool || tensor.bytes.size() != 1) {
+    return node_error(Error::kInvalidArgument, node, "its condition '" + condition + "' is not one bool");
+  }
+  const bool taken = tensor.bytes[0] != 0;
+  const std::string prefix = (node.name().empty() ? node.output(0) : node.name()) + (taken ? "/then/" : "/else/");
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::TensorProto> initializers;
+  Status status = onnx_import::inline_if_branch(node, taken, prefix, &nodes, &initializers);
+  if (!status.is_ok()) return node_error(status.code(), node, status.message());
+  for (const onnx::TensorProto& initializer : initializers) {
+    Tensor constant;
+    status = onnx_import::tensor_from_proto(initializer, &constant);
+    if (!status.is_ok()) return node_error(status.code(), node, "initializer '" + initializer.name() + "' " +
+                                                                    status.message());
+    add_constant(initializer.name(), std::move(constant));
+  }
+  for (const onnx::NodeProto& inner : nodes) {
+    PLUGRT_RETURN_IF_ERROR(check_node(inner));
+    consumed->insert(inner.input().begin(), inner.input().end());
+    if (inner.op_type() == "If") {
+      const std::set<std::string> implicit = onnx_import::implicit_inputs(inner);
+      consumed->insert(implicit.begin(), implicit.end());
+    }
+  }
+  pending->insert(pending->begin(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
+  ++folded_;  // the If itself
   return Status::ok();
 }
 

@@ -134,6 +134,33 @@ Status check_before_inference(const onnx::NodeProto& node, const std::vector<con
   return Status::ok();
 }
 
+/// Einsum's dimensions, which ONNX 1.12 leaves unknown (it infers the rank only).
+void infer_einsum(const onnx::NodeProto& node, const std::vector<const onnx::TypeProto*>& input_types,
+                  std::vector<onnx::TypeProto>* outputs) {
+  std::string equation;
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == "equation" && attribute.type() == onnx::AttributeProto::STRING) equation = attribute.s();
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (const onnx::TypeProto* type : input_types) {
+    if (rank_of(type) < 0) return;
+    std::vector<int64_t>& dims = shapes.emplace_back();
+    for (const onnx::TensorShapeProto::Dimension& dim : type->tensor_type().shape().dim()) {
+      dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    }
+  }
+  std::vector<int64_t> dims;
+  if (shapes.empty() || !einsum_output_dims(equation, shapes, &dims)) return;
+  onnx::TypeProto::Tensor* out = (*outputs)[0].mutable_tensor_type();
+  out->set_elem_type(input_types[0]->tensor_type().elem_type());
+  onnx::TensorShapeProto* shape = out->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) {
+    onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+  }
+}
+
 }  // namespace
 
 Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
@@ -173,6 +200,7 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
     *failure = e.what();
     outputs->assign(static_cast<size_t>(node.output_size()), onnx::TypeProto());
   }
+  if (node.op_type() == "Einsum" && failure->empty() && !outputs->empty()) infer_einsum(node, input_types, outputs);
   return Status::ok();
 }
 

@@ -99,7 +99,8 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
                   std::vector<onnx::TypeProto>* outputs, std::string* failure);
 
 /// Refuses attributes the importer cannot carry or ONNX's own code would choke on
-/// (subgraphs, strides of 0, sparse or string constants). The reason alone on failure.
+/// (subgraphs other than If's branches, strides of 0, sparse or string constants). The
+/// reason alone on failure.
 Status check_node_attributes(const onnx::NodeProto& node);
 /// Puts the nodes in topological order, keeping the model's order where it already is
 /// one. A graph with a cycle or an undefined input is left as it is, for the checker.
@@ -116,6 +117,20 @@ bool is_inference_dropout(const onnx::NodeProto& node, const std::set<std::strin
 
 /// Shape (with opset 15's start and end) or Size of a value of static shape `dims`.
 Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims);
+
+/// Einsum's output dimensions from its equation and input shapes (-1 for unknown
+/// dimensions); false when the equation does not parse or fit the inputs (onnx_einsum.cc).
+bool einsum_output_dims(std::string equation, const std::vector<std::vector<int64_t>>& inputs,
+                        std::vector<int64_t>* dims);
+
+/// The outer-scope names a node's subgraphs read (onnx_control_flow.cc).
+std::set<std::string> implicit_inputs(const onnx::NodeProto& node);
+/// The nodes that replace an If whose condition is the constant `condition`: the chosen
+/// branch's nodes with its own names prefixed by `prefix`, then one Identity per If
+/// output; the branch's initializers, renamed, go to `initializers`. The reason alone
+/// on failure.
+Status inline_if_branch(const onnx::NodeProto& node, bool condition, const std::string& prefix,
+                        std::vector<onnx::NodeProto>* nodes, std::vector<onnx::TensorProto>* initializers);
 
 }  // namespace plugrt::compiler::onnx_import
 

@@ -176,6 +176,17 @@ bool convert_attribute(const onnx::AttributeProto& proto, const std::string& nam
     case onnx::AttributeProto::INTS:
       *out = Attribute::Ints(name, std::vector<int64_t>(proto.ints().begin(), proto.ints().end()));
       return true;
+    case onnx::AttributeProto::STRINGS: {
+      // The graph IR has no list of strings: the items travel joined by commas (the
+      // recurrent ops' `activations`), so an item holding a comma cannot be carried.
+      std::string joined;
+      for (int k = 0; k < proto.strings_size(); ++k) {
+        if (proto.strings(k).find(',') != std::string::npos) return false;
+        joined += (k == 0 ? "" : ",") + proto.strings(k);
+      }
+      *out = Attribute::String(name, joined);
+      return true;
+    }
     default: return false;
   }
 }
@@ -186,7 +197,7 @@ std::string attribute_kind_name(onnx::AttributeProto::AttributeType type) {
     case onnx::AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
     case onnx::AttributeProto::GRAPH: return "a graph (subgraphs are not supported)";
     case onnx::AttributeProto::TYPE_PROTO: return "a type";
-    case onnx::AttributeProto::STRINGS: return "a list of strings";
+    case onnx::AttributeProto::STRINGS: return "a list of strings (one holds a comma)";
     case onnx::AttributeProto::TENSORS: return "a list of tensors";
     case onnx::AttributeProto::GRAPHS: return "a list of graphs (subgraphs are not supported)";
     case onnx::AttributeProto::SPARSE_TENSORS: return "a list of sparse tensors";

@@ -16,6 +16,9 @@ void add_matmul_kernels(std::vector<KernelEntry>& table);         // matmul.cc
 void add_pooling_kernels(std::vector<KernelEntry>& table);        // pooling.cc
 void add_layout_kernels(std::vector<KernelEntry>& table);         // layout.cc
 void add_resize_kernels(std::vector<KernelEntry>& table);         // resize.cc
+void add_recurrent_kernels(std::vector<KernelEntry>& table);      // recurrent.cc
+void add_axis_normalization_kernels(std::vector<KernelEntry>& table);  // axis_normalization.cc
+void add_einsum_kernels(std::vector<KernelEntry>& table);         // einsum.cc
 
 }  // namespace plugrt::portable
 

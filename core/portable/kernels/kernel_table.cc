@@ -16,6 +16,9 @@ std::vector<KernelEntry> build_table() {
   add_pooling_kernels(table);
   add_layout_kernels(table);
   add_resize_kernels(table);
+  add_recurrent_kernels(table);
+  add_axis_normalization_kernels(table);
+  add_einsum_kernels(table);
   std::stable_sort(table.begin(), table.end(),
             [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;

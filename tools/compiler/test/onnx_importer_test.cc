@@ -752,22 +752,160 @@ TEST(OnnxImporter, RefusesDoubleTensors) {
   EXPECT_THAT(input_imported.status().message(), HasSubstr("input 'x' has type DOUBLE"));
 }
 
-TEST(OnnxImporter, RefusesSubgraphsAndExternalData) {
+TEST(OnnxImporter, AListOfStringsTravelsJoinedByCommas) {
+  // An RNN's `activations` is the one list of strings the portable kernels read.
   onnx::ModelProto model = make_model(13);
-  add_input(model, "c", {}, onnx::TensorProto::BOOL);
-  onnx::NodeProto* node = add_node(model, "If", "branch", {"c"}, {"y"});
-  for (const char* name : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* a = node->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    a->mutable_g()->set_name(name);
+  add_input(model, "x", {2, 1, 3});
+  add_float_initializer(model, "W", {1, 4, 3}, std::vector<float>(12, 0.1f));
+  add_float_initializer(model, "R", {1, 4, 4}, std::vector<float>(16, 0.1f));
+  onnx::NodeProto* rnn = add_node(model, "RNN", "rnn", {"x", "W", "R"}, {"y"});
+  set_int(rnn, "hidden_size", 4);
+  onnx::AttributeProto* activations = rnn->add_attribute();
+  activations->set_name("activations");
+  activations->set_type(onnx::AttributeProto::STRINGS);
+  activations->add_strings("LeakyRelu");
+  add_output(model, "y", {2, 1, 1, 4});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Node* node = find_node(graph_of(*imported), "RNN");
+  ASSERT_NE(node, nullptr);
+  const ir::Attribute* joined = find_attribute(*node, "activations");
+  ASSERT_NE(joined, nullptr);
+  EXPECT_EQ(joined->kind(), ir::AttributeKind::String);
+  EXPECT_EQ(joined->s()->str(), "LeakyRelu");
+
+  activations->add_strings("Tanh");
+  activations->add_strings("Sig,moid");  // a comma inside an item cannot be carried
+  Result<ImportedModel> refused = import_model(model);
+  EXPECT_EQ(refused.code(), Error::kNotSupported);
+  EXPECT_THAT(refused.status().message(), HasSubstr("attribute 'activations' is a list of strings (one holds a comma)"));
+}
+
+TEST(OnnxImporter, EinsumGetsStaticDimensions) {
+  // ONNX 1.12 infers only Einsum's rank; the importer works the dimensions out.
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "a", {2, 3, 4, 5});
+  add_input(model, "b", {2, 6, 4, 5});
+  onnx::NodeProto* scores = add_node(model, "Einsum", "scores", {"a", "b"}, {"s"});
+  onnx::AttributeProto* equation = scores->add_attribute();
+  equation->set_name("equation");
+  equation->set_type(onnx::AttributeProto::STRING);
+  equation->set_s("bihd, bjhd -> bhij");
+  onnx::NodeProto* implicit = add_node(model, "Einsum", "implicit", {"s"}, {"y"});
+  onnx::AttributeProto* implicit_equation = implicit->add_attribute();
+  implicit_equation->set_name("equation");
+  implicit_equation->set_type(onnx::AttributeProto::STRING);
+  implicit_equation->set_s("...ji");  // "...ij": a transpose of the last two
+  add_output(model, "y", {-1, -1, -1, -1});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  const ir::Node* first = find_node(graph, "Einsum");
+  ASSERT_NE(first, nullptr);
+  EXPECT_THAT(value_shape(graph, first->outputs()->Get(0)), ElementsAre(2, 4, 3, 6));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 4, 6, 3));
+}
+
+/// y = If(c) then Relu(x) + t (t a branch initializer) else Neg(x): x [2], c a bool.
+onnx::ModelProto if_model(bool constant_condition, bool condition) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  if (constant_condition) {
+    onnx::TensorProto* c = model.mutable_graph()->add_initializer();
+    c->set_name("c");
+    c->set_data_type(onnx::TensorProto::BOOL);
+    c->add_int32_data(condition ? 1 : 0);
+  } else {
+    add_input(model, "c", {}, onnx::TensorProto::BOOL);
   }
-  add_output(model, "y", {});
+  onnx::NodeProto* node = add_node(model, "If", "choose", {"c"}, {"y"});
+  onnx::AttributeProto* then_branch = node->add_attribute();
+  then_branch->set_name("then_branch");
+  then_branch->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* then_graph = then_branch->mutable_g();
+  then_graph->set_name("then");
+  onnx::TensorProto* t = then_graph->add_initializer();
+  t->set_name("t");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->add_float_data(10);
+  t->add_float_data(20);
+  onnx::NodeProto* relu = then_graph->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("x");
+  relu->add_output("r");
+  onnx::NodeProto* add = then_graph->add_node();
+  add->set_op_type("Add");
+  add->add_input("r");
+  add->add_input("t");
+  add->add_output("out");
+  const std::vector<int64_t> dims = {2};
+  describe(then_graph->add_output(), "out", onnx::TensorProto::FLOAT, &dims);
+  onnx::AttributeProto* else_branch = node->add_attribute();
+  else_branch->set_name("else_branch");
+  else_branch->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* else_graph = else_branch->mutable_g();
+  else_graph->set_name("else");
+  onnx::NodeProto* neg = else_graph->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("x");
+  neg->add_output("out");
+  describe(else_graph->add_output(), "out", onnx::TensorProto::FLOAT, &dims);
+  add_output(model, "y", {2});
+  return model;
+}
+
+TEST(OnnxImporter, AnIfWithAConstantConditionBecomesItsBranch) {
+  Result<ImportedModel> then_taken = import_model(if_model(true, true));
+  ASSERT_TRUE(then_taken.is_ok()) << then_taken.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*then_taken)), ElementsAre("Relu", "Add"));
+  Result<ImportedModel> else_taken = import_model(if_model(true, false));
+  ASSERT_TRUE(else_taken.is_ok()) << else_taken.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*else_taken)), ElementsAre("Neg"));
+}
+
+TEST(OnnxImporter, AnIfWhoseConditionFoldsBecomesItsBranch) {
+  // c = Size(x) > 1, known once x's shape is: the detection post-processing pattern.
+  onnx::ModelProto model = if_model(false, false);
+  model.mutable_graph()->mutable_input()->RemoveLast();  // c is computed instead
+  add_int64_initializer(model, "one", {}, {1});
+  onnx::NodeProto size = *add_node(model, "Size", "size", {"x"}, {"n"});
+  onnx::NodeProto greater = *add_node(model, "Greater", "greater", {"n", "one"}, {"c"});
+  // Put the two before the If.
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->mutable_node()->RemoveLast();
+  graph->mutable_node()->RemoveLast();
+  onnx::NodeProto if_node = graph->node(0);
+  graph->clear_node();
+  *graph->add_node() = size;
+  *graph->add_node() = greater;
+  *graph->add_node() = if_node;
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*imported)), ElementsAre("Relu", "Add"));
+}
+
+TEST(OnnxImporter, RefusesAnIfWithARuntimeConditionAndOtherSubgraphs) {
+  Result<ImportedModel> runtime = import_model(if_model(false, false));
+  EXPECT_EQ(runtime.code(), Error::kNotSupported);
+  EXPECT_THAT(runtime.status().message(), StartsWith("test.onnx: node 'choose' (If, opset 13): "));
+  EXPECT_THAT(runtime.status().message(), HasSubstr("its condition 'c' is not a constant at compile time"));
+
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "n", {}, onnx::TensorProto::INT64);
+  onnx::NodeProto* node = add_node(model, "Loop", "loop", {"n", ""}, {});
+  onnx::AttributeProto* body = node->add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto::GRAPH);
+  body->mutable_g()->set_name("body");
+  add_output(model, "n", {}, onnx::TensorProto::INT64);
   Result<ImportedModel> imported = import_model(model);
   EXPECT_EQ(imported.code(), Error::kNotSupported);
-  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'branch' (If, opset 13): "));
-  EXPECT_THAT(imported.status().message(), HasSubstr("then_branch"));
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'loop' (Loop, opset 13): "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("attribute 'body' is a graph (subgraphs are supported only"));
+}
 
+TEST(OnnxImporter, RefusesExternalData) {
   onnx::ModelProto external = make_model(13);
   add_input(external, "x", {2});
   onnx::TensorProto* w = external.mutable_graph()->add_initializer();
