@@ -16,6 +16,9 @@ void add_matmul_kernels(std::vector<KernelEntry>& table);         // matmul.cc
 void add_pooling_kernels(std::vector<KernelEntry>& table);        // pooling.cc
 void add_layout_kernels(std::vector<KernelEntry>& table);         // layout.cc
 void add_resize_kernels(std::vector<KernelEntry>& table);         // resize.cc
+void add_math_kernels(std::vector<KernelEntry>& table);           // math.cc
+void add_logical_kernels(std::vector<KernelEntry>& table);        // logical.cc
+void add_arithmetic_kernels(std::vector<KernelEntry>& table);     // arithmetic.cc
 
 }  // namespace plugrt::portable
 

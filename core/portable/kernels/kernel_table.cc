@@ -16,6 +16,9 @@ std::vector<KernelEntry> build_table() {
   add_pooling_kernels(table);
   add_layout_kernels(table);
   add_resize_kernels(table);
+  add_math_kernels(table);
+  add_logical_kernels(table);
+  add_arithmetic_kernels(table);
   std::stable_sort(table.begin(), table.end(),
             [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;
