@@ -19,6 +19,8 @@ void add_resize_kernels(std::vector<KernelEntry>& table);         // resize.cc
 void add_math_kernels(std::vector<KernelEntry>& table);           // math.cc
 void add_logical_kernels(std::vector<KernelEntry>& table);        // logical.cc
 void add_arithmetic_kernels(std::vector<KernelEntry>& table);     // arithmetic.cc
+void add_indexing_kernels(std::vector<KernelEntry>& table);       // indexing.cc
+void add_rearrange_kernels(std::vector<KernelEntry>& table);      // rearrange.cc
 
 }  // namespace plugrt::portable
 
