@@ -21,6 +21,8 @@ void add_logical_kernels(std::vector<KernelEntry>& table);        // logical.cc
 void add_arithmetic_kernels(std::vector<KernelEntry>& table);     // arithmetic.cc
 void add_indexing_kernels(std::vector<KernelEntry>& table);       // indexing.cc
 void add_rearrange_kernels(std::vector<KernelEntry>& table);      // rearrange.cc
+void add_loss_kernels(std::vector<KernelEntry>& table);           // loss.cc
+void add_quantize_kernels(std::vector<KernelEntry>& table);       // quantize.cc
 
 }  // namespace plugrt::portable
 
