@@ -512,6 +512,11 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
     }
     return error(Error::kInvalidArgument, "the model imports no opset of the default ONNX domain");
   }
+  if (opset_ > 0 && opset_ < kMinOnnxOpset) {  // older models are upgraded first
+    Status status = onnx_import::upgrade_opset(&model, opset_, kMinOnnxOpset);
+    if (!status.is_ok()) return error(status.code(), status.message());
+    opset_ = kMinOnnxOpset;
+  }
   if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
     return error(Error::kNotSupported, "opset " + std::to_string(opset_) +
                                            " of the default ONNX domain is not supported (plugrt imports opsets " +

@@ -26,12 +26,14 @@ struct ImportOptions {
 
 struct ImportedModel {
   std::vector<uint8_t> graph;  ///< a graph IR buffer (GraphBuilder::finish())
-  int64_t opset = 0;           ///< the model's default-domain opset
+  int64_t opset = 0;           ///< the default-domain opset of the graph (kMinOnnxOpset for an upgraded model)
   std::string producer;        ///< "pytorch 1.13.1", from the model
   size_t folded_nodes = 0;     ///< nodes evaluated at import (constants, shape subgraphs)
 };
 
-/// The lowest and highest default-domain opsets the importer reads.
+/// The lowest and highest default-domain opsets the importer reads. A model below
+/// kMinOnnxOpset is first upgraded to it with ONNX's version converter (kNotSupported,
+/// naming the file, its opset and the converter's reason, when that fails).
 inline constexpr int64_t kMinOnnxOpset = 7;
 inline constexpr int64_t kMaxOnnxOpset = 17;
 

@@ -115,6 +115,10 @@ Status constant_node_value(const onnx::NodeProto& node, Tensor* tensor);
 bool is_inference_dropout(const onnx::NodeProto& node, const std::set<std::string>& consumed,
                           const std::map<std::string, Tensor>& constants);
 
+/// Upgrades a model of default-domain opset `from` to opset `to` with ONNX's version
+/// converter; kNotSupported with the converter's reason (alone) when it cannot.
+Status upgrade_opset(onnx::ModelProto* model, int64_t from, int64_t to);
+
 /// Shape (with opset 15's start and end) or Size of a value of static shape `dims`.
 Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims);
 

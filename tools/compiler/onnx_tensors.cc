@@ -135,6 +135,30 @@ Status tensor_from_proto(const onnx::TensorProto& proto, Tensor* tensor) {
       field_count = static_cast<size_t>(proto.int32_data_size());
       tensor->bytes = pack(proto.int32_data(), 1, [](int32_t v, uint8_t* out) { *out = static_cast<uint8_t>(v); });
       break;
+    case DType::kUInt16:
+    case DType::kInt16:
+    case DType::kBFloat16:  // int32_data holds the bits
+      field_count = static_cast<size_t>(proto.int32_data_size());
+      tensor->bytes = pack(proto.int32_data(), 2, [](int32_t v, uint8_t* out) {
+        const auto bits = static_cast<uint16_t>(v);
+        std::memcpy(out, &bits, 2);
+      });
+      break;
+    case DType::kDouble:
+      field_count = static_cast<size_t>(proto.double_data_size());
+      tensor->bytes = pack(proto.double_data(), 8, [](double v, uint8_t* out) { std::memcpy(out, &v, 8); });
+      break;
+    case DType::kUInt32:
+      field_count = static_cast<size_t>(proto.uint64_data_size());
+      tensor->bytes = pack(proto.uint64_data(), 4, [](uint64_t v, uint8_t* out) {
+        const auto narrow = static_cast<uint32_t>(v);
+        std::memcpy(out, &narrow, 4);
+      });
+      break;
+    case DType::kUInt64:
+      field_count = static_cast<size_t>(proto.uint64_data_size());
+      tensor->bytes = pack(proto.uint64_data(), 8, [](uint64_t v, uint8_t* out) { std::memcpy(out, &v, 8); });
+      break;
     case DType::kUndefined:
       break;
   }

@@ -102,21 +102,42 @@ std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, con
                              const void* expected, size_t count) {
   switch (dtype) {
     case DType::kFloat32:
-    case DType::kFloat16: {
-      const bool half = dtype == DType::kFloat16;
-      const FloatTolerance tolerance = half ? kFloat16Tolerance : kFloat32Tolerance;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kDouble: {
+      FloatTolerance tolerance = kFloat32Tolerance;
+      if (dtype == DType::kFloat16) tolerance = kFloat16Tolerance;
+      if (dtype == DType::kBFloat16) tolerance = kBFloat16Tolerance;
+      if (dtype == DType::kDouble) tolerance = kDoubleTolerance;
+      auto element = [dtype](const void* data, size_t i) -> double {
+        switch (dtype) {
+          case DType::kFloat16: return half_to_float(load<uint16_t>(data, i));
+          case DType::kBFloat16: {
+            const uint32_t bits = static_cast<uint32_t>(load<uint16_t>(data, i)) << 16;
+            float value;
+            std::memcpy(&value, &bits, sizeof(value));
+            return value;
+          }
+          case DType::kDouble: return load<double>(data, i);
+          default: return load<float>(data, i);
+        }
+      };
       Counter counter;
       for (size_t i = 0; i < count; ++i) {
-        const double a = half ? half_to_float(load<uint16_t>(actual, i)) : load<float>(actual, i);
-        const double e = half ? half_to_float(load<uint16_t>(expected, i)) : load<float>(expected, i);
+        const double a = element(actual, i);
+        const double e = element(expected, i);
         if (!float_close(a, e, tolerance)) counter.add(i, format_float(a), format_float(e));
       }
-      return counter.report(shape, count, format_tolerance(half ? "float16" : "float32", tolerance));
+      return counter.report(shape, count, format_tolerance(std::string(to_string(dtype)).c_str(), tolerance));
     }
     case DType::kInt64: return compare_exact<int64_t>(shape, actual, expected, count, "int64");
     case DType::kInt32: return compare_exact<int32_t>(shape, actual, expected, count, "int32");
     case DType::kInt8: return compare_exact<int8_t>(shape, actual, expected, count, "int8");
     case DType::kUInt8: return compare_exact<uint8_t>(shape, actual, expected, count, "uint8");
+    case DType::kInt16: return compare_exact<int16_t>(shape, actual, expected, count, "int16");
+    case DType::kUInt16: return compare_exact<uint16_t>(shape, actual, expected, count, "uint16");
+    case DType::kUInt32: return compare_exact<uint32_t>(shape, actual, expected, count, "uint32");
+    case DType::kUInt64: return compare_exact<uint64_t>(shape, actual, expected, count, "uint64");
     case DType::kBool: {
       Counter counter;
       for (size_t i = 0; i < count; ++i) {

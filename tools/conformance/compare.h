@@ -26,6 +26,10 @@ struct FloatTolerance {
 };
 inline constexpr FloatTolerance kFloat32Tolerance{1e-3, 1e-5};
 inline constexpr FloatTolerance kFloat16Tolerance{1e-3, 1e-5};
+inline constexpr FloatTolerance kDoubleTolerance{1e-3, 1e-5};
+/// One unit in the last place of bfloat16's 8 significant bits: the test data rounds
+/// float32 to bfloat16 by truncation, plugrt to nearest.
+inline constexpr FloatTolerance kBFloat16Tolerance{1.0 / 128, 1e-5};
 
 /// float16 bits to float32 (subnormals, infinities and NaN included).
 float half_to_float(uint16_t bits);

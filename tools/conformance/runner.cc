@@ -155,6 +155,11 @@ std::optional<TestResult> dynamic_input_shapes(const std::string& test_dir, cons
   return std::nullopt;
 }
 
+// NumPy has no bfloat16, so ONNX's test data stores a bfloat16 tensor as its uint16 bits.
+void adopt_bfloat16_bits(DType spec_dtype, HostTensor& tensor) {
+  if (spec_dtype == DType::kBFloat16 && tensor.dtype == DType::kUInt16) tensor.dtype = DType::kBFloat16;
+}
+
 // Feeds input_K.pb to the method's inputs: the model's inputs that are not frozen, in order.
 std::optional<TestResult> set_inputs(const std::string& test_dir, const ModelInfo& model, const Variant& variant,
                                      const DataSet& set, Method& method) {
@@ -179,6 +184,13 @@ std::optional<TestResult> set_inputs(const std::string& test_dir, const ModelInf
     if (!tensor->name.empty() && tensor->name != spec.name) {
       return fail(file_name(set.inputs[k]) + " is for input '" + tensor->name + "', method input " +
                   std::to_string(m) + " is '" + spec.name + "'");
+    }
+    adopt_bfloat16_bits(spec.dtype, *tensor);
+    if (tensor->dtype == spec.dtype && tensor->shape != spec.shape && !model.inputs[k].dynamic) {
+      // The model declares this static shape itself: the test cannot be run as written.
+      return unsupported("the test data contradicts the model: input '" + spec.name + "' is declared " +
+                         shape_text(spec.shape) + ", " + file_name(set.inputs[k]) + " holds " +
+                         shape_text(tensor->shape));
     }
     if (tensor->dtype != spec.dtype || tensor->shape != spec.shape) {
       return fail("input '" + spec.name + "': the method takes " + std::string(to_string(spec.dtype)) +
@@ -232,6 +244,7 @@ std::optional<TestResult> check_outputs(const std::string& test_dir, const Model
     }
     Result<HostTensor> expected = read_tensor_file(set.outputs[k]);
     if (!expected.is_ok()) return from_data_error(expected.status(), test_dir);
+    adopt_bfloat16_bits(spec.dtype, *expected);
     if (expected->dtype != spec.dtype || expected->shape != spec.shape) {
       return fail("output '" + spec.name + "': the method gives " + std::string(to_string(spec.dtype)) +
                   shape_text(spec.shape) + ", expected " + std::string(to_string(expected->dtype)) +

@@ -57,6 +57,12 @@ DType to_dtype(int32_t data_type) {
     case onnx::TensorProto_DataType_INT64: return DType::kInt64;
     case onnx::TensorProto_DataType_BOOL: return DType::kBool;
     case onnx::TensorProto_DataType_FLOAT16: return DType::kFloat16;
+    case onnx::TensorProto_DataType_BFLOAT16: return DType::kBFloat16;
+    case onnx::TensorProto_DataType_DOUBLE: return DType::kDouble;
+    case onnx::TensorProto_DataType_INT16: return DType::kInt16;
+    case onnx::TensorProto_DataType_UINT16: return DType::kUInt16;
+    case onnx::TensorProto_DataType_UINT32: return DType::kUInt32;
+    case onnx::TensorProto_DataType_UINT64: return DType::kUInt64;
     default: return DType::kUndefined;
   }
 }
@@ -321,8 +327,26 @@ Result<HostTensor> read_tensor_file(const std::string& path) {
       copy_narrowed<uint8_t>(proto.int32_data(), tensor.bytes);
       break;
     case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kUInt16:
       typed_count = proto.int32_data_size();
       copy_narrowed<uint16_t>(proto.int32_data(), tensor.bytes);
+      break;
+    case DType::kInt16:
+      typed_count = proto.int32_data_size();
+      copy_narrowed<int16_t>(proto.int32_data(), tensor.bytes);
+      break;
+    case DType::kDouble:
+      typed_count = proto.double_data_size();
+      copy_narrowed<double>(proto.double_data(), tensor.bytes);
+      break;
+    case DType::kUInt32:
+      typed_count = static_cast<int>(proto.uint64_data_size());
+      copy_narrowed<uint32_t>(proto.uint64_data(), tensor.bytes);
+      break;
+    case DType::kUInt64:
+      typed_count = static_cast<int>(proto.uint64_data_size());
+      copy_narrowed<uint64_t>(proto.uint64_data(), tensor.bytes);
       break;
     case DType::kBool:
       typed_count = proto.int32_data_size();

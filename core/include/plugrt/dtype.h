@@ -18,10 +18,16 @@ enum class DType : int32_t {
   kFloat32 = 1,
   kUInt8 = 2,
   kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
   kInt32 = 6,
   kInt64 = 7,
   kBool = 9,
   kFloat16 = 10,
+  kDouble = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kBFloat16 = 16,
 };
 
 /// Bytes per element; 0 for a value that is not one of the DTypes above.
@@ -30,10 +36,16 @@ constexpr size_t dtype_size(DType dtype) {
     case DType::kFloat32: return 4;
     case DType::kUInt8: return 1;
     case DType::kInt8: return 1;
+    case DType::kUInt16: return 2;
+    case DType::kInt16: return 2;
     case DType::kInt32: return 4;
     case DType::kInt64: return 8;
     case DType::kBool: return 1;
     case DType::kFloat16: return 2;
+    case DType::kDouble: return 8;
+    case DType::kUInt32: return 4;
+    case DType::kUInt64: return 8;
+    case DType::kBFloat16: return 2;
     case DType::kUndefined: return 0;
   }
   return 0;
@@ -46,10 +58,16 @@ constexpr std::string_view to_string(DType dtype) {
     case DType::kFloat32: return "float32";
     case DType::kUInt8: return "uint8";
     case DType::kInt8: return "int8";
+    case DType::kUInt16: return "uint16";
+    case DType::kInt16: return "int16";
     case DType::kInt32: return "int32";
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
     case DType::kFloat16: return "float16";
+    case DType::kDouble: return "double";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
+    case DType::kBFloat16: return "bfloat16";
     case DType::kUndefined: return "undefined";
   }
   return "unknown";
@@ -65,6 +83,12 @@ constexpr DLDataType to_dlpack(DType dtype) {
     case DType::kInt8: return {kDLInt, 8, 1};
     case DType::kInt32: return {kDLInt, 32, 1};
     case DType::kInt64: return {kDLInt, 64, 1};
+    case DType::kDouble: return {kDLFloat, 64, 1};
+    case DType::kBFloat16: return {kDLBfloat, 16, 1};
+    case DType::kUInt16: return {kDLUInt, 16, 1};
+    case DType::kInt16: return {kDLInt, 16, 1};
+    case DType::kUInt32: return {kDLUInt, 32, 1};
+    case DType::kUInt64: return {kDLUInt, 64, 1};
     case DType::kUndefined: break;
   }
   return {kDLOpaqueHandle, 0, 0};

@@ -19,6 +19,13 @@ void add_resize_kernels(std::vector<KernelEntry>& table);         // resize.cc
 void add_recurrent_kernels(std::vector<KernelEntry>& table);      // recurrent.cc
 void add_axis_normalization_kernels(std::vector<KernelEntry>& table);  // axis_normalization.cc
 void add_einsum_kernels(std::vector<KernelEntry>& table);         // einsum.cc
+void add_math_kernels(std::vector<KernelEntry>& table);           // math.cc
+void add_logical_kernels(std::vector<KernelEntry>& table);        // logical.cc
+void add_arithmetic_kernels(std::vector<KernelEntry>& table);     // arithmetic.cc
+void add_indexing_kernels(std::vector<KernelEntry>& table);       // indexing.cc
+void add_rearrange_kernels(std::vector<KernelEntry>& table);      // rearrange.cc
+void add_loss_kernels(std::vector<KernelEntry>& table);           // loss.cc
+void add_quantize_kernels(std::vector<KernelEntry>& table);       // quantize.cc
 
 }  // namespace plugrt::portable
 

@@ -19,6 +19,13 @@ std::vector<KernelEntry> build_table() {
   add_recurrent_kernels(table);
   add_axis_normalization_kernels(table);
   add_einsum_kernels(table);
+  add_math_kernels(table);
+  add_logical_kernels(table);
+  add_arithmetic_kernels(table);
+  add_indexing_kernels(table);
+  add_rearrange_kernels(table);
+  add_loss_kernels(table);
+  add_quantize_kernels(table);
   std::stable_sort(table.begin(), table.end(),
             [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;

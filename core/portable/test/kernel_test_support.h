@@ -3,6 +3,7 @@
 #define PLUGRT_PORTABLE_TEST_KERNEL_TEST_SUPPORT_H_
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,22 @@ struct TestTensor {
   std::vector<int32_t> int32s() const;
   std::vector<bool> bools() const;
 };
+
+/// A tensor of any dtype from values of its C++ element type (bool as uint8_t).
+template <typename T>
+TestTensor typed_tensor(DType dtype, std::vector<int64_t> shape, const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return TestTensor{dtype, std::move(shape), std::move(bytes), false};
+}
+
+/// The elements of a tensor as its C++ element type.
+template <typename T>
+std::vector<T> values_of(const TestTensor& tensor) {
+  std::vector<T> values(tensor.bytes.size() / sizeof(T));
+  if (!values.empty()) std::memcpy(values.data(), tensor.bytes.data(), values.size() * sizeof(T));
+  return values;
+}
 
 /// What one output should look like (the graph IR carries static shapes).
 struct OutputSpec {

@@ -125,9 +125,63 @@ TEST(ReduceMaxKernel, HandlesNegativeInt64) {
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(-3));
 }
 
+// ---- ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp -----
+
+std::vector<float> reduce_last_axis(const std::string& op, const TestTensor& data) {
+  NodeRun run = run_node({op, {Attribute::Ints("axes", {-1}), Attribute::Int("keepdims", 0)}, {data},
+                          {f32_out({3, 2})}, 17});
+  EXPECT_TRUE(run.ok()) << op << ": " << run.error;
+  return run.ok() ? run.outputs[0].floats() : std::vector<float>{};
+}
+
+TEST(ReduceKernels, MinAndProdOverTheLastAxis) {
+  EXPECT_THAT(reduce_last_axis("ReduceMin", mean_data()), ElementsAre(1, 2, 1, 2, 1, 2));
+  EXPECT_THAT(reduce_last_axis("ReduceProd", mean_data()), ElementsAre(5, 40, 30, 80, 55, 120));
+}
+
+TEST(ReduceKernels, NormsAndSumOfSquares) {
+  const TestTensor signed_data = TestTensor::f32({3, 2, 2}, {1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12});
+  EXPECT_THAT(reduce_last_axis("ReduceL1", signed_data), ElementsAre(3, 7, 11, 15, 19, 23));
+  EXPECT_THAT(reduce_last_axis("ReduceSumSquare", signed_data), ElementsAre(5, 25, 61, 113, 181, 265));
+  EXPECT_THAT(reduce_last_axis("ReduceL2", signed_data),
+              Pointwise(FloatNear(kTolerance), {2.2360680f, 5.0f, 7.8102497f, 10.630146f, 13.453624f, 16.278820f}));
+}
+
+TEST(ReduceKernels, LogSumExp) {
+  EXPECT_THAT(reduce_last_axis("ReduceLogSumExp", sum_data()),
+              Pointwise(FloatNear(kTolerance), {2.3132617f, 4.3132617f, 6.3132617f, 8.3132617f, 10.313262f, 12.313262f}));
+}
+
+TEST(ReduceKernels, ProdOfInt64AndMinOfDoubles) {
+  NodeRun prod = run_node({"ReduceProd", {Attribute::Int("keepdims", 0)}, {TestTensor::i64({3}, {-2, 3, 4})},
+                           {{DType::kInt64, {}}}, 17});
+  ASSERT_TRUE(prod.ok()) << prod.error;
+  EXPECT_THAT(prod.outputs[0].ints(), ElementsAre(-24));
+  NodeRun min = run_node({"ReduceMin", {Attribute::Ints("axes", {0})},
+                          {typed_tensor<double>(DType::kDouble, {2, 2}, {1e-300, 4, -3, 8})}, {{DType::kDouble, {1, 2}}},
+                          17});
+  ASSERT_TRUE(min.ok()) << min.error;
+  EXPECT_THAT(values_of<double>(min.outputs[0]), ElementsAre(-3, 4));
+}
+
+TEST(ReduceKernels, LogSum) {
+  EXPECT_THAT(reduce_last_axis("ReduceLogSum", sum_data()),
+              Pointwise(FloatNear(kTolerance), {1.0986123f, 1.9459101f, 2.3978953f, 2.7080502f, 2.9444390f, 3.1354942f}));
+}
+
+TEST(HardmaxKernel, MarksTheFirstMaximumOfEachRow) {
+  NodeRun run = run_node({"Hardmax", {}, {TestTensor::f32({2, 3}, {3, 1, 3, 0, 5, 2})}, {f32_out({2, 3})}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(), ElementsAre(1, 0, 0, 0, 1, 0));
+  NodeRun columns = run_node({"Hardmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 3}, {3, 1, 3, 0, 5, 2})},
+                              {f32_out({2, 3})}});
+  ASSERT_TRUE(columns.ok()) << columns.error;
+  EXPECT_THAT(columns.outputs[0].floats(), ElementsAre(1, 0, 1, 0, 1, 0));
+}
+
 TEST(ReduceKernels, RefuseBool) {
   NodeRun run = run_node({"ReduceMax", {}, {TestTensor::boolean({2}, {true, false})}, {{DType::kBool, {1}}}});
-  EXPECT_THAT(run.error, HasSubstr("supports float32 and int64, not bool"));
+  EXPECT_THAT(run.error, HasSubstr("int8 to int64, uint8 to uint64, not bool"));
 }
 
 // ---- Softmax and LogSoftmax -----------------------------------------------------------
