@@ -8,7 +8,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "partitioner.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/method.h"
@@ -235,38 +234,6 @@ TEST_F(CompilerTest, AConstantOutputIsWrittenByAnIdentity) {
   ASSERT_TRUE(method->execute().is_ok());
   const float* out = static_cast<const float*>(method->output(1).data);
   EXPECT_THAT(std::vector<float>(out, out + 2), ElementsAre(7, 8));
-}
-
-// ---- cut_partitions -----------------------------------------------------------------
-
-/// n0 -> n1 -> n2 and n0 -> n2 directly: n2 must not join n0's partition, or the two
-/// partitions would depend on each other.
-TEST(CutPartitions, NeverCreatesACycle) {
-  GraphBuilder builder;
-  ValueId x = builder.add_value("x", DType::kFloat32, {2});
-  ValueId a = builder.add_value("a", DType::kFloat32, {2});
-  ValueId b = builder.add_value("b", DType::kFloat32, {2});
-  ValueId y = builder.add_value("y", DType::kFloat32, {2});
-  builder.add_node("Relu", "n0", {x}, {a});
-  builder.add_node("Relu", "n1", {a}, {b});
-  builder.add_node("Add", "n2", {a, b}, {y});
-  builder.add_input(x);
-  builder.add_output(y);
-  const std::vector<uint8_t> bytes = builder.finish();
-  const ir::Graph& graph = *ir::GetGraph(bytes.data());
-  std::vector<Partition> partitions = cut_partitions(graph, {0, 1, 0});
-  ASSERT_EQ(partitions.size(), 3u);
-  EXPECT_THAT(partitions[0].nodes, ElementsAre(0u));
-  EXPECT_THAT(partitions[1].nodes, ElementsAre(1u));
-  EXPECT_THAT(partitions[2].nodes, ElementsAre(2u));
-  EXPECT_THAT(partitions[2].inputs, ElementsAre(a, b));
-
-  // With one backend everything is one partition.
-  std::vector<Partition> single = cut_partitions(graph, {0, 0, 0});
-  ASSERT_EQ(single.size(), 1u);
-  EXPECT_THAT(single[0].nodes, ElementsAre(0u, 1u, 2u));
-  EXPECT_THAT(single[0].inputs, ElementsAre(x));
-  EXPECT_THAT(single[0].outputs, ElementsAre(y));
 }
 
 }  // namespace
