@@ -97,8 +97,10 @@ Partition single_node(const ir::Graph& graph, uint32_t n) {
 
 /// Median microseconds of `runs` timed executions after one untimed one.
 Result<double> measure(const Backend& backend, const std::vector<uint8_t>& blob, const PartitionTensors& tensors,
-                       int runs) {
+                       const TuneOptions& options) {
+  const int runs = options.runs;
   InitOptions init;
+  init.num_threads = options.threads;
   init.blob = blob.data();
   init.blob_size = blob.size();
   PLUGRT_ASSIGN_OR_RETURN(DelegateHandle handle, backend.init(init));
@@ -162,7 +164,7 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
       PartitionTensors tensors(graph, partition);
       if (!tensors.ok()) return Status(Error::kMemoryAllocationFailed, "no memory for the node's tensors");
-      return measure(backend, blob, tensors, options.runs);
+      return measure(backend, blob, tensors, options);
     }();
     const std::string op = graph.nodes()->Get(job.node)->op_type()->str();
     if (us.is_ok()) {

@@ -17,6 +17,9 @@ namespace plugrt::placement {
 struct TuneOptions {
   /// Timed runs per node and backend (after one untimed run); the median is kept.
   int runs = 5;
+  /// Threads each backend may use while measured (InitOptions::num_threads). One by
+  /// default: figures from many threads depend on what else the machine runs.
+  size_t threads = 1;
   /// Stop starting new measurements after this many seconds; what is left keeps the estimate.
   double budget_seconds = 120;
   /// Where to write one line of progress per measurement (null: silent).
