@@ -111,6 +111,7 @@ bool EditableGraph::is_graph_output(int32_t value) const {
 }
 
 std::optional<size_t> EditableGraph::producer(int32_t value) const {
+  if (value < 0) return std::nullopt;  // an absent optional value has no producer
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (nodes[n].removed) continue;
     if (std::find(nodes[n].outputs.begin(), nodes[n].outputs.end(), value) != nodes[n].outputs.end()) return n;
@@ -120,6 +121,7 @@ std::optional<size_t> EditableGraph::producer(int32_t value) const {
 
 std::vector<size_t> EditableGraph::consumers(int32_t value) const {
   std::vector<size_t> result;
+  if (value < 0) return result;
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (nodes[n].removed) continue;
     if (std::find(nodes[n].inputs.begin(), nodes[n].inputs.end(), value) != nodes[n].inputs.end()) {

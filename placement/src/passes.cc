@@ -20,6 +20,7 @@ bool is_identity(const std::vector<int64_t>& perm) {
 
 /// A Transpose's permutation (by default the dimensions reversed); empty when invalid.
 std::vector<int64_t> permutation(const EditableGraph& graph, const EditableNode& node) {
+  if (node.inputs.empty() || node.inputs[0] < 0) return {};
   const size_t rank = graph.values[static_cast<size_t>(node.inputs[0])].shape.size();
   std::vector<int64_t> perm(rank);
   if (const Attribute* a = node.attribute("perm"); a != nullptr) {
@@ -88,7 +89,10 @@ bool is_no_op(const EditableGraph& graph, const EditableNode& node) {
     }
     return true;
   }
-  if (op == "Transpose") return is_identity(permutation(graph, node));
+  if (op == "Transpose") {
+    const std::vector<int64_t> perm = permutation(graph, node);
+    return !perm.empty() && is_identity(perm);
+  }
   if (op == "Pad") {
     const Attribute* pads_attribute = node.attribute("pads");
     const std::optional<std::vector<int64_t>> pads =
@@ -139,7 +143,7 @@ size_t collapse_transposes(EditableGraph& graph) {
   size_t changed = 0;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     EditableNode& second = graph.nodes[n];
-    if (second.removed || second.op_type != "Transpose" || second.inputs.empty()) continue;
+    if (second.removed || second.op_type != "Transpose" || second.inputs.empty() || second.inputs[0] < 0) continue;
     const std::optional<size_t> p = graph.producer(second.inputs[0]);
     if (!p || graph.nodes[*p].op_type != "Transpose" || sole_consumer(graph, second.inputs[0]) != n) continue;
     EditableNode& first = graph.nodes[*p];
@@ -161,7 +165,8 @@ size_t collapse_reshapes(EditableGraph& graph) {
   size_t changed = 0;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     EditableNode& second = graph.nodes[n];
-    if (second.removed || !is_reshape_like(second.op_type) || second.inputs.empty() || second.outputs.empty()) {
+    if (second.removed || !is_reshape_like(second.op_type) || second.inputs.empty() || second.outputs.empty() ||
+        second.outputs[0] < 0) {
       continue;
     }
     const std::optional<size_t> p = graph.producer(second.inputs[0]);
@@ -171,6 +176,7 @@ size_t collapse_reshapes(EditableGraph& graph) {
     for (int64_t d : shape) positive = positive && d > 0;
     if (!positive) continue;
     EditableNode& first = graph.nodes[*p];
+    if (first.inputs.empty() || first.inputs[0] < 0) continue;
     const int32_t target = graph.add_constant_i64(second.name + "_shape", shape);
     second.op_type = "Reshape";
     second.inputs = {first.inputs[0], target};
@@ -193,7 +199,10 @@ size_t fold_pads(EditableGraph& graph) {
   size_t changed = 0;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     EditableNode& pad = graph.nodes[n];
-    if (pad.removed || pad.op_type != "Pad" || pad.inputs.empty() || pad.outputs.size() != 1) continue;
+    if (pad.removed || pad.op_type != "Pad" || pad.inputs.empty() || pad.inputs[0] < 0 || pad.outputs.size() != 1 ||
+        pad.outputs[0] < 0) {
+      continue;
+    }
     if (const Attribute* mode = pad.attribute("mode"); mode != nullptr && mode->s != "constant") continue;
     if (pad.inputs.size() > 3 && pad.inputs[3] >= 0) continue;  // axes (opset 18)
     std::optional<std::vector<int64_t>> pads;

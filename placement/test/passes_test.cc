@@ -266,6 +266,28 @@ TEST(GraphPasses, LeavePadsThatCannotFold) {
   EXPECT_THAT(op_types(result.graph), ElementsAre("Pad", "AveragePool"));
 }
 
+TEST(GraphPasses, LeaveNodesReadingAbsentValuesAlone) {
+  // Malformed for a backend, but the passes must neither crash nor rewrite them.
+  GraphBuilder g;
+  ValueId x = g.add_value("x", DType::kFloat32, {1, 1, 2, 2});
+  ValueId a = g.add_value("a", DType::kFloat32, {1, 1, 2, 2});
+  ValueId y1 = g.add_value("y1", DType::kFloat32, {1, 1, 2, 2});
+  ValueId y2 = g.add_value("y2", DType::kFloat32, {1, 1, 2, 2});
+  ValueId y3 = g.add_value("y3", DType::kFloat32, {1, 1, 2, 2});
+  ValueId pads = g.add_constant_i64("pads", {8}, {0, 0, 0, 0, 0, 0, 0, 0});
+  g.add_node("Dropout", "drop", {x}, {a, kNoValue});
+  g.add_node("Transpose", "t", {kNoValue}, {y1});
+  g.add_node("Transpose", "t2", {y1}, {y2});
+  g.add_node("Pad", "pad", {kNoValue, pads}, {y3});
+  g.add_input(x);
+  g.add_output(a);
+  g.add_output(y2);
+  g.add_output(y3);
+  Result<PassResult> result = run_graph_passes(g.finish());
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_THAT(op_types(result->graph), ElementsAre("Dropout", "Transpose", "Transpose", "Pad"));
+}
+
 TEST(GraphPasses, RefuseABufferThatIsNotAGraph) {
   const std::vector<uint8_t> junk = {1, 2, 3, 4, 5, 6, 7, 8};
   Result<PassResult> result = run_graph_passes(junk);
