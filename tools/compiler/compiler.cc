@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
-#include "partitioner.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
+#include "plugrt/placement/cost_model.h"
+#include "plugrt/placement/partitioner.h"
+#include "plugrt/placement/passes.h"
+#include "plugrt/placement/placer.h"
 #include "plugrt/program_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
 
@@ -13,9 +16,7 @@ namespace plugrt::compiler {
 namespace {
 
 using flatbuffers::uoffset_t;
-
-/// Backends that come first by default, in this order; the rest follow by name.
-constexpr const char* kPreferredBackends[] = {"xnnpack", "onednn"};
+using placement::Partition;
 
 std::string node_label(const ir::Node& node, int opset) {
   std::string label = "node '" + (node.name() != nullptr ? node.name()->str() : std::string()) + "' (" +
@@ -61,10 +62,6 @@ Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions&
 
 std::vector<std::string> default_backend_order(Registry& registry) {
   std::vector<std::string> order;
-  for (const char* preferred : kPreferredBackends) {
-    Result<Backend> backend = registry.find_backend(preferred);
-    if (backend.is_ok() && backend->has_aot()) order.push_back(preferred);
-  }
   for (const BackendInfo& info : registry.list_backends()) {  // sorted by name
     if (!info.has_aot || info.shadowed_by || info.name == kPortableBackendName) continue;
     if (std::find(order.begin(), order.end(), info.name) == order.end()) order.push_back(info.name);
@@ -73,32 +70,77 @@ std::vector<std::string> default_backend_order(Registry& registry) {
   return order;
 }
 
-Result<CompiledModel> compile_graph(Span<const uint8_t> graph_bytes, Registry& registry,
+Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry& registry,
                                     const CompileOptions& options) {
   // The portable backend's view checks the graph and says, per node, why it cannot run it.
-  PLUGRT_ASSIGN_OR_RETURN(std::vector<std::string> portable_reasons, portable_node_support(graph_bytes));
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<std::string> portable_reasons, portable_node_support(imported_bytes));
+  CompiledModel result;
+  result.summary.num_nodes_imported = portable_reasons.size();
+  std::vector<uint8_t> simplified;
+  Span<const uint8_t> graph_bytes = imported_bytes;
+  if (options.passes) {
+    PLUGRT_ASSIGN_OR_RETURN(placement::PassResult passes, placement::run_graph_passes(imported_bytes));
+    result.summary.pass_changes = passes.changes;
+    simplified = std::move(passes.graph);
+    graph_bytes = simplified;
+    PLUGRT_ASSIGN_OR_RETURN(portable_reasons, portable_node_support(graph_bytes));
+  }
   const ir::Graph& graph = *ir::GetGraph(graph_bytes.data());
   const size_t num_nodes = portable_reasons.size();
   PLUGRT_ASSIGN_OR_RETURN(ChosenBackends chosen, choose_backends(registry, options));
 
-  // Each node goes to the first backend, in priority order, that takes it.
-  std::vector<size_t> node_backend(num_nodes, chosen.portable);
-  std::vector<bool> assigned(num_nodes, false);
-  for (size_t b = 0; b + 1 < chosen.backends.size(); ++b) {
-    Result<std::vector<bool>> taken = chosen.backends[b].partition(graph_bytes, num_nodes);
-    if (!taken.is_ok()) return taken.status();
-    for (size_t n = 0; n < num_nodes; ++n) {
-      if (!assigned[n] && (*taken)[n]) {
-        node_backend[n] = b;
-        assigned[n] = true;
-      }
+  // What each backend takes, and what each node would cost there.
+  const placement::EstimateParameters estimate;
+  placement::PlacementProblem problem;
+  problem.graph = placement::node_graph(graph);
+  problem.node_cost.assign(num_nodes, std::vector<double>(chosen.backends.size(), placement::kNotTaken));
+  problem.fallback.assign(chosen.backends.size(), false);
+  problem.fallback[chosen.portable] = true;
+  problem.partition_us = estimate.partition_us;
+  problem.crossing_us = estimate.crossing_us;
+  problem.crossing_us_per_byte = 1.0 / (estimate.crossing_gbytes_per_s * 1e3);
+  std::vector<std::vector<bool>> taken(chosen.backends.size());
+  std::vector<placement::TuneBackend> to_tune;
+  for (size_t b = 0; b < chosen.backends.size(); ++b) {
+    if (b == chosen.portable) {
+      taken[b].resize(num_nodes);
+      for (size_t n = 0; n < num_nodes; ++n) taken[b][n] = portable_reasons[n].empty();
+      continue;
     }
+    Result<std::vector<bool>> answer = chosen.backends[b].partition(graph_bytes, num_nodes);
+    if (!answer.is_ok()) return answer.status();
+    taken[b] = std::move(answer).value();
+    to_tune.push_back({chosen.backends[b], taken[b]});  // the fallback is never chosen on cost
   }
-  CompiledModel result;
+  if (options.tune && options.profile != nullptr) {
+    result.summary.tune = placement::tune(graph_bytes, to_tune, *options.profile, options.tune_options);
+  }
+  std::vector<std::string> builds;
+  for (const Backend& backend : chosen.backends) builds.push_back(placement::backend_build(backend));
+  std::vector<std::vector<double>> measured(num_nodes, std::vector<double>(chosen.backends.size(), -1));
+  std::vector<bool> taken_by_other(num_nodes, false);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const placement::NodeWork work = placement::node_work(graph, n);
+    const std::string signature = options.profile != nullptr ? placement::op_signature(graph, n) : std::string();
+    bool any_measured = false;
+    for (size_t b = 0; b < chosen.backends.size(); ++b) {
+      if (!taken[b][n]) continue;
+      double cost = placement::estimated_node_us(work, b == chosen.portable, estimate);
+      if (options.profile != nullptr) {
+        if (std::optional<double> figure = options.profile->find(builds[b], signature)) {
+          cost = measured[n][b] = *figure;
+          any_measured = true;
+        }
+      }
+      problem.node_cost[n][b] = cost;
+      if (b != chosen.portable) taken_by_other[n] = true;
+    }
+    if (any_measured) ++result.summary.measured_nodes;
+  }
   result.summary.backends = chosen.names;
   result.summary.num_nodes = num_nodes;
   for (size_t n = 0; n < num_nodes; ++n) {
-    if (assigned[n]) continue;
+    if (taken_by_other[n]) continue;
     const ir::Node& node = *graph.nodes()->Get(static_cast<uoffset_t>(n));
     if (!portable_reasons[n].empty()) {
       return Status(Error::kNotSupported, node_label(node, graph.opset()) +
@@ -107,7 +149,26 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> graph_bytes, Registry& r
     if (chosen.backends.size() > 1) ++result.summary.untaken_ops[node.op_type()->str()];
   }
 
-  std::vector<Partition> partitions = cut_partitions(graph, node_backend);
+  std::vector<size_t> node_backend(num_nodes, chosen.portable);
+  if (options.placement == PlacementRule::kFirstTaker) {
+    result.summary.placement = "first";
+    for (size_t n = 0; n < num_nodes; ++n) {
+      for (size_t b = 0; b < chosen.backends.size(); ++b) {
+        if (b != chosen.portable && problem.node_cost[n][b] != placement::kNotTaken) {
+          node_backend[n] = b;
+          break;
+        }
+      }
+    }
+    result.summary.estimated_us = placement::placement_cost(problem, node_backend);
+  } else {
+    result.summary.placement = "cost";
+    placement::Placement placed = placement::place(problem);
+    node_backend = std::move(placed.node_backend);
+    result.summary.estimated_us = placed.estimated_us;
+  }
+
+  std::vector<Partition> partitions = placement::cut_partitions(graph, node_backend);
 
   // The method: graph inputs, graph outputs and partition boundaries live in its arena.
   ProgramBuilder program;
@@ -157,7 +218,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> graph_bytes, Registry& r
   }
 
   for (const Partition& partition : partitions) {
-    const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
+    const std::vector<uint8_t> subgraph = placement::extract_subgraph(graph, partition);
     const Backend& backend = chosen.backends[partition.backend];
     const std::string name = chosen.names[partition.backend] + ":" + std::to_string(result.summary.partitions.size());
     Result<std::vector<uint8_t>> blob = backend.preprocess(subgraph);
@@ -174,7 +235,14 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> graph_bytes, Registry& r
     summary.name = name;
     summary.backend = chosen.names[partition.backend];
     summary.num_nodes = partition.nodes.size();
-    for (uint32_t n : partition.nodes) ++summary.op_counts[graph.nodes()->Get(n)->op_type()->str()];
+    summary.estimated_us = problem.partition_us;
+    summary.measured_us = 0;
+    for (uint32_t n : partition.nodes) {
+      ++summary.op_counts[graph.nodes()->Get(n)->op_type()->str()];
+      summary.estimated_us += problem.node_cost[n][partition.backend];
+      const double figure = measured[n][partition.backend];
+      summary.measured_us = summary.measured_us < 0 || figure < 0 ? -1 : summary.measured_us + figure;
+    }
     summary.blob_size = blob->size();
     summary.fallback_size = with_fallback ? subgraph.size() : 0;
     result.summary.partitions.push_back(std::move(summary));

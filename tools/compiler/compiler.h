@@ -1,4 +1,5 @@
-// The ahead-of-time compiler: graph IR -> partitions over the chosen backends ->
+// The ahead-of-time compiler: graph IR -> graph passes -> placement over the chosen
+// backends (plugrt::placement) -> partitions ->
 // each backend's blob (its `preprocess`, through the ABI) plus the portable fallback
 // of the same subgraph -> a program file (.prt).
 #ifndef PLUGRT_TOOLS_COMPILER_COMPILER_H_
@@ -10,16 +11,37 @@
 #include <vector>
 
 #include "onnx_importer.h"
+#include "plugrt/placement/cost_profile.h"
+#include "plugrt/placement/tuner.h"
 #include "plugrt/registry.h"
 #include "plugrt/span.h"
 #include "plugrt/status.h"
 
 namespace plugrt::compiler {
 
+/// How nodes are given to backends.
+enum class PlacementRule {
+  /// The cost-based placer: the lowest estimated whole-graph latency (the default).
+  kCost,
+  /// Each node to the first backend in `backends` order that takes it (for comparisons,
+  /// and to force a split between backends).
+  kFirstTaker,
+};
+
 struct CompileOptions {
-  /// Backends in priority order; "portable" takes whatever none of them takes, and may
-  /// be named alone to put everything on it. Empty: default_backend_order().
+  /// The backends that may be used; "portable" takes whatever none of them takes, and may
+  /// be named alone to put everything on it. Empty: default_backend_order(). The order
+  /// breaks ties between equal costs and is the priority of PlacementRule::kFirstTaker.
   std::vector<std::string> backends;
+  PlacementRule placement = PlacementRule::kCost;
+  /// Run the graph passes (placement/passes.h) before placement.
+  bool passes = true;
+  /// Measured node costs, used instead of the estimate where they have a figure. Null:
+  /// the estimate only (placement/README.md).
+  placement::CostProfile* profile = nullptr;
+  /// First measure, into *profile, what it lacks for this graph (placement/tuner.h).
+  bool tune = false;
+  placement::TuneOptions tune_options;
   /// Write each partition's portable fallback blob (off: smaller file, no fallback).
   bool fallback = true;
   /// Recorded in the file.
@@ -33,11 +55,20 @@ struct PartitionSummary {
   size_t num_nodes = 0;
   uint64_t blob_size = 0;
   uint64_t fallback_size = 0;  ///< 0 when the partition is portable or fallback is off
+  double estimated_us = 0;     ///< its nodes' costs (measured, else estimated) plus one delegate call
+  /// Its nodes' measured costs when the profile has a figure for every one; else < 0.
+  double measured_us = -1;
 };
 
 struct CompileSummary {
-  std::vector<std::string> backends;  ///< the priority order used, "portable" last
-  size_t num_nodes = 0;
+  std::vector<std::string> backends;  ///< the backends considered, "portable" last
+  std::string placement;              ///< "cost" or "first"
+  size_t num_nodes = 0;               ///< after the graph passes
+  size_t num_nodes_imported = 0;      ///< before them
+  std::map<std::string, size_t> pass_changes;  ///< pass name -> nodes it changed or removed
+  double estimated_us = 0;            ///< the placer's estimate of the whole graph
+  size_t measured_nodes = 0;          ///< nodes whose cost came from the profile
+  placement::TuneReport tune;         ///< what --tune measured
   std::vector<PartitionSummary> partitions;
   /// Op types (with node counts) that no chosen backend other than portable took.
   std::map<std::string, size_t> untaken_ops;
@@ -49,8 +80,7 @@ struct CompiledModel {
 };
 
 /// Every backend the registry (and its providers) can supply that has ahead-of-time
-/// entries, in the default priority: xnnpack, onednn, then the others by name, then
-/// portable.
+/// entries, by name, then portable. No backend is preferred by name: the placer decides.
 std::vector<std::string> default_backend_order(Registry& registry);
 
 /// Partitions and lowers one graph IR model. Deterministic: the same graph and

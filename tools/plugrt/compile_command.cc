@@ -1,6 +1,7 @@
-// `plugrt compile MODEL.onnx -o OUT.prt`: import, partition over the chosen backends,
-// lower, write; then a summary of what runs where.
+// `plugrt compile MODEL.onnx -o OUT.prt`: import, simplify, place over the chosen
+// backends, lower, write; then the placement: what runs where, at what estimated cost.
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,11 @@ struct CompileCommandOptions {
   std::string output;
   std::string backends;  // comma-separated
   bool no_fallback = false;
+  std::string placement = "cost";
+  bool no_passes = false;
+  bool tune = false;
+  double tune_seconds = 120;
+  bool no_profile = false;
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   PluginSearchOptions plugins;
   bool json = false;
@@ -61,18 +67,61 @@ int run_compile(const CompileCommandOptions& options) {
   compiler::CompileOptions compile_options;
   compile_options.backends = split(options.backends, ',');
   compile_options.fallback = !options.no_fallback;
+  compile_options.passes = !options.no_passes;
+  compile_options.placement =
+      options.placement == "first" ? compiler::PlacementRule::kFirstTaker : compiler::PlacementRule::kCost;
   compile_options.producer = "plugrt compile " PLUGRT_VERSION;
+
+  // The machine's cost profile: read unless told not to, written back after --tune.
+  placement::CostProfile profile;
+  std::string profile_path;
+  if (!options.no_profile) {
+    const std::string directory = placement::CostProfile::default_directory();
+    if (directory.empty() && options.tune) {
+      std::cerr << "plugrt compile: --tune: no place for the cost profile (set PLUGRT_CACHE_DIR, XDG_CACHE_HOME "
+                   "or HOME)\n";
+      return 2;
+    }
+    if (!directory.empty()) {
+      const std::string cpu = placement::CostProfile::this_cpu();
+      profile_path = placement::CostProfile::file_for(directory, cpu);
+      std::string warning;
+      profile = placement::CostProfile::load(profile_path, cpu, &warning);
+      if (!warning.empty()) std::cerr << "plugrt compile: warning: " << warning << "\n";
+      compile_options.profile = &profile;
+    }
+  } else if (options.tune) {
+    std::cerr << "plugrt compile: --tune and --no-profile contradict each other\n";
+    return 2;
+  }
+  compile_options.tune = options.tune;
+  compile_options.tune_options.budget_seconds = options.tune_seconds;
+  compile_options.tune_options.progress = &std::cerr;
 
   CommandRuntime runtime(options.plugins);
   if (!runtime.status().is_ok()) {
     std::cerr << "plugrt compile: " << runtime.status().message() << "\n";
     return 1;
   }
+  // With no --backends, every backend found may be used: register them all, since the
+  // compiler lists backends by what the registry holds, not by name.
+  if (compile_options.backends.empty()) runtime.load_all();
   Result<compiler::CompiledModel> compiled =
       compiler::compile_onnx_file(options.model, runtime.registry(), compile_options, import_options);
   if (!compiled.is_ok()) {
     std::cerr << "plugrt compile: " << compiled.status().message() << "\n";
     return 1;
+  }
+  if (options.tune) {
+    Status saved = profile.save(profile_path);
+    if (!saved.is_ok()) {
+      std::cerr << "plugrt compile: " << saved.message() << "\n";
+      return 1;
+    }
+    const placement::TuneReport& tuned = compiled->summary.tune;
+    std::cerr << "tune: " << tuned.measured << " measured, " << tuned.known << " already in the profile, "
+              << tuned.failed << " failed, " << tuned.skipped << " left for lack of time; profile " << profile_path
+              << "\n";
   }
   const std::string output = options.output.empty() ? options.model + ".prt" : options.output;
   std::ofstream out(output, std::ios::binary);
@@ -93,22 +142,42 @@ int run_compile(const CompileCommandOptions& options) {
                             {"nodes", p.num_nodes},
                             {"ops", p.op_counts},
                             {"blob_bytes", p.blob_size},
-                            {"fallback_bytes", p.fallback_size}});
+                            {"fallback_bytes", p.fallback_size},
+                            {"estimated_us", p.estimated_us}});
+      if (p.measured_us >= 0) partitions.back()["measured_us"] = p.measured_us;
     }
-    json result = {{"model", options.model},        {"output", output},
-                   {"bytes", compiled->program.size()}, {"backends", summary.backends},
-                   {"nodes", summary.num_nodes},    {"partitions", partitions},
+    json result = {{"model", options.model},
+                   {"output", output},
+                   {"bytes", compiled->program.size()},
+                   {"backends", summary.backends},
+                   {"placement", summary.placement},
+                   {"estimated_us", summary.estimated_us},
+                   {"measured_nodes", summary.measured_nodes},
+                   {"profile", profile_path},
+                   {"imported_nodes", summary.num_nodes_imported},
+                   {"passes", summary.pass_changes},
+                   {"nodes", summary.num_nodes},
+                   {"partitions", partitions},
                    {"untaken_ops", summary.untaken_ops}};
     std::cout << result.dump(2) << "\n";
     return 0;
   }
   std::cout << "compiled " << options.model << " -> " << output << " (" << compiled->program.size()
             << " bytes, " << summary.num_nodes << " nodes)\n";
-  std::cout << "backends, in priority order: ";
+  if (!summary.pass_changes.empty()) {
+    std::cout << "graph passes: " << summary.num_nodes_imported << " -> " << summary.num_nodes << " nodes ("
+              << ops_text(summary.pass_changes) << ")\n";
+  }
+  std::cout << "backends: ";
   for (size_t i = 0; i < summary.backends.size(); ++i) std::cout << (i ? ", " : "") << summary.backends[i];
+  std::cout << "\nplacement (" << summary.placement << "): " << summary.partitions.size() << " partitions, estimated "
+            << std::fixed << std::setprecision(1) << summary.estimated_us << " us";
+  if (!profile_path.empty()) std::cout << " (" << summary.measured_nodes << " nodes' costs measured)";
   std::cout << "\n";
   for (const compiler::PartitionSummary& p : summary.partitions) {
-    std::cout << "  " << p.name << ": " << p.num_nodes << " nodes, blob " << p.blob_size << " bytes";
+    std::cout << "  " << p.name << ": " << p.num_nodes << " nodes, estimated " << p.estimated_us << " us";
+    if (p.measured_us >= 0) std::cout << " (measured nodes " << p.measured_us << " us)";
+    std::cout << ", blob " << p.blob_size << " bytes";
     if (p.fallback_size > 0) std::cout << ", portable fallback " << p.fallback_size << " bytes";
     std::cout << "\n    " << ops_text(p.op_counts) << "\n";
   }
@@ -126,8 +195,25 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   command->add_option("MODEL", options->model, "The ONNX model (.onnx)")->required();
   command->add_option("-o,--output", options->output, "The program file to write (default: MODEL.prt)");
   command->add_option("--backends", options->backends,
-                      "Backends in priority order, comma-separated; 'portable' takes the rest "
-                      "(default: every backend found: xnnpack, onednn, others by name, then portable)");
+                      "Backends that may be used, comma-separated; 'portable' takes what none of them takes "
+                      "(default: every backend found with ahead-of-time entries, by name)");
+  command
+      ->add_option("--placement", options->placement,
+                   "cost: the lowest estimated latency of the whole graph (default); first: each node to the "
+                   "first backend in --backends order that takes it")
+      ->check(CLI::IsMember({"cost", "first"}));
+  command->add_flag("--no-graph-passes", options->no_passes,
+                    "Place the graph as imported, without the graph passes (no-op and dead node removal, "
+                    "chain collapsing, Pad folding)");
+  command->add_flag("--tune", options->tune,
+                    "Measure each op on each backend that takes it (in this process; progress on stderr) and keep "
+                    "the figures in this machine's cost profile, in $PLUGRT_CACHE_DIR, $XDG_CACHE_HOME/plugrt or "
+                    "~/.cache/plugrt; later compiles use them");
+  command->add_option("--tune-seconds", options->tune_seconds,
+                      "Stop measuring after this many seconds; the rest keeps the estimate (default 120)")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--no-profile", options->no_profile,
+                    "Ignore the cost profile: place on the built-in estimate alone");
   command->add_flag("--no-fallback", options->no_fallback,
                     "Leave out the portable fallback of each delegated partition");
   command->add_option("--input-shape", options->input_shapes,

@@ -8,10 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "partitioner.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/method.h"
+#include "plugrt/placement/cost_model.h"
 #include "plugrt/schema/graph_ir_generated.h"
 #include "plugrt/sdk/plugin_export.h"
 
@@ -81,6 +81,25 @@ const plugrt_plugin_descriptor kPickyPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE, PL
                                                PLUGRT_LITERAL("picky"), PLUGRT_LITERAL("1.0.0"), kPickyBackends, 1};
 plugrt_status picky_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
   *descriptor = &kPickyPlugin;
+  return PLUGRT_STATUS_OK;
+}
+
+// ---- "eager": the same, but it takes every node.
+
+plugrt_status eager_partition(void*, const plugrt_host_services*, plugrt_partition_args* args) {
+  for (size_t n = 0; n < args->num_nodes; ++n) args->node_taken[n] = 1;
+  return PLUGRT_STATUS_OK;
+}
+
+const plugrt_aot_backend kEagerAot = {PLUGRT_AOT_BACKEND_SIZE, eager_partition, picky_preprocess};
+const plugrt_backend kEager = {PLUGRT_BACKEND_SIZE, PLUGRT_LITERAL("eager"), 0, nullptr, picky_is_available,
+                               picky_init, picky_execute, picky_destroy, &kEagerAot,
+                               PLUGRT_LITERAL("takes every node")};
+const plugrt_backend* const kEagerBackends[] = {&kEager};
+const plugrt_plugin_descriptor kEagerPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE, PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR,
+                                               PLUGRT_LITERAL("eager"), PLUGRT_LITERAL("1.0.0"), kEagerBackends, 1};
+plugrt_status eager_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
+  *descriptor = &kEagerPlugin;
   return PLUGRT_STATUS_OK;
 }
 
@@ -160,6 +179,74 @@ TEST_F(CompilerTest, SplitsAGraphBetweenABackendAndPortable) {
   EXPECT_FALSE(report.delegates[1].fell_back);
 }
 
+TEST_F(CompilerTest, ABackendThatTakesEverythingGetsOnePartitionWhateverTheOrder) {
+  ASSERT_TRUE(registry_.register_plugin(eager_entry, PluginSource{}).is_ok());
+  CompileOptions options;
+  options.backends = {"picky", "eager"};
+  Result<CompiledModel> compiled = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  EXPECT_EQ(compiled->summary.placement, "cost");
+  ASSERT_EQ(compiled->summary.partitions.size(), 1u);
+  EXPECT_EQ(compiled->summary.partitions[0].backend, "eager");
+  EXPECT_TRUE(compiled->summary.untaken_ops.empty());
+  EXPECT_GT(compiled->summary.partitions[0].estimated_us, 0);
+  EXPECT_NEAR(compiled->summary.partitions[0].estimated_us, compiled->summary.estimated_us, 1e-9);
+
+  // The first-taker rule shreds it: picky takes the Relu in the middle.
+  options.placement = PlacementRule::kFirstTaker;
+  Result<CompiledModel> first = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->summary.partitions.size(), 3u);
+  EXPECT_EQ(first->summary.partitions[1].backend, "picky");
+  EXPECT_GT(first->summary.estimated_us, compiled->summary.estimated_us);
+  EXPECT_EQ(run(first->program), run(compiled->program));
+}
+
+TEST_F(CompilerTest, MeasuredCostsOverrideTheEstimate) {
+  ASSERT_TRUE(registry_.register_plugin(eager_entry, PluginSource{}).is_ok());
+  const std::vector<uint8_t> graph = conv_relu_add_graph();
+  Result<Backend> picky = registry_.find_backend("picky");
+  ASSERT_TRUE(picky.is_ok());
+  // A profile saying picky runs the Relu 1000 us faster: worth two crossings.
+  placement::CostProfile profile("cpu");
+  profile.set(placement::backend_build(*picky), placement::op_signature(*ir::GetGraph(graph.data()), 1), 1);
+  Result<Backend> eager = registry_.find_backend("eager");
+  ASSERT_TRUE(eager.is_ok());
+  profile.set(placement::backend_build(*eager), placement::op_signature(*ir::GetGraph(graph.data()), 1), 1001);
+  CompileOptions options;
+  options.backends = {"eager", "picky"};
+  options.profile = &profile;
+  Result<CompiledModel> compiled = compile_graph(graph, registry_, options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  ASSERT_EQ(compiled->summary.partitions.size(), 3u);
+  EXPECT_EQ(compiled->summary.partitions[1].backend, "picky");
+  EXPECT_DOUBLE_EQ(compiled->summary.partitions[1].measured_us, 1);
+  EXPECT_LT(compiled->summary.partitions[0].measured_us, 0);  // the Conv was not measured
+  EXPECT_EQ(compiled->summary.measured_nodes, 1u);
+}
+
+TEST_F(CompilerTest, GraphPassesRunFirst) {
+  GraphBuilder graph;
+  ValueId x = graph.add_value("x", DType::kFloat32, {1, 2, 4, 4});
+  ValueId a = graph.add_value("a", DType::kFloat32, {1, 2, 4, 4});
+  ValueId y = graph.add_value("y", DType::kFloat32, {1, 2, 4, 4});
+  graph.add_node("Identity", "identity", {x}, {a});
+  graph.add_node("Relu", "relu", {a}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  const std::vector<uint8_t> bytes = graph.finish();
+  Result<CompiledModel> compiled = compile_graph(bytes, registry_, CompileOptions{});
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  EXPECT_EQ(compiled->summary.num_nodes_imported, 2u);
+  EXPECT_EQ(compiled->summary.num_nodes, 1u);
+  EXPECT_THAT(compiled->summary.pass_changes, ElementsAre(Pair("no_op", 1u)));
+  CompileOptions without;
+  without.passes = false;
+  Result<CompiledModel> unsimplified = compile_graph(bytes, registry_, without);
+  ASSERT_TRUE(unsimplified.is_ok());
+  EXPECT_EQ(unsimplified->summary.num_nodes, 2u);
+}
+
 TEST_F(CompilerTest, IsDeterministic) {
   CompileOptions options;
   options.backends = {"picky"};
@@ -235,38 +322,6 @@ TEST_F(CompilerTest, AConstantOutputIsWrittenByAnIdentity) {
   ASSERT_TRUE(method->execute().is_ok());
   const float* out = static_cast<const float*>(method->output(1).data);
   EXPECT_THAT(std::vector<float>(out, out + 2), ElementsAre(7, 8));
-}
-
-// ---- cut_partitions -----------------------------------------------------------------
-
-/// n0 -> n1 -> n2 and n0 -> n2 directly: n2 must not join n0's partition, or the two
-/// partitions would depend on each other.
-TEST(CutPartitions, NeverCreatesACycle) {
-  GraphBuilder builder;
-  ValueId x = builder.add_value("x", DType::kFloat32, {2});
-  ValueId a = builder.add_value("a", DType::kFloat32, {2});
-  ValueId b = builder.add_value("b", DType::kFloat32, {2});
-  ValueId y = builder.add_value("y", DType::kFloat32, {2});
-  builder.add_node("Relu", "n0", {x}, {a});
-  builder.add_node("Relu", "n1", {a}, {b});
-  builder.add_node("Add", "n2", {a, b}, {y});
-  builder.add_input(x);
-  builder.add_output(y);
-  const std::vector<uint8_t> bytes = builder.finish();
-  const ir::Graph& graph = *ir::GetGraph(bytes.data());
-  std::vector<Partition> partitions = cut_partitions(graph, {0, 1, 0});
-  ASSERT_EQ(partitions.size(), 3u);
-  EXPECT_THAT(partitions[0].nodes, ElementsAre(0u));
-  EXPECT_THAT(partitions[1].nodes, ElementsAre(1u));
-  EXPECT_THAT(partitions[2].nodes, ElementsAre(2u));
-  EXPECT_THAT(partitions[2].inputs, ElementsAre(a, b));
-
-  // With one backend everything is one partition.
-  std::vector<Partition> single = cut_partitions(graph, {0, 0, 0});
-  ASSERT_EQ(single.size(), 1u);
-  EXPECT_THAT(single[0].nodes, ElementsAre(0u, 1u, 2u));
-  EXPECT_THAT(single[0].inputs, ElementsAre(x));
-  EXPECT_THAT(single[0].outputs, ElementsAre(y));
 }
 
 }  // namespace

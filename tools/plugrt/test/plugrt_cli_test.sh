@@ -100,7 +100,7 @@ check untrusted-refused 0 "why: not trusted: the file is writable by every user"
 check untrusted-allowed 0 "^offset +good .* yes" -- "$plugrt" backends --plugin-dir "$writable" --allow-untrusted-plugins
 
 # compile, run, bench on the bundled model
-check compile 0 "portable:0: 18 nodes" -- \
+check compile 0 "portable:0: 17 nodes" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt" --backends portable
 check compile-json 0 '"untaken_ops"' -- \
   "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/cnn2.prt" --backends portable
@@ -108,6 +108,19 @@ check compile-same-bytes 0 "" -- cmp "$dir/cnn.prt" "$dir/cnn2.prt"
 check compile-missing 1 "^plugrt compile: .*nowhere\.onnx" -- "$plugrt" compile "$dir/nowhere.onnx" -o "$dir/x.prt"
 check compile-unknown-backend 1 "^plugrt compile: .*warp_drive" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends warp_drive
+check compile-placement 0 "placement \(cost\): 1 partitions, estimated [0-9.]+ us" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
+check compile-json-estimate 0 '"estimated_us"' -- \
+  "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
+check compile-bad-placement 105 "placement" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --placement fastest
+# --tune writes this machine's cost profile (portable, the fallback, is never measured);
+# a damaged profile is ignored with a warning naming it.
+check compile-tune 0 "tune: 0 measured, .* profile .*/cache/costs-[0-9a-f]{16}\.tsv" -- \
+  env PLUGRT_CACHE_DIR="$dir/cache" "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable --tune
+for profile in "$dir"/cache/costs-*.tsv; do printf 'not a profile\n' >"$profile"; done
+check compile-damaged-profile 0 "warning: .*costs-[0-9a-f]{16}\.tsv:1: not a plugrt cost profile.*ignored" -- \
+  env PLUGRT_CACHE_DIR="$dir/cache" "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
 check run-report 0 "portable:0 ran on portable \(built-in\)" -- \
   "$plugrt" run "$dir/cnn.prt" --input "input=$models/tiny_cnn.input.npy" --report --output-dir "$dir"
 check run-output-file 0 "" -- test -s "$dir/output.npy"

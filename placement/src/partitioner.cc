@@ -1,4 +1,4 @@
-#include "partitioner.h"
+#include "plugrt/placement/partitioner.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 #include "plugrt/graph_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
 
-namespace plugrt::compiler {
+namespace plugrt::placement {
 
 namespace {
 
@@ -53,6 +53,53 @@ std::vector<size_t> topological_order(const std::vector<std::set<size_t>>& depen
 
 }  // namespace
 
+std::vector<size_t> group_nodes(const std::vector<std::vector<uint32_t>>& producers,
+                                const std::vector<size_t>& node_backend, size_t* num_groups) {
+  const size_t nodes = producers.size();
+  // Per node, as bit sets over groups (at most one group per node): the groups it depends
+  // on at all, and those it reaches only through a node outside them (joining such a group
+  // would create a cycle).
+  const size_t words = (nodes + 63) / 64;
+  std::vector<uint64_t> depends(nodes * words, 0), through_others(nodes * words, 0);
+  auto has = [&](const std::vector<uint64_t>& sets, size_t n, size_t g) {
+    return ((sets[n * words + g / 64] >> (g % 64)) & 1u) != 0;
+  };
+  auto set_bit = [&](std::vector<uint64_t>& sets, size_t n, size_t g, bool on) {
+    const uint64_t bit = uint64_t{1} << (g % 64);
+    sets[n * words + g / 64] = on ? (sets[n * words + g / 64] | bit) : (sets[n * words + g / 64] & ~bit);
+  };
+  std::vector<size_t> group_of(nodes, 0), group_backend;
+  std::vector<size_t> direct;
+  for (size_t n = 0; n < nodes; ++n) {
+    direct.clear();
+    for (uint32_t p : producers[n]) {
+      const size_t g = group_of[p];
+      direct.push_back(g);
+      for (size_t w = 0; w < words; ++w) {
+        depends[n * words + w] |= depends[p * words + w];
+        through_others[n * words + w] |= depends[p * words + w] | through_others[p * words + w];
+      }
+    }
+    // depends[p] never holds p's own group, so what came from it above is reached only
+    // through others; the producers' own groups are direct dependencies.
+    for (size_t g : direct) set_bit(depends, n, g, true);
+    std::sort(direct.begin(), direct.end());
+    size_t chosen = group_backend.size();
+    for (size_t g : direct) {
+      if (group_backend[g] == node_backend[n] && !has(through_others, n, g)) {
+        chosen = g;
+        break;
+      }
+    }
+    if (chosen == group_backend.size()) group_backend.push_back(node_backend[n]);
+    group_of[n] = chosen;
+    set_bit(depends, n, chosen, false);
+    set_bit(through_others, n, chosen, false);
+  }
+  if (num_groups != nullptr) *num_groups = group_backend.size();
+  return group_of;
+}
+
 std::vector<Partition> cut_partitions(const ir::Graph& graph, const std::vector<size_t>& node_backend) {
   const size_t nodes = num_nodes(graph);
   std::vector<int64_t> producer(num_values(graph), -1);  // node writing each value
@@ -61,42 +108,12 @@ std::vector<Partition> cut_partitions(const ir::Graph& graph, const std::vector<
       if (v >= 0) producer[static_cast<size_t>(v)] = static_cast<int64_t>(n);
     }
   }
-
-  // For each node: the groups it depends on at all, and those it reaches only through a
-  // node outside them (joining such a group would create a cycle).
-  std::vector<size_t> group_of(nodes);
-  std::vector<std::set<size_t>> depends(nodes), through_others(nodes);
-  std::vector<Partition> groups;
+  size_t num_groups = 0;
+  const std::vector<size_t> group_of = group_nodes(node_graph(graph).producers(), node_backend, &num_groups);
+  std::vector<Partition> groups(num_groups);
   for (size_t n = 0; n < nodes; ++n) {
-    const ir::Node* node = graph.nodes()->Get(static_cast<uoffset_t>(n));
-    std::set<size_t> direct;  // groups of the producers of this node's inputs
-    for (int32_t v : to_vector(node->inputs())) {
-      if (v < 0 || producer[static_cast<size_t>(v)] < 0) continue;
-      const size_t p = static_cast<size_t>(producer[static_cast<size_t>(v)]);
-      const size_t g = group_of[p];
-      direct.insert(g);
-      depends[n].insert(g);
-      for (size_t d : depends[p]) {
-        depends[n].insert(d);
-        if (d != g) through_others[n].insert(d);
-      }
-      through_others[n].insert(through_others[p].begin(), through_others[p].end());
-    }
-    size_t chosen = groups.size();
-    for (size_t g : direct) {
-      if (groups[g].backend == node_backend[n] && through_others[n].count(g) == 0) {
-        chosen = g;
-        break;
-      }
-    }
-    if (chosen == groups.size()) {
-      groups.push_back(Partition{});
-      groups.back().backend = node_backend[n];
-    }
-    groups[chosen].nodes.push_back(static_cast<uint32_t>(n));
-    group_of[n] = chosen;
-    depends[n].erase(chosen);
-    through_others[n].erase(chosen);
+    groups[group_of[n]].backend = node_backend[n];
+    groups[group_of[n]].nodes.push_back(static_cast<uint32_t>(n));
   }
 
   // Boundaries: what each group reads from outside and writes for others.
@@ -176,4 +193,4 @@ std::vector<uint8_t> extract_subgraph(const ir::Graph& graph, const Partition& p
   return builder.finish();
 }
 
-}  // namespace plugrt::compiler
+}  // namespace plugrt::placement

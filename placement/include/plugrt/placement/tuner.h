@@ -1,0 +1,51 @@
+// The tuner: measures what each node of a graph costs on each backend that takes it, in
+// this process, and records the figures in a CostProfile (`plugrt compile --tune`).
+#ifndef PLUGRT_PLACEMENT_TUNER_H_
+#define PLUGRT_PLACEMENT_TUNER_H_
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "plugrt/backend.h"
+#include "plugrt/placement/cost_profile.h"
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt::placement {
+
+struct TuneOptions {
+  /// Timed runs per node and backend (after one untimed run); the median is kept.
+  int runs = 5;
+  /// Threads each backend may use while measured (InitOptions::num_threads). One by
+  /// default: figures from many threads depend on what else the machine runs.
+  size_t threads = 1;
+  /// Stop starting new measurements after this many seconds; what is left keeps the estimate.
+  double budget_seconds = 120;
+  /// Where to write one line of progress per measurement (null: silent).
+  std::ostream* progress = nullptr;
+};
+
+/// One backend to measure, and which nodes of the graph its `partition` takes.
+struct TuneBackend {
+  Backend backend;
+  std::vector<bool> taken;
+};
+
+struct TuneReport {
+  size_t measured = 0;  ///< figures added to the profile
+  size_t known = 0;     ///< (signature, backend) pairs the profile already had
+  size_t failed = 0;    ///< pairs whose preprocess, init or run failed (they keep the estimate)
+  size_t skipped = 0;   ///< pairs left for lack of time
+};
+
+/// For each distinct op signature of the graph (a verified graph IR buffer) and each backend
+/// that takes a node with it, and that the profile lacks: lowers the node alone as a
+/// partition, runs it `runs` times on inputs of small deterministic values, and records the
+/// median microseconds. A failure costs that figure only (it is counted, with a progress line).
+TuneReport tune(Span<const uint8_t> graph, const std::vector<TuneBackend>& backends, CostProfile& profile,
+                const TuneOptions& options);
+
+}  // namespace plugrt::placement
+
+#endif  // PLUGRT_PLACEMENT_TUNER_H_

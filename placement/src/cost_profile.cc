@@ -1,0 +1,155 @@
+#include "plugrt/placement/cost_profile.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace plugrt::placement {
+
+namespace {
+
+constexpr char kHeader[] = "plugrt-cost-profile 1";
+constexpr double kMaxMicroseconds = 1e9;  // a figure above 1000 s is damage, not a measurement
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  for (size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start)) {
+    fields.push_back(line.substr(start, tab - start));
+    start = tab + 1;
+  }
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
+/// mkdir -p; true when the directory exists afterwards.
+bool make_directories(const std::string& path) {
+  for (size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+    const std::string prefix = path.substr(0, slash);
+    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    if (slash == std::string::npos) break;
+  }
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+}  // namespace
+
+std::string CostProfile::default_directory() {
+  if (std::string dir = environment("PLUGRT_CACHE_DIR"); !dir.empty()) return dir;
+  if (std::string dir = environment("XDG_CACHE_HOME"); !dir.empty()) return dir + "/plugrt";
+  if (std::string home = environment("HOME"); !home.empty()) return home + "/.cache/plugrt";
+  return std::string();
+}
+
+std::string CostProfile::this_cpu() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t start = line.find_first_not_of(" \t", colon + 1);
+    if (start != std::string::npos) return line.substr(start);
+  }
+  return "unknown";
+}
+
+std::string CostProfile::file_for(const std::string& directory, const std::string& cpu) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a: stable across runs and builds
+  for (unsigned char c : cpu) hash = (hash ^ c) * 1099511628211ull;
+  char hex[17];
+  for (int d = 0; d < 16; ++d) hex[d] = "0123456789abcdef"[(hash >> (60 - 4 * d)) & 0xf];
+  hex[16] = '\0';
+  return directory + "/costs-" + hex + ".tsv";
+}
+
+CostProfile CostProfile::load(const std::string& path, const std::string& cpu, std::string* warning) {
+  warning->clear();
+  CostProfile profile(cpu);
+  std::ifstream in(path);
+  if (!in) return profile;  // none yet
+  auto reject = [&](size_t line_number, const std::string& why) {
+    *warning = path + ":" + std::to_string(line_number) + ": " + why + "; the profile is ignored";
+    return CostProfile(cpu);
+  };
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader) return reject(1, "not a plugrt cost profile (version 1)");
+  if (!std::getline(in, line) || line != "cpu\t" + cpu) {
+    return reject(2, "written for another CPU than '" + cpu + "'");
+  }
+  for (size_t number = 3; std::getline(in, line); ++number) {
+    const std::vector<std::string> fields = split_tabs(line);
+    if (fields.size() != 3 || fields[0].empty() || fields[1].empty()) {
+      return reject(number, "expected <backend build> TAB <op signature> TAB <microseconds>");
+    }
+    char* end = nullptr;
+    const double us = std::strtod(fields[2].c_str(), &end);
+    if (end == fields[2].c_str() || *end != '\0' || !std::isfinite(us) || us < 0 || us > kMaxMicroseconds) {
+      return reject(number, "'" + fields[2] + "' is not a time in microseconds");
+    }
+    if (!profile.costs_.emplace(std::make_pair(fields[0], fields[1]), us).second) {
+      return reject(number, "a second figure for the same backend and op signature");
+    }
+  }
+  if (in.bad()) return reject(0, "cannot be read");
+  return profile;
+}
+
+Status CostProfile::save(const std::string& path) const {
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0 && !make_directories(path.substr(0, slash))) {
+    return Status(Error::kAccessFailed, path.substr(0, slash) + ": cannot create the directory");
+  }
+  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << kHeader << "\ncpu\t" << cpu_ << "\n";
+    out.precision(6);
+    for (const auto& [key, us] : costs_) out << key.first << "\t" << key.second << "\t" << std::fixed << us << "\n";
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      return Status(Error::kAccessFailed, temporary + ": cannot write the cost profile");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return Status(Error::kAccessFailed, path + ": cannot replace the cost profile: " + std::strerror(errno));
+  }
+  return Status::ok();
+}
+
+std::optional<double> CostProfile::find(const std::string& build, const std::string& signature) const {
+  auto it = costs_.find({build, signature});
+  if (it == costs_.end()) return std::nullopt;
+  return it->second;
+}
+
+void CostProfile::set(const std::string& build, const std::string& signature, double microseconds) {
+  // Tabs and newlines would break the file's lines; signatures and names never hold them.
+  if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > kMaxMicroseconds) return;
+  if (build.find_first_of("\t\n") != std::string::npos || signature.find_first_of("\t\n") != std::string::npos) {
+    return;
+  }
+  costs_[{build, signature}] = microseconds;
+}
+
+std::string backend_build(const Backend& backend) {
+  return backend.name() + "@" + backend.plugin().name + "/" + backend.plugin().version;
+}
+
+}  // namespace plugrt::placement

@@ -1,0 +1,189 @@
+#include "plugrt/placement/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "plugrt/dtype.h"
+#include "plugrt/placement/cost_model.h"
+#include "plugrt/placement/partitioner.h"
+#include "plugrt/schema/graph_ir_generated.h"
+#include "value_size.h"
+
+namespace plugrt::placement {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using flatbuffers::uoffset_t;
+
+/// 64-byte aligned bytes for one tensor, as backends expect of the host's arena.
+struct AlignedBuffer {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data;
+  explicit AlignedBuffer(size_t bytes) : data(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64))) {}
+};
+
+/// The tensors of one single-node partition: buffers, shapes and DLPack views.
+class PartitionTensors {
+ public:
+  PartitionTensors(const ir::Graph& graph, const Partition& partition) {
+    const size_t count = partition.inputs.size() + partition.outputs.size();
+    shapes_.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      const bool input = i < partition.inputs.size();
+      const int32_t v = input ? partition.inputs[i] : partition.outputs[i - partition.inputs.size()];
+      const ir::Value& value = *graph.values()->Get(static_cast<uoffset_t>(v));
+      const auto dtype = static_cast<DType>(value.dtype());
+      const size_t bytes = value_bytes(value);
+      buffers_.emplace_back(bytes);
+      if (buffers_.back().data == nullptr) {
+        ok_ = false;
+        return;
+      }
+      fill(buffers_.back().data.get(), dtype, bytes, input);
+      shapes_.emplace_back(value.shape() != nullptr ? std::vector<int64_t>(value.shape()->begin(), value.shape()->end())
+                                                    : std::vector<int64_t>());
+      tensors_.push_back(DLTensor{buffers_.back().data.get(), {kDLCPU, 0}, static_cast<int32_t>(shapes_.back().size()),
+                                  to_dlpack(dtype), shapes_.back().data(), nullptr, 0});
+    }
+    for (size_t i = 0; i < tensors_.size(); ++i) (i < partition.inputs.size() ? inputs_ : outputs_).push_back(&tensors_[i]);
+  }
+  bool ok() const { return ok_; }
+  Span<const DLTensor* const> inputs() const { return inputs_; }
+  Span<const DLTensor* const> outputs() const { return outputs_; }
+
+ private:
+  /// Floats in [-1, 1); integers and booleans zero, which is in range as an index too.
+  static void fill(void* data, DType dtype, size_t bytes, bool input) {
+    std::memset(data, 0, bytes);
+    if (!input || dtype != DType::kFloat32) return;
+    auto* floats = static_cast<float*>(data);
+    for (size_t i = 0; i < bytes / sizeof(float); ++i) floats[i] = static_cast<float>(i % 17) / 8.5f - 1.0f;
+  }
+  bool ok_ = true;
+  std::vector<AlignedBuffer> buffers_;
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<DLTensor> tensors_;
+  std::vector<const DLTensor*> inputs_, outputs_;
+};
+
+/// The node alone as a partition: its non-constant inputs in, its outputs out.
+Partition single_node(const ir::Graph& graph, uint32_t n) {
+  Partition partition;
+  partition.nodes = {n};
+  const ir::Node& node = *graph.nodes()->Get(n);
+  if (node.inputs() != nullptr) {
+    for (int32_t v : *node.inputs()) {
+      if (v < 0 || graph.values()->Get(static_cast<uoffset_t>(v))->data() != nullptr) continue;
+      if (std::find(partition.inputs.begin(), partition.inputs.end(), v) == partition.inputs.end()) {
+        partition.inputs.push_back(v);
+      }
+    }
+  }
+  if (node.outputs() != nullptr) {
+    for (int32_t v : *node.outputs()) {
+      if (v >= 0) partition.outputs.push_back(v);
+    }
+  }
+  return partition;
+}
+
+/// Median microseconds of `runs` timed executions after one untimed one.
+Result<double> measure(const Backend& backend, const std::vector<uint8_t>& blob, const PartitionTensors& tensors,
+                       const TuneOptions& options) {
+  const int runs = options.runs;
+  InitOptions init;
+  init.num_threads = options.threads;
+  init.blob = blob.data();
+  init.blob_size = blob.size();
+  PLUGRT_ASSIGN_OR_RETURN(DelegateHandle handle, backend.init(init));
+  PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, runs); ++r) {
+    const Clock::time_point start = Clock::now();
+    PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
+    times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>& backends, CostProfile& profile,
+                const TuneOptions& options) {
+  const ir::Graph& graph = *ir::GetGraph(graph_bytes.data());
+  const size_t num_nodes = graph.nodes() != nullptr ? graph.nodes()->size() : 0;
+  // The work: one node per (signature, backend) pair the profile lacks.
+  struct Job {
+    uint32_t node;
+    size_t backend;
+    std::string signature;
+  };
+  std::vector<Job> jobs;
+  TuneReport report;
+  std::map<std::string, uint32_t> first_node;  // signature -> first node with it
+  for (uint32_t n = 0; n < num_nodes; ++n) first_node.emplace(op_signature(graph, n), n);
+  for (const auto& [signature, n] : first_node) {
+    for (size_t b = 0; b < backends.size(); ++b) {
+      if (n >= backends[b].taken.size() || !backends[b].taken[n]) continue;
+      if (profile.find(backend_build(backends[b].backend), signature)) {
+        ++report.known;
+      } else {
+        jobs.push_back({n, b, signature});
+      }
+    }
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.node != b.node ? a.node < b.node : a.backend < b.backend;
+  });
+
+  const Clock::time_point start = Clock::now();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const Job& job = jobs[j];
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (elapsed > options.budget_seconds) {
+      report.skipped = jobs.size() - j;
+      if (options.progress != nullptr) {
+        *options.progress << "tune: time budget of " << options.budget_seconds << " s spent; " << report.skipped
+                          << " measurements left to the estimate\n";
+      }
+      break;
+    }
+    const Backend& backend = backends[job.backend].backend;
+    const Partition partition = single_node(graph, job.node);
+    Result<double> us = [&]() -> Result<double> {
+      const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
+      PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
+      PartitionTensors tensors(graph, partition);
+      if (!tensors.ok()) return Status(Error::kMemoryAllocationFailed, "no memory for the node's tensors");
+      return measure(backend, blob, tensors, options);
+    }();
+    const std::string op = graph.nodes()->Get(job.node)->op_type()->str();
+    if (us.is_ok()) {
+      profile.set(backend_build(backend), job.signature, *us);
+      ++report.measured;
+    } else {
+      ++report.failed;
+    }
+    if (options.progress != nullptr) {
+      *options.progress << "tune: [" << (j + 1) << "/" << jobs.size() << "] " << op << " (node " << job.node
+                        << ") on " << backend.name() << ": ";
+      if (us.is_ok()) {
+        *options.progress << *us << " us\n";
+      } else {
+        *options.progress << "not measured: " << us.status().message() << "\n";
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace plugrt::placement
