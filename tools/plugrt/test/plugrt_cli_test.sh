@@ -127,6 +127,16 @@ for model in tiny_cnn mlp tiny_encoder; do
      \"$plugrt\" run \"$dir/$model.prt\" --input input=\"$models/$model.input.npy\" \
        --expect output=\"$models/$model.output.npy\""
 done
+# Isolated backends: in plugrt-backend-host processes, same answers.
+check doctor-isolated 0 "isolated: its backends run in plugrt-backend-host processes" -- \
+  "$plugrt" doctor --plugin-dir "$dir" --isolate offset
+check isolate-in-help 0 "--isolate NAME\[,NAME\]\|all.*PLUGRT_ISOLATE" -- "$plugrt" bench --help
+if [ -f "$xnnpack" ]; then
+  check run-isolated 0 "ran on [a-z]+ \(.*\), isolated" -- \
+    "$plugrt" run "$dir/mlp.prt" --input input="$models/mlp.input.npy" --expect output="$models/mlp.output.npy" \
+      --isolate all --execute-timeout-ms 5000 --report
+  check run-isolate-env 0 ", isolated" -- env PLUGRT_ISOLATE=all "$plugrt" run "$dir/mlp.prt" --report
+fi
 check run-expect-differs 1 "DIFFERS FROM the expected values" -- \
   "$plugrt" run "$dir/tiny_cnn.prt" --expect "output=$models/tiny_cnn.output.npy" --tolerance 1e-9
 check bench-json 0 '"median_ms".*|"p90_ms"' -- "$plugrt" bench "$dir/cnn.prt" --iterations 3 --warmup 1 --json
