@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,25 @@ namespace plugrt::isolation {
 namespace {
 
 std::atomic<size_t> g_live{0};
+
+// Waits up to `timeout_ms` for `pid` to exit and reaps it; its pid when reaped, 0 when
+// still running, -1 when it cannot be waited for. A pidfd wakes up as soon as it exits.
+pid_t wait_for_exit(pid_t pid, int timeout_ms, int* wait_status) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    while (poll(&p, 1, timeout_ms) < 0 && errno == EINTR) {
+    }
+    close(pidfd);
+    return waitpid(pid, wait_status, WNOHANG);
+  }
+  pid_t done = 0;  // no pidfd (an old kernel): poll the process
+  for (int i = 0; i < timeout_ms && done == 0; ++i) {
+    done = waitpid(pid, wait_status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done;
+}
 
 bool is_executable(const std::string& path) {
   struct stat info {};
@@ -145,15 +166,9 @@ BackendHostProcess::~BackendHostProcess() {
   socket_ = -1;
   if (!reaped_) {
     // Give it a moment to exit on its own, then make sure.
-    for (int i = 0; i < 200; ++i) {
-      int wait_status = 0;
-      const pid_t done = waitpid(pid_, &wait_status, WNOHANG);
-      if (done == pid_ || (done < 0 && errno == ECHILD)) {
-        mark_reaped();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    int wait_status = 0;
+    const pid_t done = wait_for_exit(pid_, 200, &wait_status);
+    if (done == pid_ || (done < 0 && errno == ECHILD)) mark_reaped();
     if (!reaped_) bury("", true);
   }
 }
@@ -189,10 +204,7 @@ void BackendHostProcess::bury(const std::string& reason, bool kill_first) {
     pid_t done = 0;
     if (!kill_first) {
       // It closed the connection: it is dying, or pretends to. Wait briefly for the truth.
-      for (int i = 0; i < 500 && done == 0; ++i) {
-        done = waitpid(pid_, &wait_status, WNOHANG);
-        if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      done = wait_for_exit(pid_, 500, &wait_status);
     }
     if (done == 0 || (done < 0 && errno != ECHILD)) {
       kill(pid_, SIGKILL);
