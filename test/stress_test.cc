@@ -1,7 +1,8 @@
 // Stress: eight threads run methods of several programs over several backends (the
 // built-in portable backend, the portable plugin, test plugins and, when built, the
-// XNNPACK plugin) and check every result, while another thread keeps unloading,
-// reloading and rediscovering plugins. It runs for PLUGRT_STRESS_SECONDS (default 10):
+// XNNPACK plugin; test plugins isolated in backend host processes, one of which crashes)
+// and check every result, while another thread keeps unloading, reloading and
+// rediscovering plugins. It runs for PLUGRT_STRESS_SECONDS (default 10):
 // the work scales with time, not a count, so it fits a sanitizer build too.
 #include <gtest/gtest.h>
 
@@ -148,6 +149,20 @@ TEST(Stress, EightThreadsRunProgramsWhilePluginsLoadAndUnload) {
   PluginLoader plugin_loader(plugin_registry, only({portable_dir.path()}));
   plugin_loader.discover();
 
+  // Registry C: plugins run isolated, in plugrt-backend-host processes; the crashy one
+  // crashes on its fifth call on each handle, and that call finishes on the fallback.
+  TempDirectory isolated_dir;
+  isolated_dir.add_plugin("good");
+  isolated_dir.add_plugin("crashy");
+  Registry isolated_registry;
+  isolated_registry.environment().set_min_log_level(LogLevel::kError);
+  ASSERT_TRUE(register_builtin_backends(isolated_registry).is_ok());
+  SearchPathOptions isolated_options = only({isolated_dir.path()});
+  isolated_options.isolated_backends = {"all"};
+  isolated_options.isolation.backend_host = PLUGRT_BACKEND_HOST_FILE;
+  PluginLoader isolated_loader(isolated_registry, isolated_options);
+  isolated_loader.discover();
+
   std::vector<std::unique_ptr<StressProgram>> programs;
   auto add = [&](std::string name, const std::vector<uint8_t>& bytes, Registry& in,
                  std::function<std::vector<float>(const std::vector<float>&)> expected) {
@@ -175,6 +190,13 @@ TEST(Stress, EightThreadsRunProgramsWhilePluginsLoadAndUnload) {
   add("built-in portable", offset_program(absent), registry, add_repeatedly(0.5f, 2));
   absent.offset = 0.75f;
   add("portable plugin", offset_program(absent), plugin_registry, add_repeatedly(0.75f, 2));
+  offset.offset = 0.125f;
+  add("offset plugin, isolated", offset_program(offset), isolated_registry, add_repeatedly(0.125f, 3));
+  OffsetProgramOptions crashy;
+  crashy.backend = "crashy";
+  crashy.offset = 0.375f;
+  crashy.compile_specs = {CompileSpec{"crash_on_call", {'5'}}};
+  add("crashy plugin, isolated", offset_program(crashy), isolated_registry, add_repeatedly(0.375f, 1));
 
   // XNNPACK, when built: a dense layer compiled for it through its own partition and
   // preprocess. It is loaded once and stays registered; the churner leaves it alone.
@@ -206,6 +228,8 @@ TEST(Stress, EightThreadsRunProgramsWhilePluginsLoadAndUnload) {
       EXPECT_EQ(placement.origin, portable_plugin);
     } else if (p->name == "built-in portable") {
       EXPECT_EQ(placement.origin, "built-in");
+    } else if (p->name.find("isolated") != std::string::npos) {
+      EXPECT_TRUE(placement.isolated) << p->name;
     }
   }
 

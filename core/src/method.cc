@@ -34,6 +34,12 @@ struct Method::State {
     size_t num_inputs;
     std::string_view backend;  // into the report
     std::string_view label;    // into the report
+    size_t delegate;
+  };
+  /// The portable fallback blob of each delegate, for an isolated backend that crashes.
+  struct Fallback {
+    Span<const uint8_t> blob;
+    bool exists = false;
   };
 
   std::shared_ptr<const internal::ProgramData> program;
@@ -46,7 +52,11 @@ struct Method::State {
   std::vector<uint32_t> inputs, outputs;
   std::vector<TensorSpec> input_specs, output_specs;
   std::vector<DelegateHandle> handles;  // per delegate
+  std::vector<Fallback> fallbacks;      // per delegate
   std::vector<Call> calls;              // per instruction
+  size_t num_threads = 0;
+
+  Status fall_back_after_crash(Call& call, const Status& crash);
 };
 
 Method::Method(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -58,6 +68,7 @@ std::string LoadReport::to_string() const {
   std::string text;
   for (const DelegatePlacement& d : delegates) {
     text += d.delegate + " -> " + d.backend + " (" + d.origin + ")";
+    if (d.isolated && !d.fell_back) text += ", isolated";
     if (d.fell_back) text += ", fallback: " + d.reason;
     text += "\n";
   }
@@ -123,9 +134,13 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
     if (handle.is_ok()) {
       placement->backend = backend_name;
       placement->origin = backend->plugin().origin;
+      placement->isolated = backend->plugin().isolated;
       return handle;
     }
-    if (handle.code() != Error::kDelegateInvalidCompatibility) return handle.status().with_context(where);
+    // An isolated backend that crashes or hangs in init falls back like an unavailable one.
+    if (handle.code() != Error::kDelegateInvalidCompatibility && handle.code() != Error::kDelegateCrashed) {
+      return handle.status().with_context(where);
+    }
     reason = handle.status().message();
   }
 
@@ -212,7 +227,14 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     Result<DelegateHandle> handle = resolve_delegate(data, delegate, registry, options, &placement);
     if (!handle.is_ok()) return handle.status().with_context("method '" + state->name + "'");
     state->handles.push_back(std::move(handle).value());
+    State::Fallback fallback;
+    if (delegate.fallback_segment() >= 0 && placement.backend != kPortableBackendName) {
+      fallback.blob = data.segment(static_cast<uint32_t>(delegate.fallback_segment()));
+      fallback.exists = true;
+    }
+    state->fallbacks.push_back(fallback);
   }
+  state->num_threads = options.num_threads;
 
   // Instructions: argument arrays built once, so execute() only calls.
   const size_t num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
@@ -230,6 +252,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     const DelegatePlacement& placement = state->report.delegates[instruction->delegate()];
     call.backend = placement.backend;
     call.label = placement.delegate;
+    call.delegate = instruction->delegate();
     state->calls.push_back(std::move(call));
   }
   return Method(std::move(state));
@@ -270,6 +293,36 @@ Status Method::set_input(size_t index, const DLTensor& value) {
   return Status::ok();
 }
 
+// The isolated backend of `call`'s delegate crashed: its inputs are intact (the backend
+// only ever saw copies), so the delegate moves to the built-in portable backend (trusted,
+// in process) and the call runs again there. Not the hot path: it may allocate.
+Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
+  const Fallback& fallback = fallbacks[call.delegate];
+  if (!fallback.exists) return crash;
+  DelegatePlacement& placement = report.delegates[call.delegate];
+  InitOptions init;
+  init.blob = fallback.blob.data();
+  init.blob_size = fallback.blob.size();
+  init.num_threads = num_threads;
+  const Backend portable = builtin_portable_backend();
+  Result<DelegateHandle> handle = portable.init(init);
+  if (!handle.is_ok()) return handle.status().with_context(crash.message() + "; its portable fallback");
+  handles[call.delegate] = std::move(handle).value();
+  fallbacks[call.delegate].exists = false;
+  placement.backend = kPortableBackendName;
+  placement.origin = portable.plugin().origin;
+  placement.fell_back = true;
+  placement.reason = crash.message();
+  environment->log(LogLevel::kWarning, "method", "method '" + name + "', delegate '" + placement.delegate +
+                                                     "' runs on its portable fallback from now on: " + crash.message());
+  for (Call& other : calls) {
+    if (other.delegate == call.delegate) other.backend = placement.backend;  // the string moved
+  }
+  return call.handle->execute(
+      Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
+      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+}
+
 Status Method::execute() {
   Profiler* profiler = state_->environment->profiler();
   for (State::Call& call : state_->calls) {
@@ -278,6 +331,7 @@ Status Method::execute() {
         Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
         Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
     if (profiler != nullptr) profiler->end(token);
+    if (status.code() == Error::kDelegateCrashed) status = state_->fall_back_after_crash(call, status);
     if (!status.is_ok()) {
       return status.with_context("method '" + state_->name + "', delegate '" + std::string(call.label) + "'");
     }

@@ -55,6 +55,7 @@ Result<PluginId> Registry::register_plugin(plugrt_plugin_entry_fn entry, PluginS
   record->info.abi_major = description->abi_major;
   record->info.abi_minor = description->abi_minor;
   record->info.origin = origin;
+  record->info.isolated = source.isolated;
   record->backends = std::move(description->backends);
   // From here on, everything the plugin says is attributed to its own name. The table
   // itself stays the same: the plugin may keep the one its entry function received.

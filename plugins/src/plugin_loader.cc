@@ -73,7 +73,43 @@ PluginLoader::PluginLoader(Registry& registry, SearchPathOptions options)
       options_(std::move(options)),
       search_path_(plugin_search_path(options_)),
       next_explicit_rank_(kFirstExplicitRank) {
+  if (options_.isolation.backend_host.empty()) options_.isolation.backend_host = default_backend_host();
+  options_.isolation.allow_untrusted_files = options_.allow_untrusted_files;
+  options_.isolation.allow_list = options_.allow_list;
   registry_.add_provider(this);
+}
+
+bool PluginLoader::is_isolated_locked(const Candidate& candidate) const {
+  if (!candidate.metadata) return false;
+  for (const std::string& isolated : options_.isolated_backends) {
+    if (isolated == "all") return true;
+    for (const std::string& backend : candidate.metadata->backends) {
+      if (backend == isolated) return true;
+    }
+  }
+  return false;
+}
+
+Result<PluginId> PluginLoader::register_locked(Candidate& candidate) {
+  if (is_isolated_locked(candidate)) {
+    PLUGRT_ASSIGN_OR_RETURN(isolation::IsolatedRegistration registration,
+                            isolation::register_isolated_plugin(registry_, candidate.path, candidate.rank,
+                                                                options_.isolation));
+    candidate.isolated = registration.plugin;
+    return registration.id;
+  }
+  PLUGRT_ASSIGN_OR_RETURN(std::shared_ptr<PluginLibrary> library, PluginLibrary::open(candidate.path));
+  auto entry = reinterpret_cast<plugrt_plugin_entry_fn>(library->symbol(PLUGRT_PLUGIN_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    return Status(Error::kPluginInvalid, candidate.path + ": " + PLUGRT_PLUGIN_ENTRY_SYMBOL + " not found after loading");
+  }
+  PluginSource source;
+  source.origin = candidate.path;
+  source.code = library;
+  source.rank = candidate.rank;
+  PLUGRT_ASSIGN_OR_RETURN(PluginId id, registry_.register_plugin(entry, std::move(source)));
+  candidate.library = library;
+  return id;
 }
 
 PluginLoader::~PluginLoader() { registry_.remove_provider(this); }
@@ -184,24 +220,7 @@ Status PluginLoader::load_locked(Candidate& candidate) {
   if (candidate.id) return Status::ok();
   if (!candidate.refusal.is_ok()) return candidate.refusal;
 
-  Result<std::shared_ptr<PluginLibrary>> library = PluginLibrary::open(candidate.path);
-  if (!library.is_ok()) {
-    refuse_locked(candidate, library.status());
-    return candidate.refusal;
-  }
-  auto entry = reinterpret_cast<plugrt_plugin_entry_fn>(
-      library.value()->symbol(PLUGRT_PLUGIN_ENTRY_SYMBOL));
-  if (entry == nullptr) {
-    refuse_locked(candidate, Status(Error::kPluginInvalid, candidate.path + ": " +
-                                                               PLUGRT_PLUGIN_ENTRY_SYMBOL +
-                                                               " not found after loading"));
-    return candidate.refusal;
-  }
-  PluginSource source;
-  source.origin = candidate.path;
-  source.code = library.value();
-  source.rank = candidate.rank;
-  Result<PluginId> id = registry_.register_plugin(entry, std::move(source));
+  Result<PluginId> id = register_locked(candidate);
   if (!id.is_ok()) {
     refuse_locked(candidate, id.status());
     return candidate.refusal;
@@ -228,7 +247,6 @@ Status PluginLoader::load_locked(Candidate& candidate) {
     return candidate.refusal;
   }
   candidate.id = *id;
-  candidate.library = library.value();
   return Status::ok();
 }
 
@@ -267,6 +285,10 @@ std::vector<PluginReport> PluginLoader::report() const {
     report.refusal = candidate->refusal;
     report.metadata = candidate->metadata;
     report.code_mapped = !candidate->library.expired();
+    if (std::shared_ptr<isolation::IsolatedPlugin> isolated = candidate->isolated.lock()) {
+      report.isolated = true;
+      report.crashes = isolation::crash_records(*isolated);
+    }
     report.state = !candidate->refusal.is_ok() ? PluginReport::State::kRefused
                    : candidate->id            ? PluginReport::State::kLoaded
                                               : PluginReport::State::kAccepted;

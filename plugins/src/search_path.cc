@@ -35,6 +35,21 @@ std::string executable_directory() {
   return slash == std::string::npos ? "" : buffer.substr(0, slash);
 }
 
+std::string default_backend_host() {
+  const std::string exe = executable_directory();
+  const std::string install = install_plugin_directory();  // <prefix>/lib/plugrt/plugins
+  std::vector<std::string> candidates;
+  if (!exe.empty()) {
+    candidates.push_back(exe + "/../lib/plugrt/plugrt-backend-host");
+    candidates.push_back(exe + "/plugrt-backend-host");
+  }
+  candidates.push_back(install.substr(0, install.rfind('/') + 1) + "plugrt-backend-host");
+  for (const std::string& candidate : candidates) {
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return candidates.back();
+}
+
 std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options) {
   std::vector<SearchDirectory> path;
   std::set<std::string> seen;

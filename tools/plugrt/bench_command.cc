@@ -152,6 +152,7 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
   command->add_option("--backends", options->backends, "Only these backends may run (comma-separated)");
   add_plugin_search_options(*command, options->plugins);
+  add_isolation_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print JSON (median_ms, p90_ms, iterations, threads, delegates)");
   command->callback([options, &result] { result.exit_code = run_bench(*options); });
 }

@@ -20,6 +20,8 @@ plugins::SearchPathOptions search_options(const PluginSearchOptions& options) {
   search.application_directories = options.plugin_dirs;
   search.allow_list = options.allow_list;
   search.allow_untrusted_files = options.allow_untrusted;
+  search.isolated_backends = options.isolate;
+  search.isolation.execute_timeout_ms = options.execute_timeout_ms;
   return search;
 }
 
@@ -44,6 +46,22 @@ void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options) 
       ->type_name("FILE");
   command.add_flag("--allow-untrusted-plugins", options.allow_untrusted,
                    "Also load plugin files owned by another user or writable by others");
+}
+
+void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
+  command
+      .add_option("--isolate", options.isolate,
+                  "Run these backends (comma-separated, or 'all' for every plugin) in separate plugrt-backend-host "
+                  "processes: a crash or hang there falls back to portable instead of taking this process down")
+      ->envname("PLUGRT_ISOLATE")
+      ->delimiter(',')
+      ->type_name("NAME[,NAME]|all");
+  command
+      .add_option("--execute-timeout-ms", options.execute_timeout_ms,
+                  "Time limit of one call on an isolated backend; past it the process is killed and the call "
+                  "runs on the portable fallback (default: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("MS");
 }
 
 CommandRuntime::CommandRuntime(const PluginSearchOptions& options)

@@ -24,11 +24,19 @@ struct PluginSearchOptions {
   std::string allow_list;
   /// Load plugin files owned by another user or writable by others.
   bool allow_untrusted = false;
+  /// Backends to run isolated in plugrt-backend-host processes ("all": every plugin).
+  std::vector<std::string> isolate;
+  /// Time limit of one isolated execute call; 0: none.
+  int execute_timeout_ms = 0;
 };
 
 /// Adds --plugin-dir, --plugin-allow-list (or PLUGRT_PLUGIN_ALLOW_LIST) and
 /// --allow-untrusted-plugins to `command`.
 void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options);
+
+/// Adds --isolate NAME[,NAME]|all (or PLUGRT_ISOLATE) and --execute-timeout-ms to
+/// `command` (run, bench, doctor).
+void add_isolation_options(CLI::App& command, PluginSearchOptions& options);
 
 class CommandRuntime {
  public:

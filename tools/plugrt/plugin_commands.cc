@@ -121,6 +121,7 @@ json load_programs(const std::vector<std::string>& paths, Registry& registry) {
                                     {"backend", d.backend},
                                     {"origin", d.origin},
                                     {"fell_back", d.fell_back},
+                                    {"isolated", d.isolated},
                                     {"reason", d.reason}});
         }
       }
@@ -167,6 +168,10 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
                                         {"count", failures.count},
                                         {"error", std::string(to_string(failures.last.code()))},
                                         {"reason", failures.last.message()}});
+    }
+    if (report.isolated) entry["isolated"] = true;
+    for (const auto& [backend, crashes] : report.crashes) {
+      entry["crashes"].push_back({{"backend", backend}, {"count", crashes.count}, {"reason", crashes.last}});
     }
     files.push_back(std::move(entry));
   }
@@ -218,6 +223,15 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
                   << "' is shadowed by " << shadow["by"].get<std::string>() << "\n";
       }
     }
+    if (file.contains("isolated")) std::cout << "      isolated: its backends run in plugrt-backend-host processes\n";
+    if (file.contains("crashes")) {
+      for (const json& crash : file["crashes"]) {
+        const uint64_t count = crash["count"].get<uint64_t>();
+        std::cout << "      the process of backend '" << crash["backend"].get<std::string>() << "' crashed or timed out "
+                  << count << (count == 1 ? " time" : " times") << ", last: " << crash["reason"].get<std::string>()
+                  << "\n";
+      }
+    }
     if (file.contains("init_failures")) {
       for (const json& failure : file["init_failures"]) {
         const uint64_t count = failure["count"].get<uint64_t>();
@@ -241,6 +255,7 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
       for (const json& d : method["delegates"]) {
         std::cout << "    " << d["delegate"].get<std::string>() << " -> " << d["backend"].get<std::string>() << " ("
                   << d["origin"].get<std::string>() << ")";
+        if (d["isolated"].get<bool>() && !d["fell_back"].get<bool>()) std::cout << ", isolated";
         if (d["fell_back"].get<bool>()) std::cout << ", fallback: " << d["reason"].get<std::string>();
         std::cout << "\n";
       }
@@ -309,6 +324,7 @@ void add_doctor_command(CLI::App& app, CommandResult& result) {
   CLI::App* command = app.add_subcommand(
       "doctor", "Show the plugin search path and the verdict on every plugin file considered");
   add_plugin_options(*command, *options);
+  add_isolation_options(*command, options->search);
   command
       ->add_option("--program", *programs,
                    "Also load every method of this program (repeatable), so that where its delegates run, "

@@ -51,6 +51,7 @@ json report_json(const LoadReport& report) {
                          {"backend", d.backend},
                          {"origin", d.origin},
                          {"fell_back", d.fell_back},
+                         {"isolated", d.isolated},
                          {"reason", d.reason}});
   }
   return delegates;
@@ -134,6 +135,7 @@ int run_program(const RunOptions& options) {
   if (options.report) {
     for (const DelegatePlacement& d : method->report().delegates) {
       std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << ")";
+      if (d.isolated && !d.fell_back) std::cout << ", isolated";
       if (d.fell_back) std::cout << ", fallback: " << d.reason;
       std::cout << "\n";
     }
@@ -178,6 +180,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   command->add_option("--tolerance", options->tolerance, "Largest absolute difference --expect accepts (default 1e-4)");
   command->add_option("--seed", options->seed, "Seed of the random inputs (default 0)");
   add_plugin_search_options(*command, options->plugins);
+  add_isolation_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print machine-readable JSON");
   command->callback([options, &result] { result.exit_code = run_program(*options); });
 }

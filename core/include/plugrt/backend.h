@@ -31,6 +31,8 @@ struct PluginInfo {
   uint32_t abi_minor = 0;
   /// "built-in", or the path of the plugin file.
   std::string origin;
+  /// Its backends run in a separate process (a load option; plugrt/isolation/).
+  bool isolated = false;
 };
 
 /// The answer of a backend's is_available.

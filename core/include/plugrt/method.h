@@ -44,6 +44,10 @@ struct DelegatePlacement {
   bool fell_back = false;
   std::string reason;  ///< why it fell back; empty otherwise
   uint64_t blob_size = 0;
+  /// Its backend runs in a separate process (a load option). When that process crashes
+  /// or times out during execute(), the call is re-run on the portable fallback, which
+  /// runs the delegate from then on: `fell_back` turns true, `reason` says what happened.
+  bool isolated = false;
 };
 
 struct LoadReport {
@@ -86,6 +90,10 @@ class Method {
   /// Runs every instruction in order. Allocates nothing on success. Errors: the failing
   /// delegate's code, with its label, its backend and the backend's message. After an
   /// error the outputs are unspecified; the method stays usable.
+  /// An isolated backend that crashes or times out (kDelegateCrashed) is replaced, within
+  /// the call, by the delegate's portable fallback (the built-in portable backend), which
+  /// runs it from then on; the report() says so. Without a fallback the call fails with
+  /// kDelegateCrashed, and so does every later call of that delegate.
   Status execute();
 
  private:

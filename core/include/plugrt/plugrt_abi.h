@@ -50,7 +50,7 @@ extern "C" {
 
 /// The ABI version this header describes.
 #define PLUGRT_ABI_MAJOR 1
-#define PLUGRT_ABI_MINOR 1
+#define PLUGRT_ABI_MINOR 3
 
 #define PLUGRT_ABI_STRINGIFY_(x) #x
 #define PLUGRT_ABI_STRINGIFY(x) PLUGRT_ABI_STRINGIFY_(x)
@@ -95,6 +95,9 @@ enum {
   PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED = 0x31,
   PLUGRT_STATUS_DELEGATE_INVALID_HANDLE = 0x32,  ///< A handle is unknown or already destroyed.
   PLUGRT_STATUS_DELEGATE_UNAVAILABLE = 0x33,     ///< The backend cannot run here (no device...).
+  /// Added in 1.3. The isolated process running the backend crashed, was killed or
+  /// exceeded its time limit; the host reports it, a plugin never returns it.
+  PLUGRT_STATUS_DELEGATE_CRASHED = 0x34,
 
   // Plugin: a plugin file or its tables are unusable.
   PLUGRT_STATUS_PLUGIN_INVALID = 0x40,       ///< Not a plugin, or its tables are malformed.

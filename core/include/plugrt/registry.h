@@ -40,6 +40,8 @@ struct PluginSource {
   std::shared_ptr<void> code;
   /// Lower wins when two plugins offer the same backend name.
   int64_t rank = 0;
+  /// Its backends run in a separate process, behind proxy tables (plugrt/isolation/).
+  bool isolated = false;
 };
 
 /// One registered backend, for listings.

@@ -29,6 +29,7 @@ enum class Error : plugrt_status {
   kDelegateMemoryAllocationFailed = PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
   kDelegateInvalidHandle = PLUGRT_STATUS_DELEGATE_INVALID_HANDLE,
   kDelegateUnavailable = PLUGRT_STATUS_DELEGATE_UNAVAILABLE,
+  kDelegateCrashed = PLUGRT_STATUS_DELEGATE_CRASHED,
   kPluginInvalid = PLUGRT_STATUS_PLUGIN_INVALID,
   kPluginAbiMismatch = PLUGRT_STATUS_PLUGIN_ABI_MISMATCH,
 };
@@ -50,6 +51,7 @@ constexpr std::string_view to_string(Error error) {
     case Error::kDelegateMemoryAllocationFailed: return "DelegateMemoryAllocationFailed";
     case Error::kDelegateInvalidHandle: return "DelegateInvalidHandle";
     case Error::kDelegateUnavailable: return "DelegateUnavailable";
+    case Error::kDelegateCrashed: return "DelegateCrashed";
     case Error::kPluginInvalid: return "PluginInvalid";
     case Error::kPluginAbiMismatch: return "PluginAbiMismatch";
   }

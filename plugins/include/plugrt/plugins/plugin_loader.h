@@ -44,6 +44,11 @@ struct PluginReport {
   /// While it is loaded: each of its backends whose init has failed (a delegate that
   /// could not be created, or fell back), with how often and the last failure.
   std::vector<std::pair<std::string, InitFailures>> init_failures;
+  /// Its backends run in plugrt-backend-host processes (SearchPathOptions::isolated_backends).
+  bool isolated = false;
+  /// While it is loaded isolated: each of its backends whose process crashed, was killed
+  /// or timed out, with how often and the last message.
+  std::vector<std::pair<std::string, isolation::CrashRecord>> crashes;
 };
 
 std::string_view to_string(PluginReport::State state);
@@ -86,7 +91,12 @@ class PluginLoader final : public BackendProvider {
     std::optional<PluginMetadata> metadata;
     std::optional<PluginId> id;  // set while registered
     std::weak_ptr<PluginLibrary> library;
+    std::weak_ptr<isolation::IsolatedPlugin> isolated;  // set when loaded isolated
   };
+  bool is_isolated_locked(const Candidate& candidate) const;
+  /// Registers the candidate's plugin: dlopen and its entry function, or proxies for
+  /// its backends in a backend host process when it is isolated.
+  Result<PluginId> register_locked(Candidate& candidate);
 
   void read_allow_list_locked();
   /// Checks the file and inserts its candidate (indexed by backend unless refused).

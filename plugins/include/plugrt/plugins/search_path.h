@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/isolation/isolated_plugin.h"
+
 namespace plugrt::plugins {
 
 struct SearchPathOptions {
@@ -23,6 +25,14 @@ struct SearchPathOptions {
   bool allow_untrusted_files = false;
   /// When set, a file of SHA-256 digests: only plugins whose digest it lists load.
   std::string allow_list;
+
+  // Load options beyond the search path.
+  /// Backends to run isolated: a plugin offering one of them runs in plugrt-backend-host
+  /// processes (plugrt/isolation/isolated_plugin.h); "all" isolates every plugin.
+  /// Isolated backends have no ahead-of-time entries: compile with them in process.
+  std::vector<std::string> isolated_backends;
+  /// Time limits and the backend host's path for isolated backends.
+  isolation::IsolationOptions isolation;
 };
 
 /// One directory of the search path and which of the sources above gave it.
@@ -41,6 +51,11 @@ std::vector<std::string> list_plugin_files(const std::string& directory);
 
 /// <install prefix>/lib/plugrt/plugins, as configured at build time.
 std::string install_plugin_directory();
+
+/// Where plugrt-backend-host (isolated backends) is looked for: <exe>/../lib/plugrt/,
+/// then <exe>/ (a build tree), then <prefix>/lib/plugrt/; the first that is there, else
+/// the last.
+std::string default_backend_host();
 
 /// The directory of the running executable, or "" when it cannot be found.
 std::string executable_directory();
