@@ -9,7 +9,26 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 build="${PLUGRT_BUILD_DIR:-build}"
 mkdir -p "$build"
-scripts/build.sh >"$build/demo-build.log" 2>&1 || { cat "$build/demo-build.log"; exit 1; }
+log="$build/demo-build.log"
+# Ninja's "[done/total]" lines as progress: one line updated in place on a terminal, a
+# line per tenth of the steps otherwise; the full output goes to the log.
+progress() {
+  awk -v tty="$([ -t 1 ] && echo 1 || echo 0)" '
+    match($0, /^\[[0-9]+\/[0-9]+\]/) {
+      split(substr($0, 2, RLENGTH - 2), n, "/")
+      if (tty) { printf "\r   step %d of %d", n[1], n[2]; shown = 1 }
+      else if (int(10 * n[1] / n[2]) > last) { last = int(10 * n[1] / n[2]); printf "   step %d of %d\n", n[1], n[2] }
+      fflush()
+    }
+    END { if (shown) print "" }'
+}
+echo "== building plugrt in $build (minutes the first time; log: $log)"
+if ! scripts/build.sh 2>&1 | tee "$log" | progress; then
+  echo "the build failed; its last lines ($log):" >&2
+  tail -n 40 "$log" >&2
+  exit 1
+fi
+echo
 plugrt="$build/bin/plugrt"
 model="${1:-models/tiny_cnn.onnx}"
 name="$(basename "$model" .onnx)"

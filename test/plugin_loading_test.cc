@@ -19,6 +19,7 @@ using ::plugrt::testing::is_mapped;
 using ::plugrt::testing::only;
 using ::plugrt::testing::plugin_file;
 using ::testing::ElementsAre;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -410,6 +411,10 @@ TEST(SearchPath, FollowsTheDocumentedOrder) {
               ElementsAre("/app", "/app2", "/env/one", "/env/two"));
   EXPECT_EQ(directories[4], install_plugin_directory());
   EXPECT_EQ(directories[5], executable_directory() + "/plugins");
+  // Found from the executable (<prefix>/bin/..), not from the configured prefix.
+  const std::string prefix = executable_directory().substr(0, executable_directory().rfind('/'));
+  EXPECT_THAT(install_plugin_directory(), StartsWith(prefix + "/"));
+  EXPECT_THAT(install_plugin_directory(), EndsWith("/plugrt/plugins"));
   EXPECT_THAT(sources, ElementsAre("application", "application", "PLUGRT_PLUGIN_PATH",
                                    "PLUGRT_PLUGIN_PATH", "install", "executable"));
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -24,7 +25,11 @@ bool is_candidate_name(std::string_view name) {
 
 }  // namespace
 
-std::string install_plugin_directory() { return PLUGRT_INSTALL_PLUGIN_DIR; }
+std::string install_plugin_directory() {
+  const std::string directory = executable_directory();
+  if (directory.empty()) return "";
+  return std::filesystem::path(directory + "/" PLUGRT_BIN_TO_PLUGIN_DIR).lexically_normal().string();
+}
 
 std::string executable_directory() {
   std::string buffer(4096, '\0');

@@ -33,11 +33,23 @@ RunResult run_kit(const std::string& plugin, const std::string& extra = "") {
 
 std::string test_plugin(const char* name) { return std::string(SDK_TEST_PLUGIN_DIR) + "/libplugrt_" + name + ".so"; }
 
+std::string model(const char* file) { return std::string(MODELS_DIR) + "/" + file; }
+
 TEST(ContractKit, PassesOnAGoodPluginWrittenWithTheWrapper) {
   RunResult r = run_kit(test_plugin("sdk_good"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("[  PASSED  ]"));
   EXPECT_THAT(r.output, HasSubstr("Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+  // It says which sample graph the checks used and what partition took of each tried.
+  EXPECT_THAT(r.output, HasSubstr("[ SAMPLES  ] backend 'relu': uses Relu on float32[2,3]"));
+  EXPECT_THAT(r.output, HasSubstr("Relu on float32[2,3]: partition took node 'Relu_0' (Relu)"));
+}
+
+TEST(ContractKit, SaysWhichSampleGraphsThePartitionRefused) {
+  RunResult r = run_kit(ELEMENTWISE_PLUGIN, "--gtest_filter=*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[ SAMPLES  ] backend 'elementwise': uses Relu on float32[2,3]"));
+  EXPECT_THAT(r.output, HasSubstr("Neg on float32[2,3]: partition did not take node 'Neg_0' (Neg)"));
 }
 
 TEST(ContractKit, PassesOnThePortableBackendPlugin) {
@@ -101,6 +113,65 @@ TEST(ContractKit, LeaksAreCaughtOverLoadUnloadCyclesToo) {
   RunResult r = run_kit(test_plugin("sdk_leaks"), "--gtest_filter=PluginContract.LoadInitDestroyUnload100Times");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("cycle 0: 1 host allocations were still live after destroy and unload"));
+}
+
+// ---- --model: an author's model through the plugin alone -------------------------------
+
+TEST(ContractKitModel, RunsAModelThroughThePluginAndComparesItsOutput) {
+  RunResult r = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" +
+                                             model("tiny_cnn.input.npy") + " --expect output=" +
+                                             model("tiny_cnn.output.npy"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("partition took 18 of 18 nodes"));
+  EXPECT_THAT(r.output, HasSubstr("    took node '"));
+  EXPECT_THAT(r.output, HasSubstr("output 'output': matches"));
+}
+
+TEST(ContractKitModel, FailsWhenTheOutputDiffers) {
+  // Another model's expected output.
+  RunResult r = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" +
+                                             model("tiny_cnn.input.npy") + " --expect output=" +
+                                             model("mlp.output.npy"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("output 'output': DIFFERS: the plugin gives float32 [1, 10], expected"));
+}
+
+TEST(ContractKitModel, RefusesAModelThePluginDoesNotTakeWhole) {
+  RunResult r = run_kit(ELEMENTWISE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" +
+                                                model("tiny_cnn.input.npy") + " --expect output=" +
+                                                model("tiny_cnn.output.npy"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("not: node '[^']*' \\(Conv\\)"));
+  EXPECT_THAT(r.output, HasSubstr("does not take every node"));
+}
+
+TEST(ContractKitModel, NamesAMissingInputAndAMissingExpectation) {
+  RunResult no_input = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --expect output=" +
+                                                    model("tiny_cnn.output.npy"));
+  EXPECT_EQ(no_input.exit_code, 1) << no_input.output;
+  EXPECT_THAT(no_input.output, HasSubstr("--input: the model's input 'input' has no NAME=FILE.npy"));
+  RunResult no_expect = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx"));
+  EXPECT_EQ(no_expect.exit_code, 2) << no_expect.output;
+  EXPECT_THAT(no_expect.output, HasSubstr("give at least one --expect"));
+}
+
+// ---- --conformance: the ONNX node tests through the plugin alone ----------------------
+
+TEST(ContractKitConformance, PassesTheNodeTestsItsPartitionTakes) {
+  RunResult r = run_kit(test_plugin("sdk_good"), "--conformance --threads 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("\nRelu +[1-9][0-9]* +0 +[0-9]+  "));
+  EXPECT_THAT(r.output,
+              ::testing::ContainsRegex("\nConv +0 +0 +[1-9][0-9]*  partition took N of N nodes; not: Conv\n"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("\n[1-9][0-9]* passed, 0 failed, [1-9][0-9]* skipped\n"));
+}
+
+TEST(ContractKitConformance, FailsWhenAnOpComputesWrong) {
+  RunResult r = run_kit(test_plugin("sdk_wrong_result"), "--conformance --threads 2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL test_relu: output 'y': "));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("\nRelu +0 +[1-9][0-9]* +[0-9]+  FAIL: output '\\*'"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("\n0 passed, [1-9][0-9]* failed, [1-9][0-9]* skipped\n"));
 }
 
 TEST(ContractKit, RefusesAFileThatIsNotAPlugin) {

@@ -15,7 +15,9 @@ set(prefix "${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}" --component sdk)
 foreach(file include/plugrt/plugrt_abi.h include/plugrt/sdk/backend.h include/plugrt/schema/graph_ir_generated.h
              lib/cmake/plugrt/plugrtConfig.cmake lib/pkgconfig/plugrt.pc bin/plugrt-contract-test
-             include/plugrt/sdk/testing/mock_host.h)
+             include/plugrt/sdk/testing/mock_host.h share/doc/plugrt/sdk/README.md
+             share/doc/plugrt/sdk/docs/reading_blobs.md share/plugrt/examples/elementwise/CMakeLists.txt
+             share/plugrt/examples/elementwise/src/elementwise_backend.cc)
   if(NOT EXISTS "${prefix}/${file}")
     message(FATAL_ERROR "the SDK install lacks ${file}")
   endif()
@@ -45,7 +47,15 @@ foreach(file CMakeLists.txt src/demo_npu_backend.cc README.md setup.md COMPATIBI
     message(FATAL_ERROR "plugrt new-backend did not write ${file}")
   endif()
 endforeach()
+file(READ "${WORK_DIR}/demo_npu/COMPATIBILITY.md" compatibility)
+if(NOT compatibility MATCHES "What the generated code does.*Relu")
+  message(FATAL_ERROR "the generated COMPATIBILITY.md does not say what the generated code does")
+endif()
 run(${CMAKE_COMMAND} -S "${WORK_DIR}/demo_npu" -B "${WORK_DIR}/demo_npu/build" -G "${GENERATOR}"
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror")
+file(STRINGS "${WORK_DIR}/demo_npu/build/CMakeCache.txt" build_type REGEX "^CMAKE_BUILD_TYPE:")
+if(NOT build_type STREQUAL "CMAKE_BUILD_TYPE:STRING=Release")
+  message(FATAL_ERROR "the generated backend does not default to a Release build: ${build_type}")
+endif()
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/demo_npu/build")
 run(${CMAKE_CTEST_COMMAND} --test-dir "${WORK_DIR}/demo_npu/build" --output-on-failure)

@@ -48,6 +48,8 @@ class Importer {
 
  private:
   Status error(Error code, const std::string& reason) const { return Status(code, origin_ + ": " + reason); }
+  Status shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input, const std::string& reason,
+                     size_t rank) const;
   Status node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const;
   const onnx::OpSchema* schema_of(const onnx::NodeProto& node) const {
     return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
@@ -93,6 +95,13 @@ Status Importer::node_error(Error code, const onnx::NodeProto& node, const std::
   return error(code, "node " + name + " (" + node.op_type() + ", opset " + std::to_string(opset_) + "): " + reason);
 }
 
+Status Importer::shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input,
+                             const std::string& reason, size_t rank) const {
+  if (options_.input_shape_problem != nullptr) *options_.input_shape_problem = {kind, input, reason, rank};
+  if (kind == InputShapeProblem::Kind::kShapeRefused) return error(code, "ImportOptions::input_shapes: " + reason);
+  return error(code, reason + "; give its shape in ImportOptions::input_shapes");
+}
+
 Status Importer::check_node(const onnx::NodeProto& node) const {
   if (!is_default_domain(node.domain())) {
     return node_error(Error::kNotSupported, node,
@@ -115,10 +124,11 @@ Status Importer::prepare_inputs() {
     inputs[input.name()] = &input;
   }
   for (const auto& [name, shape] : options_.input_shapes) {
+    using Kind = InputShapeProblem::Kind;
     auto it = inputs.find(name);
     if (it == inputs.end()) {
-      return error(Error::kInvalidArgument, "ImportOptions::input_shapes names '" + name +
-                                                "', which is not an input of the model");
+      return shape_error(Error::kInvalidArgument, Kind::kShapeRefused, name,
+                         "'" + name + "' is not an input of the model", 0);
     }
     onnx::TypeProto* type = it->second->mutable_type();
     if (type->value_case() != onnx::TypeProto::kTensorType) {
@@ -126,21 +136,26 @@ Status Importer::prepare_inputs() {
     }
     onnx::TensorShapeProto* dims = type->mutable_tensor_type()->mutable_shape();
     const ValueType declared = onnx_import::value_type_of(*type);
+    const size_t rank = declared.has_shape ? declared.dims.size() : 0;
     if (declared.has_shape && declared.dims.size() != shape.size()) {
-      return error(Error::kInvalidArgument, "input '" + name + "' has rank " + std::to_string(declared.dims.size()) +
-                                                "; ImportOptions::input_shapes gives rank " +
-                                                std::to_string(shape.size()));
+      return shape_error(Error::kInvalidArgument, Kind::kShapeRefused, name,
+                         "input '" + name + "' has rank " + std::to_string(rank) + ", the shape given has rank " +
+                             std::to_string(shape.size()),
+                         rank);
     }
     for (size_t axis = 0; axis < shape.size(); ++axis) {
       if (shape[axis] < 0) {
-        return error(Error::kInvalidArgument, "ImportOptions::input_shapes gives input '" + name +
-                                                  "' the negative dimension " + std::to_string(shape[axis]));
+        return shape_error(Error::kInvalidArgument, Kind::kShapeRefused, name,
+                           "the shape given for input '" + name + "' has the negative dimension " +
+                               std::to_string(shape[axis]),
+                           rank);
       }
       if (axis < declared.dims.size() && declared.dims[axis] >= 0 && declared.dims[axis] != shape[axis]) {
-        return error(Error::kInvalidArgument, "input '" + name + "' has the static dimension " +
-                                                  std::to_string(declared.dims[axis]) + " at axis " +
-                                                  std::to_string(axis) + "; ImportOptions::input_shapes gives " +
-                                                  std::to_string(shape[axis]));
+        return shape_error(Error::kInvalidArgument, Kind::kShapeRefused, name,
+                           "input '" + name + "' has the static dimension " + std::to_string(declared.dims[axis]) +
+                               " at axis " + std::to_string(axis) + ", the shape given has " +
+                               std::to_string(shape[axis]),
+                           rank);
       }
     }
     dims->clear_dim();
@@ -159,8 +174,8 @@ Status Importer::prepare_inputs() {
                                              ", which plugrt does not support");
     }
     if (!type.has_shape) {
-      return error(Error::kNotSupported,
-                   "input '" + name + "' has no shape; give it in ImportOptions::input_shapes");
+      return shape_error(Error::kNotSupported, InputShapeProblem::Kind::kShapeNeeded, name,
+                         "input '" + name + "' has no shape", 0);
     }
     uint64_t count = 0;
     if (type.is_static() && !onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)),
@@ -171,9 +186,10 @@ Status Importer::prepare_inputs() {
     for (size_t axis = 0; axis < type.dims.size(); ++axis) {
       if (type.dims[axis] >= 0) continue;
       const std::string symbol = type.dim_names[axis].empty() ? "unknown" : "'" + type.dim_names[axis] + "'";
-      return error(Error::kNotSupported, "input '" + name + "' has a dynamic dimension " + std::to_string(axis) +
-                                             " (" + symbol + ") in " + onnx_import::describe_dims(type) +
-                                             "; give its shape in ImportOptions::input_shapes");
+      return shape_error(Error::kNotSupported, InputShapeProblem::Kind::kShapeNeeded, name,
+                         "input '" + name + "' has a dynamic dimension " + std::to_string(axis) + " (" + symbol +
+                             ") in " + onnx_import::describe_dims(type),
+                         type.dims.size());
     }
   }
   for (const std::string& name : graph_inputs_) {

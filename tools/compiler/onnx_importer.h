@@ -18,10 +18,27 @@
 
 namespace plugrt::compiler {
 
+/// Why the import failed on a graph input's shape, for a front end that gives shapes
+/// its own way (the plugrt command's --input-shape) and words the error for it; the
+/// import's own message speaks of ImportOptions::input_shapes.
+struct InputShapeProblem {
+  enum class Kind {
+    kNone,          ///< the import did not fail on an input's shape
+    kShapeRefused,  ///< a shape given in input_shapes does not fit the model
+    kShapeNeeded,   ///< an input has no static shape and none was given
+  };
+  Kind kind = Kind::kNone;
+  std::string input;   ///< the input's name (for kShapeRefused, the name given)
+  std::string reason;  ///< "input 'x' has rank 4, the shape given has rank 2": no remedy, no file name
+  size_t rank = 0;     ///< the rank a shape for `input` needs, when the model declares one (else 0)
+};
+
 struct ImportOptions {
   /// Static shapes for graph inputs whose ONNX shape has symbolic or unknown
   /// dimensions, by input name. An input left dynamic is an error naming it.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  /// out: when not null, set when the import fails on an input's shape.
+  InputShapeProblem* input_shape_problem = nullptr;
 };
 
 struct ImportedModel {

@@ -196,6 +196,43 @@ void Report::print_reasons(std::ostream& out, size_t limit) const {
   }
 }
 
+void Report::print_ops(std::ostream& out) const {
+  // reasons[op][verdict][normalized reason] = tests
+  std::map<std::string, std::map<Verdict, std::map<std::string, size_t>>> reasons;
+  for (const Entry& entry : tests_) {
+    if (entry.verdict == Verdict::kPass) continue;
+    for (const std::string& op : entry.ops) ++reasons[op][entry.verdict][normalize_reason(entry.reason)];
+  }
+  auto most_frequent = [](const std::map<std::string, size_t>& counts) {
+    const std::pair<const std::string, size_t>* best = nullptr;
+    for (const auto& item : counts) {
+      if (best == nullptr || item.second > best->second) best = &item;
+    }
+    return best == nullptr ? std::string() : best->first;
+  };
+  size_t width = 2;
+  for (const auto& [op, counts] : ops_) width = std::max(width, op.size());
+  auto cell = [](std::string text, size_t size) {
+    if (text.size() < size) text.insert(0, size - text.size(), ' ');
+    return text;
+  };
+  out << "op" << std::string(width - 2, ' ') << "  passed  failed  unsupported  reason\n";
+  for (const auto& [op, counts] : ops_) {
+    std::string reason;
+    if (auto it = reasons.find(op); it != reasons.end()) {
+      const auto& by_verdict = it->second;
+      if (auto failed = by_verdict.find(Verdict::kFail); failed != by_verdict.end()) {
+        reason = "FAIL: " + most_frequent(failed->second);
+      } else if (auto skipped = by_verdict.find(Verdict::kUnsupported); skipped != by_verdict.end()) {
+        reason = most_frequent(skipped->second);
+      }
+    }
+    out << op << std::string(width - op.size(), ' ') << cell(std::to_string(counts.passed), 8)
+        << cell(std::to_string(counts.failed), 8) << cell(std::to_string(counts.unsupported), 13) << "  " << reason
+        << "\n";
+  }
+}
+
 std::string Report::summary_line() const {
   return std::to_string(passed_) + " passed, " + std::to_string(failed_) + " failed, " +
          std::to_string(unsupported_) + " skipped";

@@ -48,6 +48,10 @@ class Report {
 
   /// The top `limit` unsupported reasons as a table (nothing when there are none).
   void print_reasons(std::ostream& out, size_t limit) const;
+  /// One row per op type: its passed, failed and unsupported tests, and for an op with
+  /// failures its most frequent failure reason, else its most frequent unsupported one
+  /// (normalized as normalize_reason() does).
+  void print_ops(std::ostream& out) const;
   /// "123 passed, 4 failed, 805 skipped".
   std::string summary_line() const;
 

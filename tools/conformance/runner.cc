@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "backend_coverage.h"
 #include "compare.h"
 #include "compiler.h"
 #include "onnx_importer.h"
@@ -112,6 +113,12 @@ std::optional<TestResult> load(const TestCase& test, const std::string* model_by
     return from_pipeline_error("import", imported.status(), model_path);
   }
 
+  if (!options.only_backend.empty()) {
+    Result<Coverage> coverage = partition_coverage(registry, options.only_backend, imported->graph);
+    if (!coverage.is_ok()) return fail("partition: " + clean_message(coverage.status().to_string(), model_path));
+    if (!coverage->refused.empty()) return unsupported("partition " + coverage->describe());
+  }
+
   compiler::CompileOptions compile_options;
   compile_options.backends = options.backends;
   compile_options.producer = "plugrt_conformance";
@@ -119,6 +126,10 @@ std::optional<TestResult> load(const TestCase& test, const std::string* model_by
   if (!compiled.is_ok()) {
     loaded.pipeline_error = true;
     return from_pipeline_error("compile", compiled.status(), model_path);
+  }
+  if (!options.only_backend.empty()) {
+    const std::string elsewhere = placed_elsewhere(compiled->summary, options.only_backend);
+    if (!elsewhere.empty()) return unsupported("the program runs " + elsewhere);
   }
 
   Result<Program> program = Program::from_bytes(compiled->program, test.name);

@@ -46,6 +46,10 @@ struct RunOptions {
   /// or fails. A backend may need such parameters constant; this checks what it computes
   /// with them.
   bool freeze_parameters = true;
+  /// When set, the test must run on this backend alone: it is unsupported when the
+  /// backend's partition does not take every node (the reason names the others) or when
+  /// the compiled program runs anything elsewhere (a graph folded to constants).
+  std::string only_backend;
 };
 
 /// Runs `test`, whose model.onnx `model` describes. Never throws: an exception is a fail

@@ -53,8 +53,20 @@ std::string ops_text(const std::map<std::string, size_t>& ops) {
   return text;
 }
 
+/// The importer's input-shape problem worded for this command's flag.
+std::string input_shape_error(const std::string& model, const compiler::InputShapeProblem& problem) {
+  if (problem.kind == compiler::InputShapeProblem::Kind::kShapeRefused) {
+    return model + ": --input-shape: " + problem.reason;
+  }
+  std::string dims = problem.rank == 0 ? "D0,D1,..." : "";  // rank 0: the model declares none
+  for (size_t axis = 0; axis < problem.rank; ++axis) dims += (axis == 0 ? "D" : ",D") + std::to_string(axis);
+  return model + ": " + problem.reason + "; give its shape with --input-shape " + problem.input + "=" + dims;
+}
+
 int run_compile(const CompileCommandOptions& options) {
+  compiler::InputShapeProblem shape_problem;
   compiler::ImportOptions import_options;
+  import_options.input_shape_problem = &shape_problem;
   for (const std::string& text : options.input_shapes) {
     std::string name;
     std::vector<int64_t> shape;
@@ -109,7 +121,9 @@ int run_compile(const CompileCommandOptions& options) {
   Result<compiler::CompiledModel> compiled =
       compiler::compile_onnx_file(options.model, runtime.registry(), compile_options, import_options);
   if (!compiled.is_ok()) {
-    std::cerr << "plugrt compile: " << compiled.status().message() << "\n";
+    const bool shape_error = shape_problem.kind != compiler::InputShapeProblem::Kind::kNone;
+    std::cerr << "plugrt compile: "
+              << (shape_error ? input_shape_error(options.model, shape_problem) : compiled.status().message()) << "\n";
     return 1;
   }
   if (options.tune) {

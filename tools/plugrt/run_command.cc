@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -75,6 +77,12 @@ int run_program(const RunOptions& options) {
   if (Status status = method->execute(); !status.is_ok()) return fail(status.message());
   const double milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
+  if (!options.output_dir.empty()) {
+    // Like `mkdir -p`: a missing directory and its parents are made.
+    std::error_code error;
+    std::filesystem::create_directories(options.output_dir, error);
+    if (error) return fail("--output-dir '" + options.output_dir + "': cannot create it: " + error.message());
+  }
   json outputs = json::array();
   for (size_t i = 0; i < method->num_outputs(); ++i) {
     const TensorSpec& spec = method->output_spec(i);
@@ -167,8 +175,8 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   command->add_option("PROGRAM", options->program, "The program (.prt)")->required();
   command->add_option("--input", options->inputs,
                       "NAME=FILE.npy for an input (repeatable); inputs not given get seeded random values");
-  command->add_option("--output-dir", options->output_dir, "Write each output to DIR/<output name>.npy")
-      ->check(CLI::ExistingDirectory);
+  command->add_option("--output-dir", options->output_dir,
+                      "Write each output to DIR/<output name>.npy (DIR and its parents are created when missing)");
   command->add_option("--threads", options->threads, "Threads per backend (default: each backend's own)");
   command->add_option("--backends", options->backends,
                       "Only these backends may run (comma-separated); other parts run on their portable fallback");

@@ -147,6 +147,7 @@ struct Sample {
 struct GraphCase {
   std::string description;
   std::vector<uint8_t> graph;
+  std::string node;  // its one node, "node 'Relu_0' (Relu)"
   size_t num_nodes;
   size_t num_inputs;
   std::function<float(const std::vector<float>&)> reference;
@@ -162,7 +163,8 @@ std::vector<GraphCase> sample_graphs() {
     g.add_node(op, std::string(op) + "_0", {x}, {y});
     g.add_input(x);
     g.add_output(y);
-    cases.push_back({std::string(op) + " on float32[2,3]", g.finish(), 1, 1, std::move(ref)});
+    cases.push_back({std::string(op) + " on float32[2,3]", g.finish(), "node '" + std::string(op) + "_0' (" + op + ")",
+                     1, 1, std::move(ref)});
   };
   auto binary = [&](const char* op, std::function<float(const std::vector<float>&)> ref) {
     GraphBuilder g;
@@ -173,7 +175,8 @@ std::vector<GraphCase> sample_graphs() {
     g.add_input(a);
     g.add_input(b);
     g.add_output(y);
-    cases.push_back({std::string(op) + " of two float32[2,3]", g.finish(), 1, 2, std::move(ref)});
+    cases.push_back({std::string(op) + " of two float32[2,3]", g.finish(),
+                     "node '" + std::string(op) + "_0' (" + op + ")", 1, 2, std::move(ref)});
   };
   unary("Relu", [](const std::vector<float>& v) { return v[0] > 0 ? v[0] : 0.0f; });
   binary("Add", [](const std::vector<float>& v) { return v[0] + v[1]; });
@@ -183,11 +186,22 @@ std::vector<GraphCase> sample_graphs() {
   return cases;
 }
 
-/// Why no sample could be made, or the sample.
+/// Why no sample could be made, or the sample; and what the backend's partition said of
+/// each sample graph tried.
 struct SampleResult {
   std::optional<Sample> sample;
   std::string why_not;
+  std::vector<std::string> tried;  // "Relu on float32[2,3]: partition took node 'Relu_0' (Relu)"
 };
+
+/// Says which sample a check used and what partition took, so an author sees what was
+/// exercised (printed outside any output capture).
+void print_sample_use(const std::string& backend, const SampleResult& result) {
+  std::cout << "[ SAMPLES  ] backend '" << backend << "': "
+            << (result.sample ? "uses " + result.sample->description : "no sample: " + result.why_not) << "\n";
+  for (const std::string& line : result.tried) std::cout << "[ SAMPLES  ]   " << line << "\n";
+  std::cout << std::flush;
+}
 
 SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) {
   SampleResult result;
@@ -207,6 +221,8 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
     result.why_not = "the backend has no ahead-of-time table (partition/preprocess) and no --blob FILE was given";
     return result;
   }
+  // Every sample graph goes to partition, so the author sees what it took of each; the
+  // first one taken whole becomes the sample.
   const plugrt_aot_backend* aot = backend->aot;
   std::string tried;
   for (GraphCase& c : sample_graphs()) {
@@ -218,10 +234,15 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
     pargs.node_taken = taken.data();
     pargs.num_nodes = taken.size();
     tried += (tried.empty() ? "" : ", ") + c.description;
-    if (aot->partition(backend->context, host.plugrt_table(), &pargs) != PLUGRT_STATUS_OK) continue;
+    const plugrt_status partitioned = aot->partition(backend->context, host.plugrt_table(), &pargs);
+    if (partitioned != PLUGRT_STATUS_OK) {
+      result.tried.push_back(c.description + ": partition failed with " + name_of(partitioned));
+      continue;
+    }
     bool all = true;
     for (uint8_t t : taken) all = all && t == 1;
-    if (!all) continue;
+    result.tried.push_back(c.description + ": partition " + (all ? "took " + c.node : "did not take " + c.node));
+    if (!all || result.sample) continue;
     plugrt_preprocess_args args{};
     args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
     args.graph = c.graph.data();
@@ -242,10 +263,11 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
     sample.output_shapes.assign(1, {2, 3});
     sample.reference = c.reference;
     result.sample = std::move(sample);
-    return result;
   }
-  result.why_not = "the backend's partition takes none of the sample graphs (" + tried +
-                   "); pass a blob with --blob FILE to run the init/execute checks";
+  if (!result.sample) {
+    result.why_not = "the backend's partition takes none of the sample graphs (" + tried +
+                     "); pass a blob with --blob FILE to run the init/execute checks";
+  }
   return result;
 }
 
@@ -357,6 +379,7 @@ TEST_F(PluginContract, LoadInitDestroyUnload100Times) {
       const plugrt_backend* backend = plugin.backend(name);
       if (backend == nullptr) continue;
       SampleResult sample = make_sample(backend, host);
+      print_sample_use(name, sample);
       if (sample.sample) blobs.emplace_back(name, sample.sample->blob);
     }
   }
@@ -423,6 +446,7 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
   const Sample* sample() {
     if (!sample_) {
       sample_ = make_sample(backend_, host_);
+      print_sample_use(GetParam(), *sample_);
     }
     return sample_->sample ? &*sample_->sample : nullptr;
   }
@@ -645,6 +669,7 @@ TEST_P(BackendContract, WrongArgumentsAreInvalidArgument) {
 TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
   SKIP_UNLESS_AVAILABLE();
   std::vector<uint8_t> random_blob(64, 0xA5);
+  bool made_sample = false;
   std::string output;
   std::vector<std::string> problems;
   {
@@ -654,9 +679,11 @@ TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
     (void)backend_->is_available(backend_->context, host_.plugrt_table(), &buffer);
     plugrt_delegate_handle bad = nullptr;
     if (init(random_blob, &bad) == PLUGRT_STATUS_OK) backend_->destroy(bad);
+    // Made here, inside the capture: partition and preprocess must stay silent too.
     const Sample* s = sample_ ? (sample_->sample ? &*sample_->sample : nullptr) : nullptr;
     if (!sample_) {
       sample_ = make_sample(backend_, host_);
+      made_sample = true;
       s = sample_->sample ? &*sample_->sample : nullptr;
     }
     if (s != nullptr) {
@@ -674,6 +701,7 @@ TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
     }
     output = capture.finish();
   }
+  if (made_sample) print_sample_use(GetParam(), *sample_);
   EXPECT_EQ(output, "") << "the plugin wrote to stdout or stderr (shown above). A plugin must log through "
                            "host->log and report failures through host->report_error, never print";
 }

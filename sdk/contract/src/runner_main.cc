@@ -1,4 +1,101 @@
-// plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]
-#include "plugrt/sdk/testing/contract.h"
+// plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]      the contract checks
+// plugrt-contract-test --plugin PATH --model M.onnx --input N=F.npy --expect N=F.npy   one model
+// plugrt-contract-test --plugin PATH --conformance [--onnx-test-data DIR]   the ONNX node tests
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
 
-int main(int argc, char** argv) { return plugrt::sdk::testing::run_contract_tests(argc, argv); }
+#include "plugrt/sdk/testing/contract.h"
+#include "runner_modes.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage:\n"
+    "  plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]\n"
+    "      the contract checks (see sdk/README.md)\n"
+    "  plugrt-contract-test --plugin PATH [--backend NAME] --model M.onnx --input NAME=FILE.npy ...\n"
+    "                       --expect NAME=FILE.npy ...\n"
+    "      your model through the plugin alone (partition, preprocess, init, execute), each\n"
+    "      expected output compared (float: |got - want| <= 1e-5 + 1e-3 * |want|; others exact)\n"
+    "  plugrt-contract-test --plugin PATH [--backend NAME] --conformance [--onnx-test-data DIR]\n"
+    "                       [--threads N] [--json FILE]\n"
+    "      every ONNX node test whose nodes the plugin's partition takes, through the plugin\n"
+    "      alone: a per-op table and 'N passed, N failed, N skipped'; exit 1 when one fails\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using plugrt::sdk::testing::ConformanceOptions;
+  using plugrt::sdk::testing::ModelCheckOptions;
+  ModelCheckOptions model;
+  ConformanceOptions conformance;
+  bool conformance_mode = false;
+  std::string threads;
+  std::vector<std::string> unknown;  // GoogleTest's flags, for the contract checks
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const std::string& flag, std::string* out) {
+      if (arg == flag && i + 1 < argc) {
+        *out = argv[++i];
+        return true;
+      }
+      if (arg.rfind(flag + "=", 0) == 0) {
+        *out = arg.substr(flag.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    auto values = [&](const std::string& flag, std::vector<std::string>* out) {
+      std::string one;
+      if (!value(flag, &one)) return false;
+      out->push_back(one);
+      return true;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (arg == "--conformance") {
+      conformance_mode = true;
+      continue;
+    }
+    std::string ignored;
+    if (value("--plugin", &model.plugin_path) || value("--backend", &model.backend) || value("--model", &model.model) ||
+        values("--input", &model.inputs) || values("--expect", &model.expected) ||
+        value("--onnx-test-data", &conformance.data) || value("--json", &conformance.json) ||
+        value("--threads", &threads) || value("--blob", &ignored)) {
+      continue;
+    }
+    unknown.push_back(arg);
+  }
+  if (model.model.empty() && !conformance_mode) return plugrt::sdk::testing::run_contract_tests(argc, argv);
+
+  if (model.plugin_path.empty()) {
+    std::cerr << "plugrt-contract-test: --plugin PATH is required\n" << kUsage;
+    return 2;
+  }
+  if (!unknown.empty()) {
+    std::cerr << "plugrt-contract-test: unknown argument '" << unknown[0] << "'\n" << kUsage;
+    return 2;
+  }
+  if (!model.model.empty() && conformance_mode) {
+    std::cerr << "plugrt-contract-test: --model and --conformance are separate runs\n";
+    return 2;
+  }
+  if (!model.model.empty()) return plugrt::sdk::testing::run_model_check(model);
+
+  conformance.plugin_path = model.plugin_path;
+  conformance.backend = model.backend;
+  if (!threads.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(threads.c_str(), &end, 10);
+    if (end == threads.c_str() || *end != '\0' || n < 1 || n > 256) {
+      std::cerr << "plugrt-contract-test: --threads '" << threads << "' is not a number from 1 to 256\n";
+      return 2;
+    }
+    conformance.threads = static_cast<size_t>(n);
+  }
+  return plugrt::sdk::testing::run_conformance(conformance);
+}

@@ -8,6 +8,7 @@
 //   VARIANT_PRINTS          execute prints to stdout
 //   VARIANT_EXTRA_SYMBOL    exports one more function (built without the version script)
 //   VARIANT_THROWS          execute throws (the wrapper must turn it into Internal)
+//   VARIANT_WRONG_RESULT    execute lets negative values through (a wrong ReLU)
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -42,7 +43,11 @@ class ReluDelegate : public sdk::Delegate {
     PLUGRT_SDK_ASSIGN_OR_RETURN(sdk::Tensor y, args.output(0, sdk::kFloat32, x.shape()));
     const float* in = x.data<float>();
     float* out = y.data<float>();
+#if defined(VARIANT_WRONG_RESULT)
+    for (int64_t i = 0; i < count_; ++i) out[i] = in[i];
+#else
     for (int64_t i = 0; i < count_; ++i) out[i] = in[i] > 0 ? in[i] : 0.0f;
+#endif
     return sdk::Status::ok();
   }
 

@@ -26,6 +26,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // ---- Building models ------------------------------------------------------------
@@ -636,6 +637,17 @@ TEST(OnnxImporter, DynamicInputNeedsAShape) {
   EXPECT_THAT(refused.status().message(), HasSubstr("'N'"));
   EXPECT_THAT(refused.status().message(), HasSubstr("input_shapes"));
 
+  // The same problem, structured, for a front end that words it for its own flags.
+  InputShapeProblem problem;
+  ImportOptions reporting;
+  reporting.input_shape_problem = &problem;
+  ASSERT_FALSE(import_model(model, reporting).is_ok());
+  EXPECT_EQ(problem.kind, InputShapeProblem::Kind::kShapeNeeded);
+  EXPECT_EQ(problem.input, "x");
+  EXPECT_EQ(problem.rank, 2u);
+  EXPECT_THAT(problem.reason, StartsWith("input 'x' has a dynamic dimension 0"));
+  EXPECT_THAT(problem.reason, Not(HasSubstr("input_shapes")));
+
   ImportOptions options;
   options.input_shapes["x"] = {2, 3};
   Result<ImportedModel> imported = import_model(model, options);
@@ -645,7 +657,11 @@ TEST(OnnxImporter, DynamicInputNeedsAShape) {
   EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 3));
 
   options.input_shapes["x"] = {2, 4};  // contradicts the static dimension 3
+  options.input_shape_problem = &problem;
   EXPECT_EQ(import_model(model, options).code(), Error::kInvalidArgument);
+  EXPECT_EQ(problem.kind, InputShapeProblem::Kind::kShapeRefused);
+  EXPECT_EQ(problem.reason, "input 'x' has the static dimension 3 at axis 1, the shape given has 4");
+  options.input_shape_problem = nullptr;
   options.input_shapes.clear();
   options.input_shapes["nope"] = {1};
   Result<ImportedModel> unknown = import_model(model, options);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,27 @@ TEST(Reasons, ReportGroupsThemAndCountsOps) {
   EXPECT_EQ(report.unsupported_reasons()[0].second, 2u);
   const std::string json = report.to_json();
   EXPECT_THAT(json, HasSubstr("\"Foo\": {\n      \"failed\": 0,\n      \"passed\": 1,\n      \"unsupported\": 2"));
+}
+
+TEST(Reasons, OpTableGivesEachOpItsCountsAndItsCommonestReason) {
+  Report report({"relu"});
+  TestResult failed;
+  failed.verdict = Verdict::kFail;
+  failed.reason = "output 'y': 2 of 4 elements differ";
+  report.add(TestCase{"test_relu", "node", "/x"}, {"Relu"}, failed);
+  TestResult unsupported;
+  unsupported.verdict = Verdict::kUnsupported;
+  unsupported.reason = "partition took 0 of 1 nodes; not: node 'c1' (Conv)";
+  report.add(TestCase{"test_conv", "node", "/x"}, {"Conv"}, unsupported);
+  TestResult passed;
+  passed.verdict = Verdict::kPass;
+  report.add(TestCase{"test_relu_2", "node", "/x"}, {"Relu"}, passed);
+  std::ostringstream table;
+  report.print_ops(table);
+  EXPECT_EQ(table.str(),
+            "op    passed  failed  unsupported  reason\n"
+            "Conv       0       0            1  partition took N of N nodes; not: node '*' (Conv)\n"
+            "Relu       1       1            0  FAIL: output '*': N of N elements differ\n");
 }
 
 // ---- Test data --------------------------------------------------------------------
@@ -359,6 +381,27 @@ TEST_F(WholeTests, PassesAndFailsOnTheValues) {
                          {float_tensor("y", {2, 2}, {1, 2, 3, 4})});
   EXPECT_EQ(typed.verdict, Verdict::kFail);
   EXPECT_THAT(typed.reason, HasSubstr("input 'x': the method takes float32[2, 2], the test feeds int64[2, 2]"));
+}
+
+TEST_F(WholeTests, OnlyBackendMakesWhatItDoesNotTakeUnsupported) {
+  options_.only_backend = "portable";
+  const onnx::TensorProto x = float_tensor("x", {2, 2}, {-1.0f, 2.0f, 0.5f, -3.0f});
+  TestResult taken = run("test_relu_only", relu_model(), {x}, {float_tensor("y", {2, 2}, {0.0f, 2.0f, 0.5f, 0.0f})});
+  EXPECT_EQ(taken.verdict, Verdict::kPass) << taken.reason;
+
+
+  onnx::ModelProto sine = make_model();  // an op the portable backend has no kernel for
+  describe(sine.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {2, 2});
+  describe(sine.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, {2, 2});
+  add_node(sine, "Sin", {"x"}, {"y"});
+  TestResult refused = run("test_sin_only", sine, {x}, {x});
+  EXPECT_EQ(refused.verdict, Verdict::kUnsupported);
+  EXPECT_THAT(refused.reason, HasSubstr("partition took 0 of 1 nodes; not: node 'Sin_node' (Sin)"));
+
+  options_.only_backend = "warp_drive";
+  TestResult missing = run("test_relu_nowhere", relu_model(), {x}, {x});
+  EXPECT_EQ(missing.verdict, Verdict::kFail);
+  EXPECT_THAT(missing.reason, HasSubstr("warp_drive"));
 }
 
 TEST_F(WholeTests, UnsupportedCarriesTheReason) {

@@ -124,6 +124,14 @@ check compile-damaged-profile 0 "warning: .*costs-[0-9a-f]{16}\.tsv:1: not a plu
 check run-report 0 "portable:0 ran on portable \(built-in\)" -- \
   "$plugrt" run "$dir/cnn.prt" --input "input=$models/tiny_cnn.input.npy" --report --output-dir "$dir"
 check run-output-file 0 "" -- test -s "$dir/output.npy"
+check run-output-dir-made 0 "" -- sh -c \
+  "\"$plugrt\" run \"$dir/cnn.prt\" --output-dir \"$dir/made/for/it\" >/dev/null && test -s \"$dir/made/for/it/output.npy\""
+check run-output-dir-impossible 1 "^plugrt run: --output-dir '.*notes\.txt/sub': cannot create it" -- \
+  "$plugrt" run "$dir/cnn.prt" --output-dir "$dir/notes.txt/sub"
+check compile-shape-unknown-input 1 "^plugrt compile: .*tiny_cnn\.onnx: --input-shape: 'nope' is not an input of the model" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape nope=1
+check compile-shape-wrong-rank 1 "--input-shape: input 'input' has rank 4, the shape given has rank 2$" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape input=1,3
 check run-check 0 "agreement with portable: max abs difference 0" -- "$plugrt" run "$dir/cnn.prt" --check
 check doctor-program 0 "^    portable:0 -> portable \(built-in\)" -- \
   "$plugrt" doctor --plugin-dir "$dir" --program "$dir/cnn.prt"

@@ -2,7 +2,8 @@
 //   1. directories the application registers,
 //   2. PLUGRT_PLUGIN_PATH (colon-separated; read with secure_getenv, so a set-uid or
 //      set-gid program ignores it),
-//   3. the install directory, <prefix>/lib/plugrt/plugins,
+//   3. the install directory, <prefix>/lib/plugrt/plugins, where <prefix> is the one the
+//      running executable is installed in (found from /proc/self/exe, like ld.so's $ORIGIN),
 //   4. the "plugins" directory next to the running executable.
 // In each directory, files named libplugrt_<name>.so are candidates, in name order.
 #ifndef PLUGRT_PLUGINS_SEARCH_PATH_H_
@@ -49,7 +50,10 @@ std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options
 /// them), full paths sorted by file name. A missing or unreadable directory gives none.
 std::vector<std::string> list_plugin_files(const std::string& directory);
 
-/// <install prefix>/lib/plugrt/plugins, as configured at build time.
+/// <prefix>/lib/plugrt/plugins for the prefix the running executable is in: its
+/// directory (<prefix>/bin) joined with the configured path from bin to the plugin
+/// directory, so a moved install still finds its plugins. "" when /proc/self/exe cannot
+/// be read.
 std::string install_plugin_directory();
 
 /// Where plugrt-backend-host (isolated backends) is looked for: <exe>/../lib/plugrt/,

@@ -1,0 +1,169 @@
+// plugrt-contract-test --plugin P --model M.onnx --input NAME=FILE.npy ... --expect NAME=FILE.npy ...
+// Imports the model, asks the plugin's partition for every node (and says which it
+// took), compiles it for the plugin alone, loads it (init), runs it once (execute) and
+// compares each expected output under the ONNX test runner's tolerances (compare.h).
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend_coverage.h"
+#include "compare.h"
+#include "compiler.h"
+#include "npy.h"
+#include "onnx_importer.h"
+#include "plugin_session.h"
+#include "plugrt/method.h"
+#include "plugrt/program.h"
+#include "program_session.h"
+#include "runner_modes.h"
+
+namespace plugrt::sdk::testing {
+
+namespace {
+
+constexpr char kTool[] = "plugrt-contract-test --model";
+
+int fail(const std::string& message) {
+  std::cerr << kTool << ": " << message << "\n";
+  return 1;
+}
+
+/// "NAME=FILE.npy" arguments of `flag`, read; the first error names the flag.
+Result<std::map<std::string, tools::NpyArray>> read_arrays(const std::vector<std::string>& arguments,
+                                                           const std::string& flag) {
+  std::map<std::string, tools::NpyArray> arrays;
+  for (const std::string& argument : arguments) {
+    const size_t equals = argument.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return Status(Error::kInvalidArgument, flag + " '" + argument + "' is not NAME=FILE.npy");
+    }
+    PLUGRT_ASSIGN_OR_RETURN(tools::NpyArray array, tools::read_npy(argument.substr(equals + 1)));
+    if (!arrays.emplace(argument.substr(0, equals), std::move(array)).second) {
+      return Status(Error::kInvalidArgument, flag + " names '" + argument.substr(0, equals) + "' twice");
+    }
+  }
+  return arrays;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Runs the model on `backend` alone; prints what happened; 0 when every expected output matched.
+int check_backend(PluginSession& session, const std::string& backend, const ModelCheckOptions& options,
+                  const std::vector<uint8_t>& graph, const std::map<std::string, tools::NpyArray>& expected) {
+  std::cout << "backend '" << backend << "':\n";
+  Result<conformance::Coverage> coverage = conformance::partition_coverage(session.registry(), backend, graph);
+  if (!coverage.is_ok()) return fail("partition: " + coverage.status().to_string());
+  std::cout << "  partition " << coverage->describe() << "\n";
+  for (const std::string& node : coverage->taken) std::cout << "    took " << node << "\n";
+  if (!coverage->refused.empty()) {
+    return fail("backend '" + backend + "' does not take every node of " + options.model +
+                ", so the model cannot run through it alone; --model checks models the plugin runs entirely");
+  }
+
+  compiler::CompileOptions compile_options;
+  compile_options.backends = {backend};
+  compile_options.fallback = false;
+  compile_options.producer = "plugrt-contract-test";
+  Result<compiler::CompiledModel> compiled = compiler::compile_graph(graph, session.registry(), compile_options);
+  if (!compiled.is_ok()) return fail("preprocess: " + compiled.status().message());
+  if (std::string elsewhere = conformance::placed_elsewhere(compiled->summary, backend); !elsewhere.empty()) {
+    return fail("the compiled program runs " + elsewhere + ", not only '" + backend + "'");
+  }
+  for (const compiler::PartitionSummary& partition : compiled->summary.partitions) {
+    std::cout << "  preprocess: " << partition.name << ", " << partition.num_nodes << " nodes, blob "
+              << partition.blob_size << " bytes\n";
+  }
+
+  Result<Program> program = Program::from_bytes(compiled->program, options.model);
+  if (!program.is_ok()) return fail(program.status().to_string());
+  MethodOptions method_options;
+  method_options.allowed_backends = {backend};
+  Result<Method> method = Method::load(*program, "forward", session.registry(), method_options);
+  if (!method.is_ok()) return fail("init: " + method.status().to_string());
+  for (const DelegatePlacement& placement : method->report().delegates) {
+    if (placement.fell_back) return fail("init: " + placement.delegate + " fell back to portable: " + placement.reason);
+  }
+  std::cout << "  init: " << method->report().delegates.size() << " handle(s)\n";
+
+  for (size_t i = 0; i < method->num_inputs(); ++i) {
+    const std::string& name = method->input_spec(i).name;
+    bool given = false;
+    for (const std::string& argument : options.inputs) given = given || argument.rfind(name + "=", 0) == 0;
+    if (!given) return fail("--input: the model's input '" + name + "' has no NAME=FILE.npy");
+  }
+  if (Status status = tools::fill_inputs(*method, options.inputs, 0); !status.is_ok()) {
+    return fail("--input: " + status.message());
+  }
+  if (Status status = method->execute(); !status.is_ok()) return fail("execute: " + status.to_string());
+  std::cout << "  execute: ok\n";
+
+  bool all_match = true;
+  for (const auto& [name, want] : expected) {
+    size_t index = method->num_outputs();
+    for (size_t i = 0; i < method->num_outputs(); ++i) {
+      if (method->output_spec(i).name == name) index = i;
+    }
+    if (index == method->num_outputs()) return fail("--expect: the model has no output '" + name + "'");
+    const tools::NpyArray got = tools::output_array(*method, index);
+    std::string mismatch;
+    if (got.dtype != want.dtype || got.shape != want.shape) {
+      mismatch = "the plugin gives " + std::string(to_string(got.dtype)) + " " + shape_text(got.shape) +
+                 ", expected " + std::string(to_string(want.dtype)) + " " + shape_text(want.shape);
+    } else {
+      const size_t count = got.data.size() / std::max<size_t>(dtype_size(got.dtype), 1);
+      mismatch = conformance::compare_elements(got.dtype, got.shape, got.data.data(), want.data.data(), count);
+    }
+    all_match = all_match && mismatch.empty();
+    std::cout << "  output '" << name << "': " << (mismatch.empty() ? "matches" : "DIFFERS: " + mismatch) << "\n";
+  }
+  return all_match ? 0 : 1;
+}
+
+}  // namespace
+
+int run_model_check(const ModelCheckOptions& options) {
+  if (options.expected.empty()) {
+    std::cerr << kTool << ": give at least one --expect NAME=FILE.npy: without one nothing is checked\n";
+    return 2;
+  }
+  Result<std::map<std::string, tools::NpyArray>> inputs = read_arrays(options.inputs, "--input");
+  if (!inputs.is_ok()) return fail(inputs.status().message());
+  Result<std::map<std::string, tools::NpyArray>> expected = read_arrays(options.expected, "--expect");
+  if (!expected.is_ok()) return fail(expected.status().message());
+
+  // The inputs' shapes fix the model's dynamic dimensions.
+  compiler::InputShapeProblem shape_problem;
+  compiler::ImportOptions import_options;
+  import_options.input_shape_problem = &shape_problem;
+  for (const auto& [name, array] : *inputs) import_options.input_shapes[name] = array.shape;
+  Result<compiler::ImportedModel> imported = compiler::import_onnx_file(options.model, import_options);
+  if (!imported.is_ok()) {
+    if (shape_problem.kind == compiler::InputShapeProblem::Kind::kShapeRefused) {
+      return fail(options.model + ": --input: " + shape_problem.reason);
+    }
+    if (shape_problem.kind == compiler::InputShapeProblem::Kind::kShapeNeeded) {
+      return fail(options.model + ": " + shape_problem.reason + "; give it with --input " + shape_problem.input +
+                  "=FILE.npy");
+    }
+    return fail(imported.status().message());
+  }
+
+  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend);
+  if (!session.is_ok()) return fail(session.status().message());
+  int exit_code = 0;
+  for (const std::string& backend : (*session)->backends()) {
+    if (check_backend(**session, backend, options, imported->graph, *expected) != 0) exit_code = 1;
+  }
+  std::cout << (exit_code == 0 ? "every expected output matched (float: |got - want| <= 1e-5 + 1e-3 * |want|; "
+                                 "integers and bool: exact)\n"
+                               : "the model check FAILED\n");
+  return exit_code;
+}
+
+}  // namespace plugrt::sdk::testing

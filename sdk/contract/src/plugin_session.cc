@@ -1,0 +1,55 @@
+#include "plugin_session.h"
+
+#include <cstdlib>
+
+#include "plugrt/plugins/plugin_metadata.h"
+
+namespace plugrt::sdk::testing {
+
+namespace {
+
+// Plugins' log lines stay out of the output unless PLUGRT_LOG asks for them.
+std::shared_ptr<HostEnvironment> quiet_environment() {
+  auto environment = std::make_shared<HostEnvironment>();
+  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
+  return environment;
+}
+
+// Only the plugin named: no search path, so no other plugin can stand in for it.
+plugins::SearchPathOptions nowhere() {
+  plugins::SearchPathOptions options;
+  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
+  return options;
+}
+
+}  // namespace
+
+PluginSession::PluginSession() : registry_(quiet_environment()), loader_(registry_, nowhere()) {}
+
+Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& path, const std::string& backend) {
+  std::unique_ptr<PluginSession> session(new PluginSession());
+  PLUGRT_ASSIGN_OR_RETURN(plugins::PluginFileInfo info, plugins::inspect_plugin_file(path));
+  Result<PluginId> loaded = session->loader_.load(path);
+  if (!loaded.is_ok()) return loaded.status();
+  for (const std::string& name : info.metadata.backends) {
+    if (!backend.empty() && name != backend) continue;
+    PLUGRT_ASSIGN_OR_RETURN(Backend found, session->registry_.find_backend(name));
+    if (!found.has_aot()) {
+      return Status(Error::kNotSupported, path + ": backend '" + name +
+                                              "' has no ahead-of-time table (partition/preprocess): the kit cannot "
+                                              "compile models for it");
+    }
+    const Availability availability = found.is_available();
+    if (!availability.available) {
+      return Status(Error::kDelegateUnavailable, path + ": backend '" + name + "' is unavailable here: " +
+                                                     availability.reason);
+    }
+    session->backends_.push_back(name);
+  }
+  if (session->backends_.empty()) {
+    return Status(Error::kNotFound, path + ": the plugin has no backend named '" + backend + "'");
+  }
+  return session;
+}
+
+}  // namespace plugrt::sdk::testing

@@ -1,0 +1,36 @@
+// What both correctness modes of the kit start with: a registry holding only the plugin
+// under test, loaded from its path. No built-in backend is registered, so a plugin that
+// provides "portable" is the one checked (the compiler's own portable backend still takes
+// what no backend does, which these modes then refuse).
+#ifndef PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
+#define PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/registry.h"
+
+namespace plugrt::sdk::testing {
+
+class PluginSession {
+ public:
+  /// Loads the plugin at `path`. `backend`: the one to check, or empty for each the
+  /// plugin provides. Errors name the file and say why.
+  static Result<std::unique_ptr<PluginSession>> open(const std::string& path, const std::string& backend);
+
+  Registry& registry() { return registry_; }
+  /// The backends to check, in the plugin's order; each is available here.
+  const std::vector<std::string>& backends() const { return backends_; }
+
+ private:
+  PluginSession();
+  Registry registry_;
+  plugins::PluginLoader loader_;
+  std::vector<std::string> backends_;
+};
+
+}  // namespace plugrt::sdk::testing
+
+#endif  // PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_

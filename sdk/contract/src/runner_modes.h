@@ -1,0 +1,44 @@
+// The contract kit's two correctness modes, beside the contract checks themselves:
+//   --model M.onnx --input NAME=FILE.npy ... --expect NAME=FILE.npy ...
+//       one author's model through the plugin alone (partition, preprocess, init,
+//       execute), its outputs compared with the expected ones;
+//   --conformance
+//       every ONNX node test (Debian's libonnx-testdata) whose nodes the plugin's
+//       partition takes, through that plugin alone, as a per-op table.
+// Both drive the runtime as an application would (compile, load, execute), reusing the
+// conformance runner's test data reading and comparison (tools/conformance/).
+#ifndef PLUGRT_SDK_CONTRACT_RUNNER_MODES_H_
+#define PLUGRT_SDK_CONTRACT_RUNNER_MODES_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace plugrt::sdk::testing {
+
+struct ModelCheckOptions {
+  std::string plugin_path;
+  std::string backend;  ///< one of the plugin's backends; empty: each of them
+  std::string model;
+  std::vector<std::string> inputs;    ///< NAME=FILE.npy, one per model input
+  std::vector<std::string> expected;  ///< NAME=FILE.npy, at least one
+};
+
+struct ConformanceOptions {
+  std::string plugin_path;
+  std::string backend;    ///< one of the plugin's backends; empty: each of them
+  std::string data;       ///< the ONNX test data directory; empty: the default
+  std::string json;       ///< write the conformance runner's JSON report here (one backend)
+  size_t threads = 1;
+};
+
+/// Exit codes: 0 when every expected output matched, 1 otherwise (the reason printed),
+/// 2 for a usage error.
+int run_model_check(const ModelCheckOptions& options);
+
+/// Exit codes: 0 when no test failed, 1 when one did, 2 for a usage error.
+int run_conformance(const ConformanceOptions& options);
+
+}  // namespace plugrt::sdk::testing
+
+#endif  // PLUGRT_SDK_CONTRACT_RUNNER_MODES_H_
