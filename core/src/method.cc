@@ -6,6 +6,7 @@
 
 #include "plugrt/builtin_backends.h"
 #include "plugrt/memory_planner.h"
+#include "plugrt/thread_budget.h"
 #include "program_data.h"
 
 namespace plugrt {
@@ -32,6 +33,7 @@ struct Method::State {
     DelegateHandle* handle;
     std::vector<const DLTensor*> arguments;
     size_t num_inputs;
+    plugrt_execute_flags flags;  // PLUGRT_EXECUTE_PARK_WORKERS when the next call is another backend's
     std::string_view backend;  // into the report
     std::string_view label;    // into the report
   };
@@ -47,6 +49,8 @@ struct Method::State {
   std::vector<TensorSpec> input_specs, output_specs;
   std::vector<DelegateHandle> handles;  // per delegate
   std::vector<Call> calls;              // per instruction
+
+  void mark_turn_ends();
 };
 
 Method::Method(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -81,7 +85,7 @@ InitOptions init_options(Span<const uint8_t> blob, const std::vector<plugrt_opti
   init.blob_size = blob.size();
   init.compile_specs = Span<const plugrt_option>(specs.data(), specs.size());
   init.runtime_options = options.runtime_options;
-  init.num_threads = options.num_threads;
+  init.num_threads = resolve_thread_budget(options.num_threads);
   return init;
 }
 
@@ -148,6 +152,19 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
 }
 
 }  // namespace
+
+/// The hand-off: a call whose successor (the first call again after the last, since
+/// methods run in a loop) is on another backend ends its backend's turn, so it parks its
+/// workers instead of leaving them spinning on the cores the next backend needs.
+void Method::State::mark_turn_ends() {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Backend& current = calls[i].handle->backend();
+    const Backend& next = calls[(i + 1) % calls.size()].handle->backend();
+    if (current.name() != next.name() || current.plugin().id != next.plugin().id) {
+      calls[i].flags |= PLUGRT_EXECUTE_PARK_WORKERS;
+    }
+  }
+}
 
 Result<Method> Method::load(const Program& program, std::string_view name, Registry& registry,
                             const MethodOptions& options) {
@@ -230,8 +247,11 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     const DelegatePlacement& placement = state->report.delegates[instruction->delegate()];
     call.backend = placement.backend;
     call.label = placement.delegate;
+    call.flags = 0;
     state->calls.push_back(std::move(call));
   }
+  state->mark_turn_ends();
+  state->report.num_threads = resolve_thread_budget(options.num_threads);
   return Method(std::move(state));
 }
 
@@ -276,7 +296,8 @@ Status Method::execute() {
     const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;
     Status status = call.handle->execute(
         Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
-        Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+        Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs),
+        call.flags);
     if (profiler != nullptr) profiler->end(token);
     if (!status.is_ok()) {
       return status.with_context("method '" + state_->name + "', delegate '" + std::string(call.label) + "'");
