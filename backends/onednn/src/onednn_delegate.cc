@@ -163,6 +163,9 @@ plugrt_status OnednnDelegate::execute(const plugrt_execute_args* args) {
       }
     }
     stream_.wait();
+    if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 && (args->flags & PLUGRT_EXECUTE_PARK_WORKERS) != 0) {
+      park_workers();
+    }
   } catch (const dnnl::error& e) {
     return fail(PLUGRT_STATUS_INTERNAL, std::string("oneDNN failed while running: ") + e.what());
   }

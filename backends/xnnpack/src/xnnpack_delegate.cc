@@ -570,6 +570,10 @@ plugrt_status XnnpackDelegate::execute(const plugrt_execute_args* args) {
     if (!check_tensor("output", o, args->outputs[o], outputs_[o], &unused)) return PLUGRT_STATUS_INVALID_ARGUMENT;
   }
   const xnn_status status = xnn_invoke_runtime(runtime_);
+  // The hand-off: another backend runs next on these cores.
+  if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 && (args->flags & PLUGRT_EXECUTE_PARK_WORKERS) != 0) {
+    park_workers(threadpool_);
+  }
   if (status != xnn_status_success) {
     const char* name = xnn_status_name(status);
     char message[96];
