@@ -31,11 +31,13 @@ std::vector<uint8_t> offset_program(const OffsetProgramOptions& options) {
   MethodBuilder& method = program.add_method("forward");
   uint32_t current = method.add_value("x", DType::kFloat32, shape);
   method.add_input(current);
-  for (int d = 0; d < options.num_delegates; ++d) {
-    const bool last = d + 1 == options.num_delegates;
+  const int count = options.backends.empty() ? options.num_delegates : static_cast<int>(options.backends.size());
+  for (int d = 0; d < count; ++d) {
+    const bool last = d + 1 == count;
+    const std::string& backend = options.backends.empty() ? options.backend : options.backends[static_cast<size_t>(d)];
     uint32_t next = method.add_value(last ? "y" : "t" + std::to_string(d), DType::kFloat32, shape);
     uint32_t delegate = method.add_delegate(
-        options.backend + ":" + std::to_string(d), options.backend, Span<const uint8_t>(blob),
+        backend + ":" + std::to_string(d), backend, Span<const uint8_t>(blob),
         options.compile_specs,
         options.with_fallback ? Span<const uint8_t>(fallback) : Span<const uint8_t>());
     method.add_instruction(delegate, {current}, {next});

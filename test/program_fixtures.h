@@ -19,6 +19,9 @@ struct OffsetProgramOptions {
   std::vector<uint8_t> blob;
   bool with_fallback = true;  ///< the portable fallback: Add(x, offset)
   int num_delegates = 1;      ///< a chain of this many delegate calls, each adding `offset`
+  /// The backend of each delegate in turn (the chain is as long as the list); empty:
+  /// `num_delegates` delegates, all on `backend`.
+  std::vector<std::string> backends;
   std::vector<CompileSpec> compile_specs;  ///< stored with every delegate
 };
 

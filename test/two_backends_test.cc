@@ -61,11 +61,14 @@ std::vector<uint8_t> conv_then_attention_graph() {
   return g.finish();
 }
 
-std::vector<float> run(const std::vector<uint8_t>& bytes, Registry& registry, const std::vector<float>& input) {
+std::vector<float> run(const std::vector<uint8_t>& bytes, Registry& registry, const std::vector<float>& input,
+                       size_t threads = 0) {
   Result<Program> program = Program::from_bytes(bytes, "two_backends.prt");
   EXPECT_TRUE(program.is_ok()) << program.status().to_string();
   if (!program.is_ok()) return {};
-  Result<Method> method = Method::load(*program, "forward", registry);
+  MethodOptions options;
+  options.num_threads = threads;
+  Result<Method> method = Method::load(*program, "forward", registry, options);
   EXPECT_TRUE(method.is_ok()) << method.status().to_string();
   if (!method.is_ok()) return {};
   for (const DelegatePlacement& placement : method->report().delegates) {
@@ -76,8 +79,11 @@ std::vector<float> run(const std::vector<uint8_t>& bytes, Registry& registry, co
   DLTensor tensor{data.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1},
                   shape.data(), nullptr, 0};
   EXPECT_TRUE(method->set_input(0, tensor).is_ok());
-  Status status = method->execute();
-  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  // Several runs: from the second on, each backend wakes workers the other's turn parked.
+  for (int run = 0; run < 3; ++run) {
+    Status status = method->execute();
+    EXPECT_TRUE(status.is_ok()) << status.to_string();
+  }
   const float* out = static_cast<const float*>(method->output(0).data);
   return std::vector<float>(out, out + method->output_spec(0).num_bytes() / sizeof(float));
 }
@@ -130,6 +136,16 @@ TEST(TwoBackends, XnnpackAndOnednnEachTakeAPartAndMatchPortable) {
     worst = std::max(worst, std::fabs(actual[i] - want) / std::max(1.0, std::fabs(want)));
   }
   EXPECT_LT(worst, 1e-4);
+
+  // The same program within a budget of 1 and of 2 threads: the backends take turns on
+  // the method's threads and the result does not depend on how many there are.
+  const std::vector<float> one_thread = run(both->program, registry, input, 1);
+  const std::vector<float> two_threads = run(both->program, registry, input, 2);
+  ASSERT_EQ(one_thread.size(), actual.size());
+  ASSERT_EQ(two_threads.size(), actual.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(two_threads[i], one_thread[i], 1e-5 * std::max(1.0f, std::fabs(one_thread[i]))) << "element " << i;
+  }
 }
 
 }  // namespace

@@ -141,12 +141,12 @@ void DelegateHandle::reset() {
 }
 
 Status DelegateHandle::execute(Span<const DLTensor* const> inputs,
-                               Span<const DLTensor* const> outputs) {
+                               Span<const DLTensor* const> outputs, plugrt_execute_flags flags) {
   if (handle_ == nullptr) {
     return Status(Error::kDelegateInvalidHandle, "execute on a moved-from or destroyed handle");
   }
   const plugrt_execute_args args{sizeof(plugrt_execute_args), inputs.data(), inputs.size(),
-                                 outputs.data(), outputs.size()};
+                                 outputs.data(), outputs.size(), flags};
   // A report left by an earlier call that succeeded must not explain a failure here.
   clear_reported_error();
   plugrt_status status;

@@ -6,6 +6,7 @@
 
 #include "plugrt/builtin_backends.h"
 #include "plugrt/memory_planner.h"
+#include "plugrt/thread_budget.h"
 #include "program_data.h"
 
 namespace plugrt {
@@ -32,6 +33,7 @@ struct Method::State {
     DelegateHandle* handle;
     std::vector<const DLTensor*> arguments;
     size_t num_inputs;
+    plugrt_execute_flags flags;  // PLUGRT_EXECUTE_PARK_WORKERS when the next call is another backend's
     std::string_view backend;  // into the report
     std::string_view label;    // into the report
     size_t delegate;
@@ -54,9 +56,9 @@ struct Method::State {
   std::vector<DelegateHandle> handles;  // per delegate
   std::vector<Fallback> fallbacks;      // per delegate
   std::vector<Call> calls;              // per instruction
-  size_t num_threads = 0;
 
   Status fall_back_after_crash(Call& call, const Status& crash);
+  void mark_turn_ends();
 };
 
 Method::Method(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -92,7 +94,7 @@ InitOptions init_options(Span<const uint8_t> blob, const std::vector<plugrt_opti
   init.blob_size = blob.size();
   init.compile_specs = Span<const plugrt_option>(specs.data(), specs.size());
   init.runtime_options = options.runtime_options;
-  init.num_threads = options.num_threads;
+  init.num_threads = resolve_thread_budget(options.num_threads);
   return init;
 }
 
@@ -164,6 +166,19 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
 
 }  // namespace
 
+/// The hand-off: a call whose successor (the first call again after the last, since
+/// methods run in a loop) is on another backend ends its backend's turn, so it parks its
+/// workers instead of leaving them spinning on the cores the next backend needs.
+void Method::State::mark_turn_ends() {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Backend& current = calls[i].handle->backend();
+    const Backend& next = calls[(i + 1) % calls.size()].handle->backend();
+    if (current.name() != next.name() || current.plugin().id != next.plugin().id) {
+      calls[i].flags |= PLUGRT_EXECUTE_PARK_WORKERS;
+    }
+  }
+}
+
 Result<Method> Method::load(const Program& program, std::string_view name, Registry& registry,
                             const MethodOptions& options) {
   PLUGRT_RETURN_IF_ERROR(program.describe(name));  // kNotFound with the list of methods
@@ -234,7 +249,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     }
     state->fallbacks.push_back(fallback);
   }
-  state->num_threads = options.num_threads;
+  state->report.num_threads = resolve_thread_budget(options.num_threads);
 
   // Instructions: argument arrays built once, so execute() only calls.
   const size_t num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
@@ -253,8 +268,10 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     call.backend = placement.backend;
     call.label = placement.delegate;
     call.delegate = instruction->delegate();
+    call.flags = 0;
     state->calls.push_back(std::move(call));
   }
+  state->mark_turn_ends();
   return Method(std::move(state));
 }
 
@@ -303,7 +320,7 @@ Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
   InitOptions init;
   init.blob = fallback.blob.data();
   init.blob_size = fallback.blob.size();
-  init.num_threads = num_threads;
+  init.num_threads = report.num_threads;
   const Backend portable = builtin_portable_backend();
   Result<DelegateHandle> handle = portable.init(init);
   if (!handle.is_ok()) return handle.status().with_context(crash.message() + "; its portable fallback");
@@ -329,7 +346,8 @@ Status Method::execute() {
     const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;
     Status status = call.handle->execute(
         Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
-        Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+        Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs),
+        call.flags);
     if (profiler != nullptr) profiler->end(token);
     if (status.code() == Error::kDelegateCrashed) status = state_->fall_back_after_crash(call, status);
     if (!status.is_ok()) {

@@ -136,7 +136,7 @@ TEST_F(WrapperTest, InitExecuteDestroyWithACompileSpec) {
   DLTensor y{out, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ins[] = {&x};
   const DLTensor* outs[] = {&y};
-  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1};
+  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1, 0};
   EXPECT_THAT(scale_->execute(handle, &args), IsOk());
   EXPECT_EQ(out[2], 7.5f);
   scale_->destroy(handle);
@@ -156,13 +156,25 @@ TEST_F(WrapperTest, WrongArgumentsAreInvalidArgumentWithAMessage) {
   int64_t shape[1] = {3};
   DLTensor x{data, {kDLCPU, 0}, 1, sdk::kInt32, shape, nullptr, 0};
   const DLTensor* ins[] = {&x};
-  plugrt_execute_args args{sizeof(args), ins, 1, ins, 1};
+  plugrt_execute_args args{sizeof(args), ins, 1, ins, 1, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INVALID_ARGUMENT, "input 0: dtype is int32, expected float32"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INVALID_ARGUMENT));
   args.num_outputs = 0;
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INVALID_ARGUMENT, "expected 1 inputs and 1 outputs, got 1 and 0"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INVALID_ARGUMENT));
   scale_->destroy(handle);
+}
+
+TEST(SdkArguments, ReadTheHandOffFlagOnlyWhenTheHostSentIt) {
+  plugrt_execute_args args{sizeof(args), nullptr, 0, nullptr, 0, PLUGRT_EXECUTE_PARK_WORKERS};
+  EXPECT_TRUE(sdk::Arguments(&args).park_workers());
+  args.flags = 0;
+  EXPECT_FALSE(sdk::Arguments(&args).park_workers());
+  // The args of a host older than 1.2 end before `flags`: what lies there is not read.
+  args.struct_size = PLUGRT_EXECUTE_ARGS_SIZE_1_0;
+  args.flags = PLUGRT_EXECUTE_PARK_WORKERS;
+  EXPECT_FALSE(sdk::Arguments(&args).park_workers());
+  EXPECT_EQ(sdk::Arguments(&args).flags(), 0u);
 }
 
 TEST_F(WrapperTest, ExceptionsBecomeInternalWithTheirMessage) {
@@ -175,7 +187,7 @@ TEST_F(WrapperTest, ExceptionsBecomeInternalWithTheirMessage) {
   int64_t shape[1] = {13};
   DLTensor x{data, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ts[] = {&x};
-  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1};
+  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INTERNAL, "execute threw an exception: thirteen is unlucky"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INTERNAL));
   scale_->destroy(handle);

@@ -132,6 +132,37 @@ std::vector<uint8_t> conv_relu_graph() {
   return graph.finish();
 }
 
+void expect_parked_workers_wake_for_the_next_call(PluginEnvironment& env, const std::string& backend_name) {
+  Result<Backend> backend = env.registry().find_backend(backend_name);
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
+  Result<std::vector<uint8_t>> blob = backend->preprocess(conv_relu_graph());
+  ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();
+  InitOptions options;
+  options.blob = blob->data();
+  options.blob_size = blob->size();
+  options.num_threads = 2;
+  Result<DelegateHandle> handle = backend->init(options);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
+
+  std::vector<float> in(1 * 4 * 6 * 6), out(1 * 8 * 6 * 6);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = std::cos(static_cast<float>(i));
+  int64_t in_shape[] = {1, 4, 6, 6}, out_shape[] = {1, 8, 6, 6};
+  DLTensor input{in.data(), {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, in_shape, nullptr, 0};
+  DLTensor output{out.data(), {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, out_shape, nullptr, 0};
+  const DLTensor* inputs[] = {&input};
+  const DLTensor* outputs[] = {&output};
+  std::vector<float> first;
+  for (int call = 0; call < 6; ++call) {
+    std::fill(out.begin(), out.end(), -1.0f);
+    const plugrt_execute_flags flags = call % 2 == 0 ? PLUGRT_EXECUTE_PARK_WORKERS : 0;
+    Status status = handle->execute(inputs, outputs, flags);
+    ASSERT_TRUE(status.is_ok()) << "call " << call << ": " << status.to_string();
+    if (call == 0) first = out;
+    EXPECT_EQ(relative_difference(out, first), 0.0) << "call " << call;
+  }
+  EXPECT_THAT(first, ::testing::Each(::testing::Ge(0.0f)));  // the Relu ran
+}
+
 void expect_blob_of_another_version_falls_back(PluginEnvironment& env, const std::string& backend,
                                                const char (&magic)[9]) {
   compiler::CompiledModel compiled = env.compile(conv_relu_graph(), {backend});

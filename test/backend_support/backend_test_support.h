@@ -50,6 +50,11 @@ double difference_from_pytorch(Method& method, const std::string& name);
 /// x [1, 4, 6, 6] -> Conv 3x3 (8 channels, pads 1) -> Relu: a graph every backend takes.
 std::vector<uint8_t> conv_relu_graph();
 
+/// Runs conv_relu_graph() on `backend` with a budget of 2 threads a few times, every
+/// other call ending the backend's turn (PLUGRT_EXECUTE_PARK_WORKERS), so the next call
+/// must wake the parked workers; every result must equal the first.
+void expect_parked_workers_wake_for_the_next_call(PluginEnvironment& env, const std::string& backend);
+
 /// Compiles conv_relu_graph() for `backend`, sets the version in its blob's header (found
 /// by the blob's 8-byte `magic`) to 99, and checks that the program still loads: the
 /// part falls back to portable, saying why, and gives the same result.

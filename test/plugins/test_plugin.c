@@ -8,9 +8,12 @@
  * Compile definitions:
  *   PLUGIN_NAME, BACKEND_NAME  string literals (required)
  *   PRIVATE_VALUE              float added by execute (default 0)
- *   VARIANT_<X>                makes the plugin broken in exactly one way; see below.
+ *   VARIANT_<X>                makes the plugin broken in exactly one way; see below;
+ *                              VARIANT_PROBE instead logs (at info level) the thread budget
+ *                              init gets and the flags of every execute call.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,6 +71,13 @@ static plugrt_status fail(const plugrt_host_services* host, plugrt_status status
   return status;
 }
 
+#if defined(VARIANT_PROBE)
+static void probe_log(const plugrt_host_services* host, const char* text) {
+  plugrt_string line = {text, strlen(text)};
+  host->log(host->context, PLUGRT_LOG_INFO, line);
+}
+#endif
+
 static void write_reason(plugrt_text_buffer* buffer, const char* reason) {
   if (buffer == NULL) return;
   size_t size = strlen(reason);
@@ -106,6 +116,11 @@ static plugrt_status offset_init(void* context, const plugrt_host_services* host
   if (h == NULL) return fail(host, PLUGRT_STATUS_MEMORY_ALLOCATION_FAILED, "out of memory");
   h->host = host;
   memcpy(&h->offset, args->blob, sizeof(float));
+#if defined(VARIANT_PROBE)
+  char line[64];
+  snprintf(line, sizeof(line), "init num_threads=%zu", args->num_threads);
+  probe_log(host, line);
+#endif
   *handle = (plugrt_delegate_handle)h;
   return PLUGRT_STATUS_OK;
 #endif
@@ -117,6 +132,15 @@ plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle,
 plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle,
                                          const plugrt_execute_args* args) {
   const offset_handle* h = (const offset_handle*)handle;
+#if defined(VARIANT_PROBE)
+  char line[64];
+  if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2) {
+    snprintf(line, sizeof(line), "execute flags=%llu", (unsigned long long)args->flags);
+  } else {
+    snprintf(line, sizeof(line), "execute flags=absent");
+  }
+  probe_log(h->host, line);
+#endif
   if (args->num_inputs != 1 || args->num_outputs != 1) {
     return fail(h->host, PLUGRT_STATUS_INVALID_ARGUMENT, "expects one input and one output");
   }

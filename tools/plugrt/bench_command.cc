@@ -122,7 +122,7 @@ int run_bench(const BenchOptions& options) {
                  {"min_ms", percentile(latencies, 0.0)},
                  {"iterations", options.iterations},
                  {"warmup", options.warmup},
-                 {"threads", options.threads},
+                 {"threads", report.num_threads},
                  {"delegates", delegates}};
   if (options.json) {
     std::cout << result.dump(2) << "\n";
@@ -130,9 +130,7 @@ int run_bench(const BenchOptions& options) {
   }
   std::cout << options.program << ": median " << result["median_ms"].get<double>() << " ms, p90 "
             << result["p90_ms"].get<double>() << " ms over " << options.iterations << " iterations ("
-            << options.warmup << " warm-up, threads " << (options.threads == 0 ? std::string("default")
-                                                                                : std::to_string(options.threads))
-            << ")\n";
+            << options.warmup << " warm-up, " << report.num_threads << " threads)\n";
   for (const json& d : delegates) {
     std::cout << "  " << d["delegate"].get<std::string>() << " on " << d["backend"].get<std::string>() << ": median "
               << d["median_ms"].get<double>() << " ms" << (d["fell_back"].get<bool>() ? " (fallback)" : "") << "\n";
@@ -148,7 +146,10 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_option("PROGRAM", options->program, "The program (.prt)")->required();
   command->add_option("--iterations", options->iterations, "Timed runs (default 50)");
   command->add_option("--warmup", options->warmup, "Untimed runs first (default 5)");
-  command->add_option("--threads", options->threads, "Threads per backend (default: each backend's own)");
+  command->add_option("--threads", options->threads,
+                      "The method's thread budget, which its backends take turns on (default: the cores this "
+                      "process may run on)")
+      ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
   command->add_option("--backends", options->backends, "Only these backends may run (comma-separated)");
   add_plugin_search_options(*command, options->plugins);

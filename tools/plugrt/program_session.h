@@ -14,8 +14,8 @@
 
 namespace plugrt::tools {
 
-/// Loads `method_name` of `program` with at most `threads` threads per backend (0: each
-/// backend's default) and only the comma-separated `backends` (empty: any).
+/// Loads `method_name` of `program` with a thread budget of `threads` (0: the cores this
+/// process may run on) and only the comma-separated `backends` (empty: any).
 Result<Method> load_method(const Program& program, const std::string& method_name, Registry& registry,
                            const std::string& backends, size_t threads);
 

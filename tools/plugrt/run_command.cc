@@ -177,7 +177,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                       "NAME=FILE.npy for an input (repeatable); inputs not given get seeded random values");
   command->add_option("--output-dir", options->output_dir,
                       "Write each output to DIR/<output name>.npy (DIR and its parents are created when missing)");
-  command->add_option("--threads", options->threads, "Threads per backend (default: each backend's own)");
+  command->add_option("--threads", options->threads,
+                      "The method's thread budget, which its backends take turns on (default: the cores this "
+                      "process may run on)")
+      ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--backends", options->backends,
                       "Only these backends may run (comma-separated); other parts run on their portable fallback");
   command->add_flag("--report", options->report, "Say which backend ran each part, and why (fallbacks included)");

@@ -132,6 +132,9 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
       }
     }
     stream_.wait();
+    if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 && (args->flags & PLUGRT_EXECUTE_PARK_WORKERS) != 0) {
+      park_workers();
+    }
   } catch (const dnnl::error& e) {
     return sdk::Status::internal(std::string("oneDNN failed while running: ") + e.what());
   }

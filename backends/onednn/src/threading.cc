@@ -27,6 +27,14 @@ ThreadLimit::~ThreadLimit() {
   if (changed_) omp_set_num_threads(previous_);
 }
 
+void park_workers() {
+  // libgomp's idle workers spin (GOMP_SPINCOUNT, by default some 300,000 pause
+  // instructions: milliseconds) and no call shortens that once the library has started.
+  // Pausing the host resources ends the calling thread's worker pool instead; the next
+  // parallel region starts it again. It fails harmlessly inside a parallel region.
+  omp_pause_resource_all(omp_pause_soft);
+}
+
 const char* cpu_runtime_name() { return "OpenMP"; }
 
 #else
@@ -39,6 +47,8 @@ int resolve_thread_count(size_t requested) {
 
 ThreadLimit::ThreadLimit(int) : previous_(0), changed_(false) {}
 ThreadLimit::~ThreadLimit() = default;
+
+void park_workers() {}
 
 const char* cpu_runtime_name() {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_TBB

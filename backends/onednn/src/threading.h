@@ -29,6 +29,10 @@ class ThreadLimit {
   bool changed_;
 };
 
+/// The end of a turn (PLUGRT_EXECUTE_PARK_WORKERS): another backend is about to run on
+/// the same cores, so the calling thread's OpenMP workers must not keep spinning.
+void park_workers();
+
 /// How this oneDNN build schedules its threads, for messages ("OpenMP", "TBB", ...).
 const char* cpu_runtime_name();
 

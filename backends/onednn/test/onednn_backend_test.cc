@@ -207,6 +207,10 @@ TEST_F(OnednnBackendTest, ThreadCountsGiveTheSameResults) {
   for (size_t i = 1; i < results.size(); ++i) EXPECT_LT(relative_difference(results[i], results[0]), 1e-5);
 }
 
+TEST_F(OnednnBackendTest, ThreadsParkedAtTheEndOfATurnWakeForTheNextCall) {
+  expect_parked_workers_wake_for_the_next_call(env_, "onednn");
+}
+
 TEST_F(OnednnBackendTest, SeparateHandlesRunConcurrently) {
   compiler::CompiledModel compiled = env_.compile_model("tiny_encoder", {"onednn"});
   Result<Method> reference = env_.load(compiled.program);

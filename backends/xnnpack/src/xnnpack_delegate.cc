@@ -515,6 +515,10 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
     PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("output", o, raw.outputs[o], outputs_[o]));
   }
   const xnn_status status = xnn_invoke_runtime(runtime_);
+  // The hand-off: another backend runs next on these cores.
+  if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 && (args->flags & PLUGRT_EXECUTE_PARK_WORKERS) != 0) {
+    park_workers(threadpool_);
+  }
   if (status != xnn_status_success) {
     return sdk::Status::internal(std::string("xnn_invoke_runtime failed: ") + xnn_status_name(status));
   }

@@ -190,6 +190,10 @@ TEST_F(XnnpackBackendTest, ThreadCountsGiveTheSameResults) {
   for (size_t i = 1; i < results.size(); ++i) EXPECT_LT(relative_difference(results[i], results[0]), 1e-5);
 }
 
+TEST_F(XnnpackBackendTest, ThreadsParkedAtTheEndOfATurnWakeForTheNextCall) {
+  expect_parked_workers_wake_for_the_next_call(env_, "xnnpack");
+}
+
 TEST_F(XnnpackBackendTest, SeparateHandlesRunConcurrently) {
   compiler::CompiledModel compiled = env_.compile_model("tiny_cnn", {"xnnpack"});
   Result<Method> reference = env_.load(compiled.program);

@@ -55,7 +55,7 @@ struct InitOptions {
   size_t blob_size = 0;
   Span<const plugrt_option> compile_specs;
   Span<const plugrt_option> runtime_options;
-  size_t num_threads = 0;  // 0: the backend's default
+  size_t num_threads = 0;  // the thread budget; 0: the backend's default
 };
 
 class DelegateHandle;
@@ -110,7 +110,9 @@ class DelegateHandle {
 
   /// Runs the delegate. Allocates nothing on success. Calls on one handle are
   /// serialised unless the backend declares PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE.
-  Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs);
+  /// `flags` are PLUGRT_EXECUTE_* bits (PLUGRT_EXECUTE_PARK_WORKERS ends the backend's turn).
+  Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
+                 plugrt_execute_flags flags = 0);
 
   const Backend& backend() const { return backend_; }
 

@@ -27,7 +27,9 @@
 namespace plugrt {
 
 struct MethodOptions {
-  /// Threads each backend may use; 0 lets each backend choose.
+  /// The method's thread budget: the most threads its backends keep busy at once, the
+  /// calling thread included (see plugrt/thread_budget.h). 0: the cores this process may
+  /// run on.
   size_t num_threads = 0;
   /// Backends this method may use; empty allows every one. "portable" is always allowed.
   std::vector<std::string> allowed_backends;
@@ -53,6 +55,8 @@ struct DelegatePlacement {
 struct LoadReport {
   std::string method;
   std::vector<DelegatePlacement> delegates;
+  /// The thread budget every delegate was given.
+  size_t num_threads = 0;
   /// One line per delegate: "xnnpack:0 -> portable (fallback: backend 'xnnpack' is not installed)".
   std::string to_string() const;
 };

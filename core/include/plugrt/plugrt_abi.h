@@ -197,12 +197,25 @@ typedef struct plugrt_init_args {
   /// Runtime options from the application. Valid only during `init`.
   const plugrt_option* runtime_options;
   size_t num_runtime_options;
-  /// Threads the backend may use; 0 means the backend's own default.
+  /// The method's thread budget: the most threads this handle may keep busy at once,
+  /// the calling thread included. The backends of one method run one after another,
+  /// each within the whole budget (see PLUGRT_EXECUTE_PARK_WORKERS). A host from 1.2 on
+  /// always sets it (by default to the cores the process may run on); 0, from an older
+  /// host, means the backend's own default.
   size_t num_threads;
 } plugrt_init_args;
 
 #define PLUGRT_INIT_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_init_args, num_threads)
 #define PLUGRT_INIT_ARGS_SIZE PLUGRT_INIT_ARGS_SIZE_1_0
+
+/// Flags of one execute call (plugrt_execute_args.flags). Added in 1.2.
+typedef uint64_t plugrt_execute_flags;
+/// Hand-off: this call ends the backend's turn on the method's threads, because the
+/// host's next call goes to another backend (or to this one only after the others). Before
+/// returning, the backend puts its worker threads to sleep (no spin-waiting), so that
+/// they do not take the cores the next backend runs on. Without it, workers may keep
+/// spinning for the backend's next call. A backend without worker threads ignores it.
+#define PLUGRT_EXECUTE_PARK_WORKERS ((uint64_t)1 << 0)
 
 /// Arguments of plugrt_backend.execute. Filled by the host. Every tensor is a view the
 /// host owns: inputs are read-only; outputs have their shapes set and their memory
@@ -214,10 +227,16 @@ typedef struct plugrt_execute_args {
   size_t num_inputs;
   const DLTensor* const* outputs;
   size_t num_outputs;
+
+  // -- Added in 1.2 --
+  /// PLUGRT_EXECUTE_* bits. Read it only when struct_size covers it (a 1.1 host does not
+  /// send it: then no flag is set). Unknown bits are ignored.
+  plugrt_execute_flags flags;
 } plugrt_execute_args;
 
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_outputs)
-#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_0
+#define PLUGRT_EXECUTE_ARGS_SIZE_1_2 PLUGRT_STRUCT_SIZE(plugrt_execute_args, flags)
+#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_2
 
 // ---- Ahead-of-time table ----------------------------------------------------------
 

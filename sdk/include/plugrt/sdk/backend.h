@@ -85,7 +85,9 @@ struct InitContext {
   size_t blob_size = 0;
   Options compile_specs;
   Options runtime_options;
-  size_t num_threads = 0;  ///< 0: the backend's own default
+  /// The method's thread budget (the calling thread included); 0 from a host older than
+  /// ABI 1.2: the backend's own default. Park workers when Arguments::park_workers() says.
+  size_t num_threads = 0;
   const uint8_t* bytes() const { return static_cast<const uint8_t*>(blob); }
 };
 

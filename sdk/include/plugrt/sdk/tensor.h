@@ -147,6 +147,15 @@ class Arguments {
   size_t num_outputs() const { return args_->num_outputs; }
   const plugrt_execute_args& raw() const { return *args_; }
 
+  /// The call's PLUGRT_EXECUTE_* flags; 0 from a host older than ABI 1.2, whose args end
+  /// before the field.
+  plugrt_execute_flags flags() const {
+    return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 ? args_->flags : 0;
+  }
+  /// The host's next call goes to another backend: park worker threads before returning
+  /// (see PLUGRT_EXECUTE_PARK_WORKERS).
+  bool park_workers() const { return (flags() & PLUGRT_EXECUTE_PARK_WORKERS) != 0; }
+
   /// Exactly this many inputs and outputs.
   Status expect_count(size_t inputs, size_t outputs) const {
     if (args_->num_inputs == inputs && args_->num_outputs == outputs) return Status::ok();
