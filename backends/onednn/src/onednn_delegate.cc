@@ -132,7 +132,7 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
       }
     }
     stream_.wait();
-    if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 && (args->flags & PLUGRT_EXECUTE_PARK_WORKERS) != 0) {
+    if (args.park_workers()) {
       park_workers();
     }
   } catch (const dnnl::error& e) {

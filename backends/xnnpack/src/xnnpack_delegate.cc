@@ -516,7 +516,7 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   }
   const xnn_status status = xnn_invoke_runtime(runtime_);
   // The hand-off: another backend runs next on these cores.
-  if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 && (args->flags & PLUGRT_EXECUTE_PARK_WORKERS) != 0) {
+  if (args.park_workers()) {
     park_workers(threadpool_);
   }
   if (status != xnn_status_success) {
