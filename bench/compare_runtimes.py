@@ -29,8 +29,8 @@ thread count, and writes everything to a JSON file.
         [--json FILE]
 
 --check-only exports, compiles and checks, without ONNX Runtime or timing (the ctest
-subset runs this). Exported models are kept in WORK/models (default build/zoo/models);
---reexport exports them again, after a change to models/export_zoo.py.
+subset runs this). Exported models are kept in WORK/models (default build/zoo/models) and
+exported again when models/export_zoo.py or export_models.py change, or with --reexport.
 
 Needs: a build of plugrt (scripts/build.sh), Debian's python3-torch, python3-torchvision
 and python3-onnx, and for timing Node.js with npm.
@@ -91,23 +91,47 @@ def torch_missing():
     return None
 
 
+def exporter_digest():
+    """A digest of the export scripts: an export made by other versions of them is redone."""
+    import hashlib
+    digest = hashlib.sha256()
+    for script in ("export_zoo.py", "export_models.py"):
+        with open(os.path.join(REPO, "models", script), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def read_manifest(model_dir, model):
+    try:
+        with open(os.path.join(model_dir, model + ".json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def export_models(model_dir, models, again):
-    """Exports the models that have no manifest yet (all of them when again); returns {model: manifest}."""
-    missing = [m for m in models if again or not os.path.exists(os.path.join(model_dir, m + ".json"))]
-    if missing:
+    """Exports the models not exported yet by these export scripts (all when again); returns {model: manifest}."""
+    digest = exporter_digest()
+    stale = [m for m in models if again or (read_manifest(model_dir, m) or {}).get("exporter") != digest]
+    if stale:
         os.makedirs(model_dir, exist_ok=True)
-        print(f"exporting {', '.join(missing)} (models/export_zoo.py)", file=sys.stderr)
+        print(f"exporting {', '.join(stale)} (models/export_zoo.py)", file=sys.stderr)
+        for model in stale:  # a manifest left from an earlier export must not stand for this one
+            if os.path.exists(os.path.join(model_dir, model + ".json")):
+                os.remove(os.path.join(model_dir, model + ".json"))
         # A model that fails to export gets a manifest with the reason; the others go on.
-        subprocess.run(["/usr/bin/python3", EXPORT_ZOO, "--out", model_dir, "--only", ",".join(missing)],
+        subprocess.run(["/usr/bin/python3", EXPORT_ZOO, "--out", model_dir, "--only", ",".join(stale)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     manifests = {}
     for model in models:
-        path = os.path.join(model_dir, model + ".json")
-        if os.path.exists(path):
-            with open(path) as f:
-                manifests[model] = json.load(f)
-        else:
-            manifests[model] = {"name": model, "error": "export failed: models/export_zoo.py wrote no manifest"}
+        manifest = read_manifest(model_dir, model)
+        if manifest is None:
+            manifest = {"name": model, "error": "export failed: models/export_zoo.py wrote no manifest"}
+        elif model in stale:
+            manifest["exporter"] = digest
+            with open(os.path.join(model_dir, model + ".json"), "w") as f:
+                json.dump(manifest, f, indent=2)
+        manifests[model] = manifest
     return manifests
 
 
