@@ -108,7 +108,7 @@ struct BadDescriptor {
 
 const BadDescriptor kBadDescriptors[] = {
     {"OtherMajor", [](FakePlugin& p) { p.descriptor.abi_major = PLUGRT_ABI_MAJOR + 1; },
-     Error::kPluginAbiMismatch, "plugin built for ABI 2.1, this host implements ABI 1.1"},
+     Error::kPluginAbiMismatch, "plugin built for ABI 2.2, this host implements ABI 1.2"},
     {"DescriptorTooSmall", [](FakePlugin& p) { p.descriptor.struct_size = 16; },
      Error::kPluginInvalid, "descriptor struct_size is 16 bytes"},
     {"BadPluginName", [](FakePlugin& p) { p.descriptor.name = {"Fakes!", 6}; },
@@ -124,7 +124,7 @@ const BadDescriptor kBadDescriptors[] = {
     {"NullBackend", [](FakePlugin& p) { p.backends[0] = nullptr; },
      Error::kPluginInvalid, "backend #0 is NULL"},
     {"BackendTooSmall", [](FakePlugin& p) { p.backend.struct_size = PLUGRT_BACKEND_SIZE_1_0; },
-     Error::kPluginInvalid, "a table for ABI 1.1 needs at least"},
+     Error::kPluginInvalid, "a table for ABI 1.2 needs at least"},
     {"NullStringWithSize", [](FakePlugin& p) { p.backend.name = {nullptr, 4}; },
      Error::kPluginInvalid, "backend #0 name has a NULL pointer"},
     {"HugeName", [](FakePlugin& p) { p.backend.name = {"x", 1u << 20}; },

@@ -32,11 +32,11 @@ check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
 
 check help 0 "backends.*doctor.*inspect|doctor" -- "$plugrt" --help
 check no-subcommand 106 "A subcommand is required" -- "$plugrt"
-check backends-table 0 "^offset +good +1\.0\.0 +1\.1 +yes" -- "$plugrt" backends --plugin-dir "$dir"
+check backends-table 0 "^offset +good +1\.0\.0 +1\.2 +yes" -- "$plugrt" backends --plugin-dir "$dir"
 check backends-unavailable 0 "offline .*no: no test accelerator is attached" -- \
   "$plugrt" backends --plugin-dir "$dir"
 check backends-json 0 '"name": "offset"' -- "$plugrt" backends --plugin-dir "$dir" --json
-check doctor-refusal 0 "why: built for plugin ABI 2\.1, this host implements ABI 1\.1" -- \
+check doctor-refusal 0 "why: built for plugin ABI 2\.2, this host implements ABI 1\.2" -- \
   "$plugrt" doctor --plugin-dir "$dir"
 check doctor-search-path 0 "$dir  \(application\)" -- "$plugrt" doctor --plugin-dir "$dir"
 check doctor-json 0 '"verdict": "refused"' -- "$plugrt" doctor --plugin-dir "$dir" --json
@@ -59,7 +59,7 @@ check inspect-bad-program 1 "^plugrt inspect: .*crash-misaligned-segment-table\.
 # Plugin trust: an allow-list of SHA-256 digests, ownership and permission checks.
 (cd "$dir" && sha256sum libplugrt_good.so >"$dir/pins.txt")
 echo "# nothing pinned" >"$dir/empty-pins.txt"
-check allow-list-accepts 0 "^offset +good +1\.0\.0 +1\.1 +yes" -- \
+check allow-list-accepts 0 "^offset +good +1\.0\.0 +1\.2 +yes" -- \
   "$plugrt" backends --plugin-dir "$dir" --plugin-allow-list "$dir/pins.txt"
 check allow-list-doctor-names-it 0 "Allow-list: $dir/pins.txt" -- \
   "$plugrt" doctor --plugin-dir "$dir" --plugin-allow-list "$dir/pins.txt"
