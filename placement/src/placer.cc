@@ -144,15 +144,31 @@ Placement place(const PlacementProblem& problem) {
     for (size_t b = 0; b < backends; ++b) row[b] = search.node_cost(n, b);
     cheapest_taker[n] = cheapest(row);
   }
+  // Within the partition bound first, then cheaper.
+  const size_t bound = problem.max_partitions;
+  auto count = [&](const std::vector<size_t>& group_of) {
+    return group_of.empty() ? size_t{0} : *std::max_element(group_of.begin(), group_of.end()) + 1;
+  };
+  auto better = [&](size_t groups, double cost, size_t best_groups, double best_cost) {
+    const bool fits = bound == 0 || groups <= bound, best_fits = bound == 0 || best_groups <= bound;
+    if (fits != best_fits) return fits;
+    if (!fits && groups != best_groups) return groups < best_groups;
+    return cost < best_cost - 1e-9 * std::max(1.0, std::fabs(best_cost));
+  };
+  std::vector<size_t> groups_of;
   best.node_backend = cheapest_taker;
-  best.estimated_us = search.total(best.node_backend);
+  best.estimated_us = search.total(best.node_backend, &groups_of);
+  size_t best_groups = count(groups_of);
   for (size_t b = 0; b < backends; ++b) {
     std::vector<size_t> candidate = cheapest_taker;
     for (size_t n = 0; n < nodes; ++n) {
       if (search.takes(n, b)) candidate[n] = b;
     }
-    const double cost = search.total(candidate);
-    if (cost < best.estimated_us) best = Placement{std::move(candidate), cost};
+    const double cost = search.total(candidate, &groups_of);
+    if (better(count(groups_of), cost, best_groups, best.estimated_us)) {
+      best = Placement{std::move(candidate), cost};
+      best_groups = count(groups_of);
+    }
   }
 
   // Local moves: a node, its run on its current backend, or the whole region another
@@ -174,12 +190,14 @@ Placement place(const PlacementProblem& problem) {
         moves.push_back(region(search, n, [&](uint32_t m) { return current[m] != b && search.takes(m, b); }));
         for (size_t i = 0; i < moves.size(); ++i) {
           if (i > 0 && moves[i] == moves[i - 1]) continue;
-          if (search.optimistic_delta(current, group_of, moves[i], b, moving) >= 0) continue;
+          const bool fits = bound == 0 || best_groups <= bound;  // else fewer partitions may cost more
+          if (fits && search.optimistic_delta(current, group_of, moves[i], b, moving) >= 0) continue;
           std::vector<size_t> trial = current;
           for (uint32_t m : moves[i]) trial[m] = b;
           std::vector<size_t> trial_groups;
           const double cost = search.total(trial, &trial_groups);
-          if (cost < best.estimated_us - 1e-9 * std::max(1.0, std::fabs(best.estimated_us))) {
+          if (better(count(trial_groups), cost, best_groups, best.estimated_us)) {
+            best_groups = count(trial_groups);
             current = std::move(trial);
             group_of = std::move(trial_groups);
             best.estimated_us = cost;

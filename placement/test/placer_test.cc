@@ -66,6 +66,17 @@ TEST(Placer, CrossesWhenTheGainOutweighsTheCrossingCost) {
   EXPECT_THAT(placed.node_backend, Each(0u));
 }
 
+TEST(Placer, KeepsWithinAPartitionBound) {
+  // The gain on node 2 pays for a split, but with a bound of one partition the chain
+  // stays whole on the backend that takes all of it.
+  std::vector<std::vector<double>> costs(5, {10, kNotTaken});
+  costs[2] = {500, 20};
+  PlacementProblem problem = problem_for(chain(5), costs, {false, false});
+  EXPECT_EQ(count_partitions(problem, place(problem).node_backend), 3u);
+  problem.max_partitions = 1;
+  EXPECT_THAT(place(problem).node_backend, Each(0u));
+}
+
 TEST(Placer, GivesARunToAFasterBackendButNotALoneNode) {
   // Backend 1 is 3 us faster on nodes 1..6, which pays for two crossings and a partition;
   // on node 9 it is 0.5 us faster, which does not, so the local moves take node 9 back.

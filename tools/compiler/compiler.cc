@@ -163,6 +163,22 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     result.summary.estimated_us = placement::placement_cost(problem, node_backend);
   } else {
     result.summary.placement = "cost";
+    if (result.summary.measured_nodes > 0) {
+      // Measured figures choose between backends, within the partitions the estimate
+      // needs (placer.h, max_partitions): single-node measurements do not justify splits.
+      placement::PlacementProblem estimated = problem;
+      for (size_t n = 0; n < num_nodes; ++n) {
+        for (size_t b = 0; b < chosen.backends.size(); ++b) {
+          if (measured[n][b] >= 0) {
+            estimated.node_cost[n][b] = placement::estimated_node_us(placement::node_work(graph, n),
+                                                                     b == chosen.portable, estimate);
+          }
+        }
+      }
+      size_t groups = 0;
+      placement::group_nodes(problem.graph.producers(), placement::place(estimated).node_backend, &groups);
+      problem.max_partitions = groups;
+    }
     placement::Placement placed = placement::place(problem);
     node_backend = std::move(placed.node_backend);
     result.summary.estimated_us = placed.estimated_us;

@@ -3,6 +3,7 @@
 // CumSum take any dtype.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "kernel_families.h"
@@ -58,6 +59,9 @@ Prepared prepare_tile(const NodeContext& node) {
   for (int d = 0; d < in.shape.rank; ++d) {
     const int64_t r = (*repeats)[static_cast<size_t>(d)];
     if (r < 0) return prepare_error(node, "repeat count " + std::to_string(r) + " is negative");
+    if (r > 0 && in.shape[d] > std::numeric_limits<int64_t>::max() / r) {
+      return prepare_error(node, "repeat count " + std::to_string(r) + " overflows axis " + std::to_string(d));
+    }
     out.push_back(in.shape[d] * r);
   }
   if (std::string why = check_output(node, 0, out, in.dtype); !why.empty()) return prepare_error(node, why);
@@ -111,7 +115,8 @@ Prepared prepare_block(const NodeContext& node) {
   const TensorInfo& in = *node.input(0);
   if (in.shape.rank != 4) return prepare_error(node, "the input must be 4-D (NCHW), not " + to_string(in.shape));
   const int64_t b = node.attr_int("blocksize", 0);
-  if (b < 1) return prepare_error(node, "blocksize must be at least 1");
+  // Bounded so that b * b and a dimension times b cannot overflow.
+  if (b < 1 || b > 65536) return prepare_error(node, "blocksize must be in [1, 65536], not " + std::to_string(b));
   const std::string mode = kToSpace && node.opset() >= 11 ? node.attr_string("mode", "DCR") : "DCR";
   if (mode != "DCR" && mode != "CRD") return prepare_error(node, "mode must be DCR or CRD, not " + mode);
   Shape out = in.shape, space = in.shape;

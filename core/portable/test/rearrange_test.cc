@@ -37,6 +37,16 @@ TEST(BlockKernels, DepthToSpaceModesAndSpaceToDepthInvertDcr) {
   EXPECT_EQ(back.outputs[0].floats(), values);
 }
 
+TEST(RearrangeKernels, RefuseSizesThatWouldOverflow) {
+  NodeRun tile = run_node({"Tile", {},
+                           {TestTensor::f32({2}, {0, 1}), TestTensor::i64({1}, {int64_t{1} << 62}).as_constant()},
+                           {f32_out({2})}});
+  EXPECT_THAT(tile.error, HasSubstr("overflows axis 0"));
+  NodeRun block = run_node({"DepthToSpace", {Attribute::Int("blocksize", int64_t{1} << 32)},
+                            {TestTensor::f32({1, 1, 1, 1}, {0})}, {f32_out({1, 1, 1, 1})}});
+  EXPECT_THAT(block.error, HasSubstr("blocksize must be in [1, 65536]"));
+}
+
 TEST(TriluKernel, UpperAndLowerWithAnOffset) {
   const TestTensor x = TestTensor::f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   NodeRun upper = run_node({"Trilu", {}, {x, TestTensor::i64({}, {1}).as_constant()}, {f32_out({3, 3})}});

@@ -29,6 +29,11 @@ struct PlacementProblem {
   /// plus a cost per byte that crosses (a copy).
   double crossing_us = 0;
   double crossing_us_per_byte = 0;
+  /// When not 0: never more partitions than this (unless the starting points all have
+  /// more, then the fewest). Measured single-node costs include each backend's boundary
+  /// conversions and miss its fusions, so they are trusted to choose between backends
+  /// but not to split the graph further than the estimate does.
+  size_t max_partitions = 0;
 };
 
 struct Placement {
