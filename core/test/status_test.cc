@@ -41,6 +41,16 @@ TEST(Status, AbiCodesMapOneForOneAndUnknownOnesBecomeInternal) {
   EXPECT_EQ(error_from_abi(-1), Error::kInternal);
 }
 
+TEST(Status, EveryAbiCodeHasANameInTheOneTable) {
+  for (plugrt_status code = 0; code < 0x100; ++code) {
+    const Error error = error_from_abi(code);
+    if (error == Error::kInternal && code != PLUGRT_STATUS_INTERNAL) continue;  // not an ABI code
+    EXPECT_NE(to_string(error), "Unknown") << "code " << code;
+    EXPECT_EQ(to_string(error), sdk::status_name(code));
+  }
+  EXPECT_EQ(to_string(Error::kDelegateCrashed), "DelegateCrashed");
+}
+
 TEST(Result, EarlyReturnMacrosPropagateTheFirstError) {
   EXPECT_EQ(*add_digits('2', '3'), 5);
   Result<int> bad = add_digits('2', 'x');

@@ -280,6 +280,8 @@ std::string Lowering::lower_matmul(const ir::Node& node) {
 // ---- Element-wise ---------------------------------------------------------------------------
 
 std::string Lowering::lower_binary(const ir::Node& node, Algorithm algorithm) {
+  // Max and Min are variadic in ONNX: only their two-input form is one binary primitive.
+  if (GraphView::num_inputs(node) != 2) return "only two inputs are taken";
   const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), y = GraphView::output(node, 0);
   if (!graph_.is_float(a) || !graph_.is_float(b)) return "the inputs are not float32";
   const std::vector<int64_t> ys = graph_.shape(y);

@@ -461,6 +461,11 @@ const std::vector<RefusedCase>& refused_cases() {
          ValueId a = g.input({3, 1}), b = g.input({1, 4});
          return g.finish({g.node("Sub", {a, b}, {3, 4})});
        }},
+      {"MaxOfThreeInputs", "Max", [] {  // variadic: only the two-input form is one primitive
+         TestGraph g;
+         ValueId a = g.input({3, 4}), b = g.input({3, 4}), c = g.input({3, 4});
+         return g.finish({g.node("Max", {a, b, c}, {3, 4})});
+       }},
       {"PowRunTimeExponent", "Pow", [] {
          TestGraph g;
          ValueId a = g.input({3, 4}), b = g.input({3, 4});

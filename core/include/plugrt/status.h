@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/status.h"
 
 namespace plugrt {
 
@@ -35,28 +36,8 @@ enum class Error : plugrt_status {
 };
 
 /// The code's name, e.g. "InvalidArgument"; "Unknown" for a value outside the enum
-/// (a plugin may return anything).
-constexpr std::string_view to_string(Error error) {
-  switch (error) {
-    case Error::kOk: return "Ok";
-    case Error::kInternal: return "Internal";
-    case Error::kInvalidState: return "InvalidState";
-    case Error::kNotSupported: return "NotSupported";
-    case Error::kInvalidArgument: return "InvalidArgument";
-    case Error::kNotFound: return "NotFound";
-    case Error::kMemoryAllocationFailed: return "MemoryAllocationFailed";
-    case Error::kAccessFailed: return "AccessFailed";
-    case Error::kInvalidProgram: return "InvalidProgram";
-    case Error::kDelegateInvalidCompatibility: return "DelegateInvalidCompatibility";
-    case Error::kDelegateMemoryAllocationFailed: return "DelegateMemoryAllocationFailed";
-    case Error::kDelegateInvalidHandle: return "DelegateInvalidHandle";
-    case Error::kDelegateUnavailable: return "DelegateUnavailable";
-    case Error::kDelegateCrashed: return "DelegateCrashed";
-    case Error::kPluginInvalid: return "PluginInvalid";
-    case Error::kPluginAbiMismatch: return "PluginAbiMismatch";
-  }
-  return "Unknown";
-}
+/// (a plugin may return anything). One table serves host and SDK: sdk::status_name.
+constexpr std::string_view to_string(Error error) { return sdk::status_name(static_cast<plugrt_status>(error)); }
 
 /// A code from a plugin, which may be any integer, as an Error. Unknown values become
 /// kInternal so the host never switches on a value outside the enum.

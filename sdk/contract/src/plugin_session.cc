@@ -33,21 +33,21 @@ Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& pa
   if (!loaded.is_ok()) return loaded.status();
   for (const std::string& name : info.metadata.backends) {
     if (!backend.empty() && name != backend) continue;
-    PLUGRT_ASSIGN_OR_RETURN(Backend found, session->registry_.find_backend(name));
+    PLUGRT_ASSIGN_OR_RETURN(plugrt::Backend found, session->registry_.find_backend(name));
     if (!found.has_aot()) {
-      return Status(Error::kNotSupported, path + ": backend '" + name +
+      return plugrt::Status(Error::kNotSupported, path + ": backend '" + name +
                                               "' has no ahead-of-time table (partition/preprocess): the kit cannot "
                                               "compile models for it");
     }
-    const Availability availability = found.is_available();
+    const plugrt::Availability availability = found.is_available();
     if (!availability.available) {
-      return Status(Error::kDelegateUnavailable, path + ": backend '" + name + "' is unavailable here: " +
+      return plugrt::Status(Error::kDelegateUnavailable, path + ": backend '" + name + "' is unavailable here: " +
                                                      availability.reason);
     }
     session->backends_.push_back(name);
   }
   if (session->backends_.empty()) {
-    return Status(Error::kNotFound, path + ": the plugin has no backend named '" + backend + "'");
+    return plugrt::Status(Error::kNotFound, path + ": the plugin has no backend named '" + backend + "'");
   }
   return session;
 }

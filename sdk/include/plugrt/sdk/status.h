@@ -20,6 +20,7 @@
 namespace plugrt::sdk {
 
 /// The name of a status code, e.g. "InvalidArgument"; "Unknown" outside the ABI's enum.
+/// The one table of these names: the host's plugrt::to_string(Error) reads it too.
 constexpr std::string_view status_name(plugrt_status code) {
   switch (code) {
     case PLUGRT_STATUS_OK: return "Ok";
@@ -35,6 +36,7 @@ constexpr std::string_view status_name(plugrt_status code) {
     case PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED: return "DelegateMemoryAllocationFailed";
     case PLUGRT_STATUS_DELEGATE_INVALID_HANDLE: return "DelegateInvalidHandle";
     case PLUGRT_STATUS_DELEGATE_UNAVAILABLE: return "DelegateUnavailable";
+    case PLUGRT_STATUS_DELEGATE_CRASHED: return "DelegateCrashed";
     case PLUGRT_STATUS_PLUGIN_INVALID: return "PluginInvalid";
     case PLUGRT_STATUS_PLUGIN_ABI_MISMATCH: return "PluginAbiMismatch";
     default: return "Unknown";
