@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "plugrt/plugrt_abi.h"
-#include "plugrt/sdk/status.h"
+#include "plugrt/sdk/status_name.h"
 
 namespace plugrt {
 
