@@ -389,14 +389,13 @@ TEST_F(WholeTests, OnlyBackendMakesWhatItDoesNotTakeUnsupported) {
   TestResult taken = run("test_relu_only", relu_model(), {x}, {float_tensor("y", {2, 2}, {0.0f, 2.0f, 0.5f, 0.0f})});
   EXPECT_EQ(taken.verdict, Verdict::kPass) << taken.reason;
 
-
-  onnx::ModelProto sine = make_model();  // an op the portable backend has no kernel for
-  describe(sine.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {2, 2});
-  describe(sine.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, {2, 2});
-  add_node(sine, "Sin", {"x"}, {"y"});
-  TestResult refused = run("test_sin_only", sine, {x}, {x});
-  EXPECT_EQ(refused.verdict, Verdict::kUnsupported);
-  EXPECT_THAT(refused.reason, HasSubstr("partition took 0 of 1 nodes; not: node 'Sin_node' (Sin)"));
+  onnx::ModelProto determinant = make_model();  // an op the portable backend has no kernel for
+  describe(determinant.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {2, 2});
+  describe(determinant.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, {});
+  add_node(determinant, "Det", {"x"}, {"y"});
+  TestResult refused = run("test_det_only", determinant, {x}, {float_tensor("y", {}, {5.5f})});
+  EXPECT_EQ(refused.verdict, Verdict::kUnsupported) << refused.reason;
+  EXPECT_THAT(refused.reason, HasSubstr("partition took 0 of 1 nodes; not: node 'Det_node' (Det)"));
 
   options_.only_backend = "warp_drive";
   TestResult missing = run("test_relu_nowhere", relu_model(), {x}, {x});
