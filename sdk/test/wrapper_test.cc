@@ -200,7 +200,7 @@ TEST_F(WrapperTest, BadAllocBecomesDelegateMemoryAllocationFailed) {
   int64_t shape[1] = {14};
   DLTensor x{data, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ts[] = {&x};
-  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1};
+  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "out of memory"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED));
   scale_->destroy(handle);
@@ -215,7 +215,7 @@ TEST_F(WrapperTest, TensorsOnAnotherDeviceAreRefusedBeforeExecute) {
   DLTensor y{out, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ins[] = {&x};
   const DLTensor* outs[] = {&y};
-  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1};
+  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INVALID_ARGUMENT,
                                   "input 0 is on device type 2, this backend runs on device type 1"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INVALID_ARGUMENT));
