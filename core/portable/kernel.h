@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +92,18 @@ template <typename K, typename... Args>
 Prepared prepared(Args&&... args) {
   return Prepared{std::make_unique<K>(std::forward<Args>(args)...), {}};
 }
+
+/// Writes int64 values known at init (Shape's dims, NonZero's indices of a constant).
+class ConstantInt64Kernel final : public Kernel {
+ public:
+  explicit ConstantInt64Kernel(std::vector<int64_t> values) : values_(std::move(values)) {}
+  void run(const KernelArgs& args) const override {
+    if (!values_.empty()) std::memcpy(args.outputs[0], values_.data(), values_.size() * sizeof(int64_t));
+  }
+
+ private:
+  std::vector<int64_t> values_;
+};
 
 /// Checks the node's input and output counts: an empty string when fine, else the reason.
 std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs,

@@ -604,18 +604,6 @@ Prepared prepare_one_hot(const NodeContext& node) {
 
 // ---- NonZero ---------------------------------------------------------------------------
 
-/// Writes indices computed at init.
-class ConstantKernel final : public Kernel {
- public:
-  explicit ConstantKernel(std::vector<int64_t> values) : values_(std::move(values)) {}
-  void run(const KernelArgs& args) const override {
-    if (!values_.empty()) std::memcpy(args.outputs[0], values_.data(), values_.size() * sizeof(int64_t));
-  }
-
- private:
-  std::vector<int64_t> values_;
-};
-
 /// NonZero's output shape depends on the values, so only a constant input is taken
 /// (the importer uses this kernel to fold it); plugrt has no dynamic shapes yet.
 Prepared prepare_non_zero(const NodeContext& node) {
@@ -648,7 +636,7 @@ Prepared prepare_non_zero(const NodeContext& node) {
   }
   const Shape shape{static_cast<int64_t>(rank), count};
   if (std::string why = check_output(node, 0, shape, DType::kInt64); !why.empty()) return prepare_error(node, why);
-  return prepared<ConstantKernel>(std::move(out));
+  return prepared<ConstantInt64Kernel>(std::move(out));
 }
 
 // ---- Compress ------------------------------------------------------------------------

@@ -146,17 +146,6 @@ Prepared prepare_unsqueeze(const NodeContext& node) {
 
 // ---- Shape: the input's dims as int64 -------------------------------------------------
 
-class ConstantKernel final : public Kernel {
- public:
-  explicit ConstantKernel(std::vector<int64_t> values) : values_(std::move(values)) {}
-  void run(const KernelArgs& args) const override {
-    if (!values_.empty()) std::memcpy(args.outputs[0], values_.data(), values_.size() * sizeof(int64_t));
-  }
-
- private:
-  std::vector<int64_t> values_;
-};
-
 Prepared prepare_shape(const NodeContext& node) {
   if (std::string why = check_arity(node, 1, 1, 1, 1); !why.empty()) return prepare_error(node, why);
   const Shape& in = node.input(0)->shape;
@@ -169,7 +158,7 @@ Prepared prepare_shape(const NodeContext& node) {
   if (std::string why = check_output(node, 0, Shape{static_cast<int64_t>(dims.size())}, DType::kInt64); !why.empty()) {
     return prepare_error(node, why);
   }
-  return prepared<ConstantKernel>(std::move(dims));
+  return prepared<ConstantInt64Kernel>(std::move(dims));
 }
 
 // ---- Concat and Split: blocks along one axis ------------------------------------------
