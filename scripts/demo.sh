@@ -38,7 +38,7 @@ mkdir -p "$out"
 echo "== plugrt backends: what this machine has"
 "$plugrt" backends
 echo
-echo "== plugrt compile: every backend present, in the default priority, portable last"
+echo "== plugrt compile: every backend present, placed by estimated cost (portable takes only what no other backend does)"
 "$plugrt" compile "$model" -o "$out/$name.prt"
 echo
 input=()

@@ -184,7 +184,8 @@ int run_compile(const CompileCommandOptions& options) {
   }
   std::cout << "backends: ";
   for (size_t i = 0; i < summary.backends.size(); ++i) std::cout << (i ? ", " : "") << summary.backends[i];
-  std::cout << "\nplacement (" << summary.placement << "): " << summary.partitions.size() << " partitions, estimated "
+  std::cout << "\nplacement (" << summary.placement << "): " << summary.partitions.size()
+            << (summary.partitions.size() == 1 ? " partition" : " partitions") << ", estimated "
             << std::fixed << std::setprecision(1) << summary.estimated_us << " us";
   if (!profile_path.empty()) std::cout << " (" << summary.measured_nodes << " nodes' costs measured)";
   std::cout << "\n";

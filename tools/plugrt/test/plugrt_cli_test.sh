@@ -108,7 +108,7 @@ check compile-same-bytes 0 "" -- cmp "$dir/cnn.prt" "$dir/cnn2.prt"
 check compile-missing 1 "^plugrt compile: .*nowhere\.onnx" -- "$plugrt" compile "$dir/nowhere.onnx" -o "$dir/x.prt"
 check compile-unknown-backend 1 "^plugrt compile: .*warp_drive" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends warp_drive
-check compile-placement 0 "placement \(cost\): 1 partitions, estimated [0-9.]+ us" -- \
+check compile-placement 0 "placement \(cost\): 1 partition, estimated [0-9.]+ us" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
 check compile-json-estimate 0 '"estimated_us"' -- \
   "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
