@@ -34,6 +34,22 @@ namespace {
 
 using ::testing::NiceMock;
 
+// Under AddressSanitizer resident memory grows with every load whatever the plugin does:
+// freed memory waits in the sanitizer's quarantine (256 MiB by default) and the shadow of
+// each unloaded copy stays mapped. There LeakSanitizer's report at exit is the leak check,
+// and the resident-memory bound below is not applied.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentMemoryIsMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kResidentMemoryIsMeaningful = false;
+#else
+constexpr bool kResidentMemoryIsMeaningful = true;
+#endif
+#else
+constexpr bool kResidentMemoryIsMeaningful = true;
+#endif
+
 ContractConfig& config() {
   static ContractConfig instance;
   return instance;
@@ -408,7 +424,7 @@ TEST_F(PluginContract, LoadInitDestroyUnload100Times) {
       }
     }
     const long growth = resident_kib() - before;
-    if (growth > 64 * 1024) {
+    if (kResidentMemoryIsMeaningful && growth > 64 * 1024) {
       return "resident memory grew by " + std::to_string(growth / 1024) +
              " MiB over 100 load/unload cycles: release what the plugin's static objects hold";
     }
