@@ -326,6 +326,32 @@ TEST(OnnxImporter, RefusesLayerNormalizationOfAScalar) {
   EXPECT_THAT(model.status().message(), HasSubstr("has rank 0; at least 1 is needed"));
 }
 
+// Found by the ONNX importer fuzzer: a malformed model of an old opset crashed ONNX's
+// version converter, which trusts its input; the checker now sees the model first.
+TEST(OnnxImporter, RefusesAMalformedOldModelBeforeUpgradingIt) {
+  std::ifstream in(PLUGRT_FUZZ_CORPUS_DIR "/onnx_importer/crash-version-converter-malformed-graph.onnx",
+                   std::ios::binary);
+  ASSERT_TRUE(in.good());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<ImportedModel> model = import_onnx_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), "model.onnx");
+  ASSERT_FALSE(model.is_ok());
+  EXPECT_EQ(model.code(), Error::kInvalidArgument) << model.status().to_string();
+  EXPECT_THAT(model.status().message(), HasSubstr("the ONNX checker refuses the model"));
+}
+
+// Found by the ONNX importer fuzzer too: an old model whose output no node writes passes
+// the checker but crashed the converter.
+TEST(OnnxImporter, RefusesAnOldModelWithAnUndefinedOutputBeforeUpgradingIt) {
+  onnx::ModelProto model = make_model(6);
+  add_input(model, "x", {2});
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  add_output(model, "z", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kInvalidArgument);
+  EXPECT_THAT(imported.status().message(), HasSubstr("'z' is used but no input, initializer or node defines it"));
+}
+
 TEST(OnnxImporter, AttributeDefaultsAreFilled) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {1, 2, 4, 4});
@@ -705,14 +731,16 @@ TEST(OnnxImporter, UpgradesOpsetsBelow7) {
 }
 
 TEST(OnnxImporter, NamesTheFileAndOpsetWhenTheUpgradeFails) {
-  // Acos arrived at opset 7: an opset 6 model cannot name it, and the converter says so.
+  // Acos arrived at opset 7: an opset 6 model cannot name it, and the checker, which sees
+  // the model before the converter, says so.
   onnx::ModelProto model = make_model(6);
   add_input(model, "x", {2});
   add_node(model, "Acos", "acos", {"x"}, {"y"});
   add_output(model, "y", {2});
   Result<ImportedModel> imported = import_model(model);
   ASSERT_FALSE(imported.is_ok());
-  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_EQ(imported.code(), Error::kInvalidArgument);
+  EXPECT_THAT(imported.status().message(), HasSubstr("No Op registered for Acos with domain_version of 6"));
   EXPECT_THAT(imported.status().message(),
               StartsWith("test.onnx: opset 6 of the default ONNX domain cannot be upgraded to opset 7"));
 }
