@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
                  "node with --ops-from-portable)")
       ->delimiter(',');
   app.add_option("--backends", options.backends,
-                 "Comma-separated backends in priority order, compiled for and allowed at load (default: portable)")
+                 "Comma-separated backends, compiled for (placed by cost) and allowed at load (default: portable)")
       ->delimiter(',');
   app.add_option("--filter", options.filter, "Only tests whose name matches this POSIX extended regular expression (searched, not anchored)");
   app.add_flag("--ops-from-portable", options.ops_from_portable,
