@@ -745,6 +745,42 @@ TEST(OnnxImporter, NamesTheFileAndOpsetWhenTheUpgradeFails) {
               StartsWith("test.onnx: opset 6 of the default ONNX domain cannot be upgraded to opset 7"));
 }
 
+// ONNX's Gemm 6 to 7 adapter indexes its inputs' shapes without looking: a scalar input
+// makes it read through a null pointer (the ONNX importer fuzzer found its kin). The
+// converter runs in a process of its own, so its crash is an error here.
+TEST(OnnxImporter, SurvivesTheVersionConverterCrashing) {
+  onnx::ModelProto model = make_model(6);
+  add_input(model, "a", {});
+  add_input(model, "b", {4, 3});
+  add_input(model, "c", {3});
+  set_int(add_node(model, "Gemm", "gemm", {"a", "b", "c"}, {"y"}), "broadcast", 1);
+  add_output(model, "y", {2, 3});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(),
+              StartsWith("test.onnx: opset 6 of the default ONNX domain cannot be upgraded to opset 7"));
+  EXPECT_THAT(imported.status().message(), HasSubstr("ONNX's version converter"));
+  EXPECT_THAT(imported.status().message(), HasSubstr("export it at opset 7 or later"));
+  // The importer is still whole: the next old model upgrades.
+  EXPECT_TRUE(import_model(relu_model(6)).is_ok());
+}
+
+// The adapters read the shapes of intermediate values too; the child infers them before
+// converting, so a Gemm after a Flatten (no value_info in the model) upgrades.
+TEST(OnnxImporter, UpgradesAnOldGemmOnAnInferredShape) {
+  onnx::ModelProto model = make_model(6);
+  add_input(model, "x", {2, 2, 2});
+  add_float_initializer(model, "w", {4, 3}, std::vector<float>(12, 0.5f));
+  add_float_initializer(model, "bias", {3}, {1, 2, 3});
+  add_node(model, "Flatten", "flatten", {"x"}, {"flat"});
+  set_int(add_node(model, "Gemm", "gemm", {"flat", "w", "bias"}, {"y"}), "broadcast", 1);
+  add_output(model, "y", {2, 3});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->opset, 7);
+}
+
 TEST(OnnxImporter, ImportsDoubleTensors) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {2}, onnx::TensorProto::DOUBLE);
