@@ -65,13 +65,14 @@ function(plugrt_add_backend)
   endif()
 endfunction()
 
-# plugrt_add_contract_test(<backend target> [BLOB <file>] [NAME <test name>])
+# plugrt_add_contract_test(<backend target> [BLOB <file>] [NAME <test name>] [ISOLATED])
 #
 # Registers a ctest that runs the contract kit (plugrt-contract-test) on the plugin that
-# <backend target> builds. Needs PLUGRT_CONTRACT_TEST_EXECUTABLE (set by find_package(plugrt)
-# when the kit is installed, and inside the plugrt tree).
+# <backend target> builds; ISOLATED runs its backends in a plugrt-backend-host process, as
+# the runtime's --isolate does. Needs PLUGRT_CONTRACT_TEST_EXECUTABLE (set by
+# find_package(plugrt) when the kit is installed, and inside the plugrt tree).
 function(plugrt_add_contract_test target)
-  cmake_parse_arguments(ARG "" "BLOB;NAME" "" ${ARGN})
+  cmake_parse_arguments(ARG "ISOLATED" "BLOB;NAME" "" ${ARGN})
   if(NOT PLUGRT_CONTRACT_TEST_EXECUTABLE)
     message(WARNING "plugrt_add_contract_test: the contract kit (plugrt-contract-test) is not available")
     return()
@@ -82,7 +83,10 @@ function(plugrt_add_contract_test target)
   endif()
   set(extra)
   if(ARG_BLOB)
-    set(extra --blob "${ARG_BLOB}")
+    list(APPEND extra --blob "${ARG_BLOB}")
+  endif()
+  if(ARG_ISOLATED)
+    list(APPEND extra --isolate)
   endif()
   add_test(NAME ${name} COMMAND "${PLUGRT_CONTRACT_TEST_EXECUTABLE}" --plugin "$<TARGET_FILE:${target}>" ${extra})
 endfunction()

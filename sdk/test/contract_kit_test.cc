@@ -115,6 +115,40 @@ TEST(ContractKit, LeaksAreCaughtOverLoadUnloadCyclesToo) {
   EXPECT_THAT(r.output, HasSubstr("cycle 0: 1 host allocations were still live after destroy and unload"));
 }
 
+// ---- --isolate: the backends as the runtime runs them isolated ------------------------
+
+TEST(ContractKitIsolated, PassesOnThePortableBackendPlugin) {
+  RunResult r = run_kit(PORTABLE_PLUGIN, "--isolate");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/portable"));
+  // The backend host's allocator is not the kit's: that check says so and is skipped.
+  EXPECT_THAT(r.output, HasSubstr("[  SKIPPED ] Plugin/BackendContract.DestroyReleasesEveryHostAllocation/portable"));
+}
+
+TEST(ContractKitIsolated, FailsOnAPluginThatCrashesOnARandomBlob) {
+  RunResult r = run_kit(test_plugin("sdk_crashes"), "--isolate");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.InitRefusesARandomBlob/relu"));
+  EXPECT_THAT(r.output, HasSubstr("init on a random blob: crashed in its backend host process: its isolated process"));
+  EXPECT_THAT(r.output, HasSubstr("init must never crash on a bad blob"));
+  EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+}
+
+TEST(ContractKitIsolated, RunsAModelThroughTheIsolatedPlugin) {
+  RunResult r = run_kit(PORTABLE_PLUGIN, "--isolate --model " + model("tiny_cnn.onnx") + " --input input=" +
+                                             model("tiny_cnn.input.npy") + " --expect output=" +
+                                             model("tiny_cnn.output.npy"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("init: 1 handle(s), isolated in plugrt-backend-host processes"));
+  EXPECT_THAT(r.output, HasSubstr("output 'output': matches"));
+}
+
+TEST(ContractKitIsolated, ConformanceFailsWhenAnIsolatedOpComputesWrong) {
+  RunResult r = run_kit(test_plugin("sdk_wrong_result"), "--isolate --conformance --threads 2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL test_relu: output 'y': "));
+}
+
 // ---- --model: an author's model through the plugin alone -------------------------------
 
 TEST(ContractKitModel, RunsAModelThroughThePluginAndComparesItsOutput) {

@@ -137,7 +137,9 @@ std::optional<TestResult> load(const TestCase& test, const std::string* model_by
   MethodOptions method_options;
   method_options.num_threads = options.method_threads;
   method_options.allowed_backends = options.backends;
-  Result<Method> method = Method::load(*program, "forward", registry, method_options);
+  Result<Method> method = Method::load(*program, "forward",
+                                       options.method_registry != nullptr ? *options.method_registry : registry,
+                                       method_options);
   if (!method.is_ok()) return fail("load method: " + clean_message(method.status().to_string(), model_path));
   // A delegate that fell back to portable does not test the backend it was compiled for.
   for (const DelegatePlacement& placement : method->report().delegates) {

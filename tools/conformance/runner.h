@@ -50,6 +50,9 @@ struct RunOptions {
   /// backend's partition does not take every node (the reason names the others) or when
   /// the compiled program runs anything elsewhere (a graph folded to constants).
   std::string only_backend;
+  /// Where the method is loaded, when not from the registry the test compiles with (the
+  /// contract kit's --isolate: compiled in process, run isolated).
+  Registry* method_registry = nullptr;
 };
 
 /// Runs `test`, whose model.onnx `model` describes. Never throws: an exception is a fail

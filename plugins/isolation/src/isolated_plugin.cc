@@ -79,6 +79,13 @@ std::vector<std::pair<std::string, CrashRecord>> IsolatedPlugin::crashes() const
   return {crashes_.begin(), crashes_.end()};
 }
 
+const plugrt_backend* proxy_table(const IsolatedPlugin& plugin, std::string_view name) {
+  for (const auto& backend : plugin.backends) {
+    if (backend->name == name) return &backend->table;
+  }
+  return nullptr;
+}
+
 std::vector<std::pair<std::string, CrashRecord>> crash_records(const IsolatedPlugin& plugin) {
   return plugin.crashes();
 }

@@ -41,6 +41,7 @@ conformance::Report run_backend(PluginSession& session, const std::string& backe
   run_options.backends = {backend};
   run_options.only_backend = backend;
   run_options.method_threads = 1;  // tests run in parallel instead
+  run_options.method_registry = &session.run_registry();
   std::vector<conformance::TestResult> results(planned.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -80,7 +81,7 @@ int run_conformance(const ConformanceOptions& options) {
               << " (install Debian's libonnx-testdata, or give the data directory with --onnx-test-data DIR)\n";
     return 2;
   }
-  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend);
+  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend, options.isolated);
   if (!session.is_ok()) {
     std::cerr << kTool << ": " << session.status().message() << "\n";
     return 1;

@@ -22,9 +22,11 @@
 
 #include "isolation.h"
 #include "plugrt/graph_builder.h"
+#include "plugrt/isolation/isolated_plugin.h"
 #include "plugrt/plugins/plugin_library.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/plugins/plugin_metadata.h"
+#include "plugrt/plugins/search_path.h"
 #include "plugrt/registry.h"
 #include "plugrt/sdk/testing/contract.h"
 #include "plugrt/sdk/testing/mock_host.h"
@@ -94,6 +96,38 @@ LoadedPlugin load_plugin(const plugrt_host_services* host) {
     plugin.descriptor = nullptr;
   }
   return plugin;
+}
+
+/// Runs a crash-prone check. In process, in a forked child, so a crash is a failure; with
+/// --isolate the backend already runs in a process of its own (and a fork would not
+/// carry the runtime's process-starting thread), so here.
+ChildOutcome run_guarded(const std::function<std::string()>& body) {
+  if (!config().isolated) return run_in_child(body);
+  ChildOutcome outcome;
+  outcome.exited = true;
+  outcome.message = body();
+  return outcome;
+}
+
+/// The plugin registered isolated, as the runtime's loader registers it with --isolate.
+struct IsolatedSession {
+  Registry registry;
+  std::shared_ptr<isolation::IsolatedPlugin> plugin;
+  std::string error;  // set when registering failed
+};
+
+std::unique_ptr<IsolatedSession> register_isolated() {
+  auto session = std::make_unique<IsolatedSession>();
+  isolation::IsolationOptions options;
+  options.backend_host = plugins::default_backend_host();
+  Result<isolation::IsolatedRegistration> registered =
+      isolation::register_isolated_plugin(session->registry, config().plugin_path, 0, options);
+  if (!registered.is_ok()) {
+    session->error = "the plugin does not start isolated: " + registered.status().to_string();
+  } else {
+    session->plugin = registered->plugin;
+  }
+  return session;
 }
 
 // ---- Tensors ------------------------------------------------------------------------
@@ -447,13 +481,20 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(backend_->is_available != nullptr && backend_->init != nullptr && backend_->execute != nullptr &&
                 backend_->destroy != nullptr)
         << "is_available, init, execute and destroy are required";
+    runtime_ = backend_;
+    if (config().isolated) {
+      isolated_ = register_isolated();
+      ASSERT_EQ(isolated_->error, "");
+      runtime_ = isolation::proxy_table(*isolated_->plugin, GetParam());
+      ASSERT_NE(runtime_, nullptr) << "the isolated plugin does not provide backend '" << GetParam() << "'";
+    }
   }
 
   /// Skips the test when the backend cannot run here.
   bool available() {
     char reason[256];
     plugrt_text_buffer buffer{reason, sizeof(reason), 0};
-    if (backend_->is_available(backend_->context, host_.plugrt_table(), &buffer)) return true;
+    if (runtime_->is_available(runtime_->context, host_.plugrt_table(), &buffer)) return true;
     unavailable_reason_ = std::string(reason, buffer.size);
     return false;
   }
@@ -469,13 +510,17 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
 
   plugrt_status init(const std::vector<uint8_t>& blob, plugrt_delegate_handle* handle) {
     plugrt_init_args args = init_args(blob);
-    return backend_->init(backend_->context, host_.plugrt_table(), &args, handle);
+    return runtime_->init(runtime_->context, host_.plugrt_table(), &args, handle);
   }
 
   // Declared first: destroyed last, after the plugin that holds its table.
   NiceMock<MockHostServices> host_;
   LoadedPlugin plugin_;
+  /// The plugin's own table: partition and preprocess (compile time), in process.
   const plugrt_backend* backend_ = nullptr;
+  /// The table run-time calls go to: backend_, or with --isolate the runtime's proxy.
+  const plugrt_backend* runtime_ = nullptr;
+  std::unique_ptr<IsolatedSession> isolated_;
   std::optional<SampleResult> sample_;
   std::string unavailable_reason_;
 };
@@ -499,7 +544,7 @@ TEST_P(BackendContract, IsAvailableIsIdempotentAndThreadSafe) {
   auto ask = [&](std::string* reason) {
     char data[512];
     plugrt_text_buffer buffer{data, sizeof(data), 0};
-    bool answer = backend_->is_available(backend_->context, host_.plugrt_table(), &buffer);
+    bool answer = runtime_->is_available(runtime_->context, host_.plugrt_table(), &buffer);
     *reason = answer ? "" : std::string(data, std::min(buffer.size, sizeof(data)));
     return answer;
   };
@@ -536,11 +581,12 @@ TEST_P(BackendContract, IsAvailableIsIdempotentAndThreadSafe) {
 /// only padding was cut), but must not crash, hang or leak.
 void expect_refused(const plugrt_backend* backend, const std::vector<uint8_t>& blob, const std::string& what,
                     bool must_refuse = true) {
-  ChildOutcome outcome = run_in_child([&]() -> std::string {
+  ChildOutcome outcome = run_guarded([&]() -> std::string {
     PlainHost host;
     plugrt_init_args args = init_args(blob);
     plugrt_delegate_handle handle = nullptr;
     plugrt_status status = backend->init(backend->context, host.table(), &args, &handle);
+    if (status == PLUGRT_STATUS_DELEGATE_CRASHED) return kIsolatedCrash + host.crash();
     if (status == PLUGRT_STATUS_OK) {
       backend->destroy(handle);
       if (!must_refuse) return host.live_allocations() == 0 ? "" : "destroy left host allocations live";
@@ -566,7 +612,7 @@ void expect_refused(const plugrt_backend* backend, const std::vector<uint8_t>& b
 
 TEST_P(BackendContract, InitRefusesAnEmptyBlob) {
   SKIP_UNLESS_AVAILABLE();
-  expect_refused(backend_, {}, "an empty blob");
+  expect_refused(runtime_, {}, "an empty blob");
 }
 
 TEST_P(BackendContract, InitRefusesATruncatedBlob) {
@@ -577,7 +623,7 @@ TEST_P(BackendContract, InitRefusesATruncatedBlob) {
   for (size_t size : {s->blob.size() / 2, size_t{8}, size_t{1}, s->blob.size() - 1}) {
     if (size >= s->blob.size()) continue;
     std::vector<uint8_t> blob(s->blob.begin(), s->blob.begin() + static_cast<std::ptrdiff_t>(size));
-    expect_refused(backend_, blob,
+    expect_refused(runtime_, blob,
                    "a blob truncated to " + std::to_string(size) + " of its " + std::to_string(s->blob.size()) +
                        " bytes",
                    size + 1 != s->blob.size());
@@ -590,7 +636,7 @@ TEST_P(BackendContract, InitRefusesARandomBlob) {
   for (size_t size : {size_t{16}, size_t{256}, size_t{4096}}) {
     std::vector<uint8_t> blob(size);
     for (uint8_t& b : blob) b = static_cast<uint8_t>(random());
-    expect_refused(backend_, blob, "a random blob");
+    expect_refused(runtime_, blob, "a random blob");
   }
 }
 
@@ -605,17 +651,21 @@ TEST_P(BackendContract, FullCycleOnItsOwnBlob) {
   ASSERT_NE(handle, nullptr) << "init succeeded but wrote no handle";
   if (s->can_execute) {
     Call call = make_call(*s);
-    status = backend_->execute(handle, call.finish());
+    status = runtime_->execute(handle, call.finish());
     EXPECT_EQ(status, PLUGRT_STATUS_OK) << "execute failed on correct arguments for " << s->description << " with "
                                         << name_of(status) << ": " << host_.last_error();
     if (status == PLUGRT_STATUS_OK) {
       EXPECT_EQ(check_result(*s, call), "") << "execute computed a wrong result";
     }
   }
-  backend_->destroy(handle);
+  runtime_->destroy(handle);
 }
 
 TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
+  if (config().isolated) {
+    GTEST_SKIP() << "isolated, the backend allocates in its backend host process, where the kit's host services "
+                    "are not; run the kit without --isolate for this check";
+  }
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_SAMPLE(s);
   const int64_t before = host_.live_allocations();
@@ -632,9 +682,9 @@ TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
   ASSERT_EQ(init(s->blob, &handle), PLUGRT_STATUS_OK) << host_.last_error();
   if (s->can_execute) {
     Call call = make_call(*s);
-    EXPECT_EQ(backend_->execute(handle, call.finish()), PLUGRT_STATUS_OK) << host_.last_error();
+    EXPECT_EQ(runtime_->execute(handle, call.finish()), PLUGRT_STATUS_OK) << host_.last_error();
   }
-  backend_->destroy(handle);
+  runtime_->destroy(handle);
   ::testing::Mock::VerifyAndClearExpectations(&host_);
   std::string sizes;
   for (size_t size : host_.live_sizes()) sizes += " " + std::to_string(size);
@@ -649,7 +699,7 @@ TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
 /// Runs `call` on one handle in a child and expects InvalidArgument.
 void expect_invalid_argument(const plugrt_backend* backend, const Sample& sample, const std::string& what,
                              const std::function<void(Call&)>& spoil) {
-  ChildOutcome outcome = run_in_child([&]() -> std::string {
+  ChildOutcome outcome = run_guarded([&]() -> std::string {
     PlainHost host;
     plugrt_init_args args = init_args(sample.blob);
     plugrt_delegate_handle handle = nullptr;
@@ -658,6 +708,7 @@ void expect_invalid_argument(const plugrt_backend* backend, const Sample& sample
     spoil(call);
     plugrt_status status = backend->execute(handle, call.finish());
     backend->destroy(handle);
+    if (status == PLUGRT_STATUS_DELEGATE_CRASHED) return kIsolatedCrash + host.crash() + " (execute with " + what + ")";
     if (status != PLUGRT_STATUS_INVALID_ARGUMENT) {
       return "execute with " + what + " returned " + name_of(status) +
              ", expected InvalidArgument (18). Fix: check the count, dtype and shape of every argument "
@@ -671,14 +722,14 @@ void expect_invalid_argument(const plugrt_backend* backend, const Sample& sample
 TEST_P(BackendContract, WrongArgumentsAreInvalidArgument) {
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_EXECUTABLE(s);
-  expect_invalid_argument(backend_, *s, "one input too few", [](Call& c) { c.inputs.pop_back(); });
-  expect_invalid_argument(backend_, *s, "one output too many",
+  expect_invalid_argument(runtime_, *s, "one input too few", [](Call& c) { c.inputs.pop_back(); });
+  expect_invalid_argument(runtime_, *s, "one output too many",
                           [](Call& c) { c.outputs.push_back(std::make_unique<OwnedTensor>(kF32, c.outputs[0]->shape)); });
-  expect_invalid_argument(backend_, *s, "an int32 input where float32 is expected",
+  expect_invalid_argument(runtime_, *s, "an int32 input where float32 is expected",
                           [](Call& c) { c.inputs[0] = std::make_unique<OwnedTensor>(kI32, c.inputs[0]->shape); });
-  expect_invalid_argument(backend_, *s, "an input of the wrong shape ([3, 3] for [2, 3])",
+  expect_invalid_argument(runtime_, *s, "an input of the wrong shape ([3, 3] for [2, 3])",
                           [](Call& c) { c.inputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{3, 3}); });
-  expect_invalid_argument(backend_, *s, "an output of the wrong shape ([2, 4] for [2, 3])",
+  expect_invalid_argument(runtime_, *s, "an output of the wrong shape ([2, 4] for [2, 3])",
                           [](Call& c) { c.outputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{2, 4}); });
 }
 
@@ -692,9 +743,9 @@ TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
     OutputCapture capture;
     char reason[64];
     plugrt_text_buffer buffer{reason, sizeof(reason), 0};
-    (void)backend_->is_available(backend_->context, host_.plugrt_table(), &buffer);
+    (void)runtime_->is_available(runtime_->context, host_.plugrt_table(), &buffer);
     plugrt_delegate_handle bad = nullptr;
-    if (init(random_blob, &bad) == PLUGRT_STATUS_OK) backend_->destroy(bad);
+    if (init(random_blob, &bad) == PLUGRT_STATUS_OK) runtime_->destroy(bad);
     // Made here, inside the capture: partition and preprocess must stay silent too.
     const Sample* s = sample_ ? (sample_->sample ? &*sample_->sample : nullptr) : nullptr;
     if (!sample_) {
@@ -707,12 +758,12 @@ TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
       if (init(s->blob, &handle) == PLUGRT_STATUS_OK) {
         if (s->can_execute) {
           Call good = make_call(*s);
-          (void)backend_->execute(handle, good.finish());
+          (void)runtime_->execute(handle, good.finish());
           Call wrong = make_call(*s);
           wrong.inputs.pop_back();
-          (void)backend_->execute(handle, wrong.finish());
+          (void)runtime_->execute(handle, wrong.finish());
         }
-        backend_->destroy(handle);
+        runtime_->destroy(handle);
       }
     }
     output = capture.finish();
@@ -726,7 +777,7 @@ TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_EXECUTABLE(s);
   constexpr int kThreads = 4;
-  const bool shared = (backend_->capabilities & PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE) != 0;
+  const bool shared = (runtime_->capabilities & PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE) != 0;
   std::vector<plugrt_delegate_handle> handles(kThreads, nullptr);
   for (int t = 0; t < kThreads; ++t) {
     if (shared && t > 0) {
@@ -741,7 +792,7 @@ TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200 && failures[t].empty(); ++i) {
         Call call = make_call(*s);
-        plugrt_status status = backend_->execute(handles[t], call.finish());
+        plugrt_status status = runtime_->execute(handles[t], call.finish());
         if (status != PLUGRT_STATUS_OK) failures[t] = "execute failed with " + name_of(status);
         else failures[t] = check_result(*s, call);
       }
@@ -755,7 +806,7 @@ TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
                                << ". Fix: keep per-call state in the handle, not in globals";
   }
   for (int t = 0; t < kThreads; ++t) {
-    if (!shared || t == 0) backend_->destroy(handles[t]);
+    if (!shared || t == 0) runtime_->destroy(handles[t]);
   }
 }
 
@@ -794,9 +845,14 @@ int run_contract_tests(int argc, char** argv) {
       return false;
     };
     if (value("--plugin", &contract.plugin_path) || value("--blob", &contract.blob_path)) continue;
+    if (arg == "--isolate") {
+      contract.isolated = true;
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]\n"
-                   "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md).\n";
+      std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--gtest_filter=...]\n"
+                   "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md); with --isolate,\n"
+                   "its backends run in a plugrt-backend-host process, as the runtime's --isolate runs them.\n";
       return 0;
     }
     rest.push_back(argv[i]);

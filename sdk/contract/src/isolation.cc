@@ -183,7 +183,17 @@ PlainHost::PlainHost() {
   table_.log = [](void*, plugrt_log_level, plugrt_string) {};
   table_.profile_begin = [](void*, plugrt_string) -> uint64_t { return 0; };
   table_.profile_end = [](void*, uint64_t) {};
-  table_.report_error = [](void* c, plugrt_status, plugrt_string) { ++self(c)->errors_; };
+  table_.report_error = [](void* c, plugrt_status status, plugrt_string message) {
+    ++self(c)->errors_;
+    if (status != PLUGRT_STATUS_DELEGATE_CRASHED) return;
+    std::lock_guard<std::mutex> lock(self(c)->crash_mutex_);
+    self(c)->crash_.assign(message.data == nullptr ? "" : message.data, message.data == nullptr ? 0 : message.size);
+  };
+}
+
+std::string PlainHost::crash() const {
+  std::lock_guard<std::mutex> lock(crash_mutex_);
+  return crash_;
 }
 
 long resident_kib() {

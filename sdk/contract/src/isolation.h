@@ -15,6 +15,10 @@
 
 namespace plugrt::sdk::testing {
 
+/// How a body's message starts when an isolated backend's process died during its call
+/// (PLUGRT_STATUS_DELEGATE_CRASHED): ChildOutcome counts it as a crash.
+constexpr char kIsolatedCrash[] = "crashed in its backend host process: ";
+
 /// How a child ended.
 struct ChildOutcome {
   bool exited = false;      // exited normally (else killed by a signal or timed out)
@@ -24,7 +28,7 @@ struct ChildOutcome {
   std::string message;      // what the body returned (its failure), if it got that far
 
   bool ok() const { return exited && exit_code == 0 && message.empty(); }
-  bool crashed() const { return !exited; }
+  bool crashed() const { return !exited || message.rfind(kIsolatedCrash, 0) == 0; }
   /// "crashed with SIGSEGV (Segmentation fault)", "<message>", ...
   std::string describe() const;
 };
@@ -53,9 +57,14 @@ class PlainHost {
   const plugrt_host_services* table() const { return &table_; }
   int64_t live_allocations() const { return live_.load(); }
   int64_t num_errors() const { return errors_.load(); }
+  /// The message of the last PLUGRT_STATUS_DELEGATE_CRASHED reported (an isolated
+  /// backend's process died), or "".
+  std::string crash() const;
 
  private:
   plugrt_host_services table_{};
+  mutable std::mutex crash_mutex_;
+  std::string crash_;
   std::atomic<int64_t> live_{0};
   std::atomic<int64_t> errors_{0};
 };

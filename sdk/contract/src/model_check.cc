@@ -84,12 +84,15 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
   if (!program.is_ok()) return fail(program.status().to_string());
   MethodOptions method_options;
   method_options.allowed_backends = {backend};
-  Result<Method> method = Method::load(*program, "forward", session.registry(), method_options);
+  Result<Method> method = Method::load(*program, "forward", session.run_registry(), method_options);
   if (!method.is_ok()) return fail("init: " + method.status().to_string());
   for (const DelegatePlacement& placement : method->report().delegates) {
     if (placement.fell_back) return fail("init: " + placement.delegate + " fell back to portable: " + placement.reason);
   }
-  std::cout << "  init: " << method->report().delegates.size() << " handle(s)\n";
+  Result<plugrt::Backend> runs_on = session.run_registry().find_backend(backend);
+  const bool isolated = runs_on.is_ok() && runs_on->plugin().isolated;
+  std::cout << "  init: " << method->report().delegates.size() << " handle(s)"
+            << (isolated ? ", isolated in plugrt-backend-host processes" : "") << "\n";
 
   for (size_t i = 0; i < method->num_inputs(); ++i) {
     const std::string& name = method->input_spec(i).name;
@@ -154,7 +157,7 @@ int run_model_check(const ModelCheckOptions& options) {
     return fail(imported.status().message());
   }
 
-  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend);
+  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend, options.isolated);
   if (!session.is_ok()) return fail(session.status().message());
   int exit_code = 0;
   for (const std::string& backend : (*session)->backends()) {

@@ -22,15 +22,36 @@ plugins::SearchPathOptions nowhere() {
   return options;
 }
 
+plugins::SearchPathOptions isolating_all() {
+  plugins::SearchPathOptions options = nowhere();
+  options.isolated_backends = {"all"};
+  return options;
+}
+
 }  // namespace
 
-PluginSession::PluginSession() : registry_(quiet_environment()), loader_(registry_, nowhere()) {}
+struct PluginSession::Isolated {
+  Isolated() : registry(quiet_environment()), loader(registry, isolating_all()) {}
+  Registry registry;
+  plugins::PluginLoader loader;
+};
 
-Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& path, const std::string& backend) {
+PluginSession::PluginSession() : registry_(quiet_environment()), loader_(registry_, nowhere()) {}
+PluginSession::~PluginSession() = default;
+
+Registry& PluginSession::run_registry() { return isolated_ ? isolated_->registry : registry_; }
+
+Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& path, const std::string& backend,
+                                                           bool isolated) {
   std::unique_ptr<PluginSession> session(new PluginSession());
   PLUGRT_ASSIGN_OR_RETURN(plugins::PluginFileInfo info, plugins::inspect_plugin_file(path));
   Result<PluginId> loaded = session->loader_.load(path);
   if (!loaded.is_ok()) return loaded.status();
+  if (isolated) {
+    session->isolated_ = std::make_unique<Isolated>();
+    Result<PluginId> isolated_id = session->isolated_->loader.load(path);
+    if (!isolated_id.is_ok()) return isolated_id.status();
+  }
   for (const std::string& name : info.metadata.backends) {
     if (!backend.empty() && name != backend) continue;
     PLUGRT_ASSIGN_OR_RETURN(plugrt::Backend found, session->registry_.find_backend(name));

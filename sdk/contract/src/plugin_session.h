@@ -1,5 +1,5 @@
 // What both correctness modes of the kit start with: a registry holding only the plugin
-// under test, loaded from its path. No built-in backend is registered, so a plugin that
+// under test, loaded from its path; with --isolate, a second one where it runs isolated. No built-in backend is registered, so a plugin that
 // provides "portable" is the one checked (the compiler's own portable backend still takes
 // what no backend does, which these modes then refuse).
 #ifndef PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
@@ -16,18 +16,26 @@ namespace plugrt::sdk::testing {
 
 class PluginSession {
  public:
+  ~PluginSession();
   /// Loads the plugin at `path`. `backend`: the one to check, or empty for each the
   /// plugin provides. Errors name the file and say why.
-  static Result<std::unique_ptr<PluginSession>> open(const std::string& path, const std::string& backend);
+  /// `isolated`: methods run the plugin in plugrt-backend-host processes (run_registry()).
+  static Result<std::unique_ptr<PluginSession>> open(const std::string& path, const std::string& backend,
+                                                     bool isolated = false);
 
+  /// Where models are compiled: the plugin in process (partition and preprocess).
   Registry& registry() { return registry_; }
+  /// Where methods are loaded: the plugin isolated with --isolate, else registry().
+  Registry& run_registry();
   /// The backends to check, in the plugin's order; each is available here.
   const std::vector<std::string>& backends() const { return backends_; }
 
  private:
+  struct Isolated;
   PluginSession();
   Registry registry_;
   plugins::PluginLoader loader_;
+  std::unique_ptr<Isolated> isolated_;
   std::vector<std::string> backends_;
 };
 

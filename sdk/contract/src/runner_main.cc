@@ -1,4 +1,5 @@
 // plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]      the contract checks
+// (each mode takes --isolate: the plugin's backends run in plugrt-backend-host processes)
 // plugrt-contract-test --plugin PATH --model M.onnx --input N=F.npy --expect N=F.npy   one model
 // plugrt-contract-test --plugin PATH --conformance [--onnx-test-data DIR]   the ONNX node tests
 #include <cstdlib>
@@ -59,6 +60,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--conformance") {
       conformance_mode = true;
+      continue;
+    }
+    if (arg == "--isolate") {
+      model.isolated = conformance.isolated = true;
       continue;
     }
     std::string ignored;

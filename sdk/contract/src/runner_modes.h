@@ -22,6 +22,7 @@ struct ModelCheckOptions {
   std::string model;
   std::vector<std::string> inputs;    ///< NAME=FILE.npy, one per model input
   std::vector<std::string> expected;  ///< NAME=FILE.npy, at least one
+  bool isolated = false;              ///< run the plugin in plugrt-backend-host processes
 };
 
 struct ConformanceOptions {
@@ -30,6 +31,7 @@ struct ConformanceOptions {
   std::string data;       ///< the ONNX test data directory; empty: the default
   std::string json;       ///< write the conformance runner's JSON report here (one backend)
   size_t threads = 1;
+  bool isolated = false;  ///< run the plugin in plugrt-backend-host processes
 };
 
 /// Exit codes: 0 when every expected output matched, 1 otherwise (the reason printed),

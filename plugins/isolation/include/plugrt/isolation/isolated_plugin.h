@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "plugrt/plugrt_abi.h"
 #include "plugrt/registry.h"
 #include "plugrt/status.h"
 
@@ -60,6 +62,10 @@ struct IsolatedRegistration {
 /// missing, refused the file (its own trust and ABI checks), crashed or timed out.
 Result<IsolatedRegistration> register_isolated_plugin(Registry& registry, const std::string& path, int64_t rank,
                                                       const IsolationOptions& options);
+
+/// The proxy table of `plugin`'s backend `name` (the one the registry holds), or null.
+/// For callers that check a backend through the raw ABI, such as the contract kit.
+const plugrt_backend* proxy_table(const IsolatedPlugin& plugin, std::string_view name);
 
 /// Each backend of `plugin` whose processes crashed at least once, with its record.
 std::vector<std::pair<std::string, CrashRecord>> crash_records(const IsolatedPlugin& plugin);

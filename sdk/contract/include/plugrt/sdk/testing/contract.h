@@ -1,7 +1,7 @@
 /// \file contract.h
 /// The contract test kit: one GoogleTest suite that every plugrt plugin must pass,
 /// parameterized over every backend the plugin provides. The runner
-/// `plugrt-contract-test --plugin PATH [--blob FILE] [gtest flags]` is a thin main() over
+/// `plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [gtest flags]` is a thin main() over
 /// run_contract_tests(); an author may also call it from a test program of their own.
 ///
 /// The kit is the host side: it links the plugin loader and the core, loads the plugin
@@ -20,9 +20,15 @@ struct ContractConfig {
   /// Optional: a blob file for the backend's init, used instead of (or when there is no)
   /// preprocess of the kit's sample graphs. Execute checks need a sample graph.
   std::string blob_path;
+  /// Check the backends as the runtime runs them isolated (`--isolate`): the run-time calls
+  /// (is_available, init, execute, destroy) go through the runtime's proxy table to the
+  /// plugin in a plugrt-backend-host process; partition and preprocess, which run at
+  /// compile time, stay in this process. Host-allocation checks are skipped there (the
+  /// backend host's allocator is not the kit's).
+  bool isolated = false;
 };
 
-/// Parses --plugin and --blob out of argv (and --help), sets up the suite, runs every
+/// Parses --plugin, --blob and --isolate out of argv (and --help), sets up the suite, runs every
 /// test through GoogleTest (which reads the remaining flags, e.g. --gtest_filter).
 /// Returns the process exit code: 0 when every check passed.
 int run_contract_tests(int argc, char** argv);
