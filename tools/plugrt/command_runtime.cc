@@ -22,6 +22,7 @@ plugins::SearchPathOptions search_options(const PluginSearchOptions& options) {
   search.allow_untrusted_files = options.allow_untrusted;
   search.isolated_backends = options.isolate;
   search.isolation.execute_timeout_ms = options.execute_timeout_ms;
+  search.isolation.init_timeout_ms = options.init_timeout_ms;
   return search;
 }
 
@@ -49,6 +50,7 @@ void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options) 
 }
 
 void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
+  constexpr int kMaxTimeoutMs = 24 * 3600 * 1000;  // a day
   command
       .add_option("--isolate", options.isolate,
                   "Run these backends (comma-separated, or 'all' for every plugin) in separate plugrt-backend-host "
@@ -60,7 +62,14 @@ void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
       .add_option("--execute-timeout-ms", options.execute_timeout_ms,
                   "Time limit of one call on an isolated backend; past it the process is killed and the call "
                   "runs on the portable fallback (default: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, kMaxTimeoutMs))
+      ->type_name("MS");
+  command
+      .add_option("--init-timeout-ms", options.init_timeout_ms,
+                  "Time limit of starting an isolated backend's process and its init; past it the process is "
+                  "killed and the partition runs on the portable fallback (0: none)")
+      ->check(CLI::Range(0, kMaxTimeoutMs))
+      ->capture_default_str()
       ->type_name("MS");
 }
 

@@ -28,14 +28,16 @@ struct PluginSearchOptions {
   std::vector<std::string> isolate;
   /// Time limit of one isolated execute call; 0: none.
   int execute_timeout_ms = 0;
+  /// Time limit of starting an isolated backend's process and its init; 0: none.
+  int init_timeout_ms = isolation::IsolationOptions{}.init_timeout_ms;
 };
 
 /// Adds --plugin-dir, --plugin-allow-list (or PLUGRT_PLUGIN_ALLOW_LIST) and
 /// --allow-untrusted-plugins to `command`.
 void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options);
 
-/// Adds --isolate NAME[,NAME]|all (or PLUGRT_ISOLATE) and --execute-timeout-ms to
-/// `command` (run, bench, doctor).
+/// Adds --isolate NAME[,NAME]|all (or PLUGRT_ISOLATE), --execute-timeout-ms and
+/// --init-timeout-ms to `command` (run, bench, doctor).
 void add_isolation_options(CLI::App& command, PluginSearchOptions& options);
 
 class CommandRuntime {

@@ -25,7 +25,7 @@ Result<std::shared_ptr<IsolatedPlugin>> describe(const std::string& path, const 
   PLUGRT_ASSIGN_OR_RETURN(std::unique_ptr<BackendHostProcess> process, BackendHostProcess::start(path, options));
   Frame response;
   PLUGRT_RETURN_IF_ERROR(process->call(CallKind::kDescribe, {}, -1, options.init_timeout_ms,
-                                       "the isolation init time limit", &response));
+                                       "--init-timeout-ms", &response));
   PayloadReader reader(response.payload);
   std::string message;
   if (response.header.status != PLUGRT_STATUS_OK) {

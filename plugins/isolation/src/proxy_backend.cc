@@ -164,7 +164,7 @@ plugrt_status proxy_init(void* context, const plugrt_host_services* host, const 
   }
   Frame response;
   Status status = (*process)->call(CallKind::kInit, request.data(), blob_fd, plugin.options.init_timeout_ms,
-                                   "the isolation init time limit", &response);
+                                   "--init-timeout-ms", &response);
   if (blob_fd >= 0) close(blob_fd);
   if (!status.is_ok()) {
     backend->plugin->record_crash(backend->name, "init: " + status.message());

@@ -157,7 +157,11 @@ if [ -f "$xnnpack" ]; then
     "$plugrt" run "$dir/mlp.prt" --input input="$models/mlp.input.npy" --expect output="$models/mlp.output.npy" \
       --isolate all --execute-timeout-ms 5000 --report
   check run-isolate-env 0 ", isolated" -- env PLUGRT_ISOLATE=all "$plugrt" run "$dir/mlp.prt" --report
+  check run-isolated-init-timeout 0 "ran on portable .*within the 1 ms time limit \(--init-timeout-ms\)" -- \
+    "$plugrt" run "$dir/mlp.prt" --isolate all --init-timeout-ms 1 --report
 fi
+check init-timeout-in-help 0 "--init-timeout-ms MS" -- "$plugrt" run --help
+check init-timeout-negative 105 "--init-timeout-ms" -- "$plugrt" run "$dir/mlp.prt" --init-timeout-ms -5
 check run-expect-differs 1 "DIFFERS FROM the expected values" -- \
   "$plugrt" run "$dir/tiny_cnn.prt" --expect "output=$models/tiny_cnn.output.npy" --tolerance 1e-9
 check bench-json 0 '"median_ms".*|"p90_ms"' -- "$plugrt" bench "$dir/cnn.prt" --iterations 3 --warmup 1 --json
