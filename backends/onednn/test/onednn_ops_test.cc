@@ -130,6 +130,15 @@ const std::vector<OpCase>& taken_cases() {
          ValueId a = g.input({3, 4, 6}), b = g.input({1, 6, 5});
          return g.finish({g.node("MatMul", {a, b}, {3, 4, 5})});
        }},
+      {"MatMulScaledMaskedScores", [] {
+         // Attention scores: oneDNN has only its reference kernel for a batched matmul
+         // with a broadcast binary post-op, so the mask is added as a step of its own.
+         TestGraph g;
+         ValueId q = g.input({4, 32, 64}), k = g.input({4, 64, 32});
+         ValueId scores = g.node("MatMul", {q, k}, {4, 32, 32});
+         ValueId scaled = g.node("Mul", {scores, g.scalar(0.125f)}, {4, 32, 32});
+         return g.finish({g.node("Add", {scaled, g.constant({32, 32})}, {4, 32, 32})});
+       }},
       {"MatMulResidualAdd", [] {
          TestGraph g;
          ValueId a = g.input({1, 6, 8});
