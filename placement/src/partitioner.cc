@@ -48,55 +48,150 @@ std::vector<size_t> topological_order(const std::vector<std::set<size_t>>& depen
       if (--pending[next] == 0) ready.insert(next);
     }
   }
-  return order;  // complete: the grouping rule never creates a cycle
+  return order;  // complete: group_nodes never closes a cycle
 }
+
+/// The groups of nodes being formed and the transitive closure of the graph between
+/// them, both ways, as bit sets: `descendants[g]` the groups a path leads to from g,
+/// `ancestors[g]` those a path leads from to g.
+class GroupGraph {
+ public:
+  explicit GroupGraph(size_t capacity)
+      : words_((capacity + 63) / 64), descendants_(capacity * words_, 0), ancestors_(capacity * words_, 0) {}
+
+  size_t size() const { return backend_.size(); }
+  size_t backend(size_t g) const { return backend_[g]; }
+  size_t add(size_t backend) {
+    backend_.push_back(backend);
+    return backend_.size() - 1;
+  }
+
+  /// Whether a node of `g` reading from `producers` (groups) closes a cycle: a path leads
+  /// from g to one of the others.
+  bool closes_cycle(size_t g, const std::vector<size_t>& producers) const {
+    for (size_t p : producers) {
+      if (p != g && has(descendants_, g, p)) return true;
+    }
+    return false;
+  }
+
+  void add_edge(size_t from, size_t to) {
+    if (from == to || has(descendants_, from, to)) return;
+    // Everything up to `from` now reaches everything from `to` on.
+    std::vector<size_t> up = members(ancestors_, from), down = members(descendants_, to);
+    up.push_back(from);
+    down.push_back(to);
+    for (size_t x : up) {
+      for (size_t y : down) set(descendants_, x, y);
+    }
+    for (size_t y : down) {
+      for (size_t x : up) set(ancestors_, y, x);
+    }
+  }
+
+  /// Whether `a` and `b` may become one group: no path joins them through a third.
+  bool can_merge(size_t a, size_t b) const {
+    for (size_t w = 0; w < words_; ++w) {
+      if ((row(descendants_, a)[w] & row(ancestors_, b)[w]) != 0 ||
+          (row(descendants_, b)[w] & row(ancestors_, a)[w]) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// Folds `b` into `a` (can_merge(a, b) must hold): a takes b's paths.
+  void merge(size_t a, size_t b) {
+    for (size_t w = 0; w < words_; ++w) {
+      row(descendants_, a)[w] |= row(descendants_, b)[w];
+      row(ancestors_, a)[w] |= row(ancestors_, b)[w];
+    }
+    clear(descendants_, a, a);
+    clear(descendants_, a, b);
+    clear(ancestors_, a, a);
+    clear(ancestors_, a, b);
+    for (size_t x : members(ancestors_, a)) {
+      for (size_t w = 0; w < words_; ++w) row(descendants_, x)[w] |= row(descendants_, a)[w];
+      set(descendants_, x, a);
+      clear(descendants_, x, b);
+    }
+    for (size_t y : members(descendants_, a)) {
+      for (size_t w = 0; w < words_; ++w) row(ancestors_, y)[w] |= row(ancestors_, a)[w];
+      set(ancestors_, y, a);
+      clear(ancestors_, y, b);
+    }
+  }
+
+ private:
+  const uint64_t* row(const std::vector<uint64_t>& sets, size_t g) const { return sets.data() + g * words_; }
+  uint64_t* row(std::vector<uint64_t>& sets, size_t g) { return sets.data() + g * words_; }
+  bool has(const std::vector<uint64_t>& sets, size_t g, size_t bit) const {
+    return ((row(sets, g)[bit / 64] >> (bit % 64)) & 1u) != 0;
+  }
+  void set(std::vector<uint64_t>& sets, size_t g, size_t bit) { row(sets, g)[bit / 64] |= uint64_t{1} << (bit % 64); }
+  void clear(std::vector<uint64_t>& sets, size_t g, size_t bit) {
+    row(sets, g)[bit / 64] &= ~(uint64_t{1} << (bit % 64));
+  }
+  std::vector<size_t> members(const std::vector<uint64_t>& sets, size_t g) const {
+    std::vector<size_t> found;
+    for (size_t w = 0; w < words_; ++w) {
+      for (uint64_t bits = row(sets, g)[w]; bits != 0; bits &= bits - 1) {
+        found.push_back(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+      }
+    }
+    return found;
+  }
+
+  size_t words_;
+  std::vector<uint64_t> descendants_, ancestors_;
+  std::vector<size_t> backend_;
+};
 
 }  // namespace
 
 std::vector<size_t> group_nodes(const std::vector<std::vector<uint32_t>>& producers,
                                 const std::vector<size_t>& node_backend, size_t* num_groups) {
   const size_t nodes = producers.size();
-  // Per node, as bit sets over groups (at most one group per node): the groups it depends
-  // on at all, and those it reaches only through a node outside them (joining such a group
-  // would create a cycle).
-  const size_t words = (nodes + 63) / 64;
-  std::vector<uint64_t> depends(nodes * words, 0), through_others(nodes * words, 0);
-  auto has = [&](const std::vector<uint64_t>& sets, size_t n, size_t g) {
-    return ((sets[n * words + g / 64] >> (g % 64)) & 1u) != 0;
-  };
-  auto set_bit = [&](std::vector<uint64_t>& sets, size_t n, size_t g, bool on) {
-    const uint64_t bit = uint64_t{1} << (g % 64);
-    sets[n * words + g / 64] = on ? (sets[n * words + g / 64] | bit) : (sets[n * words + g / 64] & ~bit);
-  };
-  std::vector<size_t> group_of(nodes, 0), group_backend;
-  std::vector<size_t> direct;
+  GroupGraph groups(nodes);
+  std::vector<size_t> group_of(nodes, 0), direct;
   for (size_t n = 0; n < nodes; ++n) {
     direct.clear();
-    for (uint32_t p : producers[n]) {
-      const size_t g = group_of[p];
-      direct.push_back(g);
-      for (size_t w = 0; w < words; ++w) {
-        depends[n * words + w] |= depends[p * words + w];
-        through_others[n * words + w] |= depends[p * words + w] | through_others[p * words + w];
-      }
-    }
-    // depends[p] never holds p's own group, so what came from it above is reached only
-    // through others; the producers' own groups are direct dependencies.
-    for (size_t g : direct) set_bit(depends, n, g, true);
+    for (uint32_t p : producers[n]) direct.push_back(group_of[p]);
     std::sort(direct.begin(), direct.end());
-    size_t chosen = group_backend.size();
+    direct.erase(std::unique(direct.begin(), direct.end()), direct.end());
+    size_t chosen = groups.size();
     for (size_t g : direct) {
-      if (group_backend[g] == node_backend[n] && !has(through_others, n, g)) {
+      if (groups.backend(g) == node_backend[n] && !groups.closes_cycle(g, direct)) {
         chosen = g;
         break;
       }
     }
-    if (chosen == group_backend.size()) group_backend.push_back(node_backend[n]);
+    if (chosen == groups.size()) groups.add(node_backend[n]);
     group_of[n] = chosen;
-    set_bit(depends, n, chosen, false);
-    set_bit(through_others, n, chosen, false);
+    for (size_t p : direct) groups.add_edge(p, chosen);
   }
-  if (num_groups != nullptr) *num_groups = group_backend.size();
+
+  // Groups of one backend that no path joins through a third merge: independent input
+  // chains (a decoder's memory and target) and parallel branches. Each saves a call.
+  std::vector<size_t> merged_into(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) merged_into[g] = g;
+  for (size_t a = 0; a < groups.size(); ++a) {
+    if (merged_into[a] != a) continue;
+    for (size_t b = a + 1; b < groups.size(); ++b) {
+      if (merged_into[b] != b || groups.backend(b) != groups.backend(a) || !groups.can_merge(a, b)) continue;
+      groups.merge(a, b);
+      merged_into[b] = a;
+    }
+  }
+  // Numbered in order of their first node.
+  std::vector<size_t> renumbered(groups.size(), groups.size());
+  size_t count = 0;
+  for (size_t& g : group_of) {
+    const size_t kept = merged_into[g];
+    if (renumbered[kept] == groups.size()) renumbered[kept] = count++;
+    g = renumbered[kept];
+  }
+  if (num_groups != nullptr) *num_groups = count;
   return group_of;
 }
 

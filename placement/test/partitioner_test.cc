@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
 #include "plugrt/graph_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
 
@@ -43,15 +46,82 @@ TEST(CutPartitions, NeverCreatesACycle) {
 }
 
 TEST(GroupNodes, CountsWhatCutPartitionsCuts) {
-  // Two parallel branches of backend 1 between nodes of backend 0 join one group each
-  // side: 0 -> {1, 2} -> 3.
+  // Two parallel branches of backend 1 between nodes of backend 0: 0 -> {1, 2} -> 3.
   NodeGraph graph;
   graph.num_nodes = 4;
   graph.edges = {{0, 1, 8}, {0, 2, 8}, {1, 3, 8}, {2, 3, 8}};
   size_t groups = 0;
-  EXPECT_THAT(group_nodes(graph.producers(), {0, 1, 1, 0}, &groups), ElementsAre(0u, 1u, 2u, 3u));
-  EXPECT_EQ(groups, 4u);  // 1 and 2 share no edge, 3 cannot rejoin 0 through them
+  // 1 and 2 share no edge but no path joins them either, so they merge; 3 cannot rejoin
+  // 0 through them.
+  EXPECT_THAT(group_nodes(graph.producers(), {0, 1, 1, 0}, &groups), ElementsAre(0u, 1u, 1u, 2u));
+  EXPECT_EQ(groups, 3u);
   EXPECT_THAT(group_nodes(graph.producers(), {0, 0, 1, 0}, &groups), ElementsAre(0u, 0u, 1u, 2u));
+  EXPECT_EQ(groups, 3u);
+}
+
+TEST(GroupNodes, MergesIndependentInputChainsOfOneBackend) {
+  // Two chains from two inputs, 0 -> 1 and 2 -> 3, meeting at 4: all on backend 0, one
+  // group. With 1 on backend 1, 4 joins 2 -> 3, and 0 stays apart: the path 0 -> 1 -> 4
+  // leaves it and comes back through backend 1's group.
+  NodeGraph graph;
+  graph.num_nodes = 5;
+  graph.edges = {{0, 1, 8}, {2, 3, 8}, {1, 4, 8}, {3, 4, 8}};
+  size_t groups = 0;
+  EXPECT_THAT(group_nodes(graph.producers(), {0, 0, 0, 0, 0}, &groups), ElementsAre(0u, 0u, 0u, 0u, 0u));
+  EXPECT_EQ(groups, 1u);
+  EXPECT_THAT(group_nodes(graph.producers(), {0, 1, 0, 0, 0}, &groups), ElementsAre(0u, 1u, 2u, 2u, 2u));
+  EXPECT_EQ(groups, 3u);
+}
+
+TEST(GroupNodes, RandomGraphsGiveAcyclicSingleBackendGroups) {
+  std::mt19937 random(20261123);
+  for (int trial = 0; trial < 200; ++trial) {
+    NodeGraph graph;
+    graph.num_nodes = 2 + random() % 40;
+    for (uint32_t to = 1; to < graph.num_nodes; ++to) {
+      for (uint32_t from = 0; from < to; ++from) {
+        if (random() % 6 == 0) graph.edges.push_back({from, to, 8});
+      }
+    }
+    std::vector<size_t> node_backend(graph.num_nodes);
+    for (size_t& b : node_backend) b = random() % 3;
+    size_t groups = 0;
+    const std::vector<size_t> group_of = group_nodes(graph.producers(), node_backend, &groups);
+    std::vector<std::set<size_t>> successors(groups);
+    std::vector<std::set<size_t>> backends(groups);
+    for (uint32_t n = 0; n < graph.num_nodes; ++n) backends[group_of[n]].insert(node_backend[n]);
+    for (const NodeGraph::Edge& edge : graph.edges) {
+      if (group_of[edge.from] != group_of[edge.to]) successors[group_of[edge.from]].insert(group_of[edge.to]);
+    }
+    for (size_t g = 0; g < groups; ++g) ASSERT_EQ(backends[g].size(), 1u) << "trial " << trial;
+    // Acyclic: Kahn's algorithm takes every group.
+    std::vector<size_t> pending(groups, 0), ready;
+    for (const auto& next : successors) {
+      for (size_t g : next) ++pending[g];
+    }
+    for (size_t g = 0; g < groups; ++g) {
+      if (pending[g] == 0) ready.push_back(g);
+    }
+    size_t taken = 0;
+    while (!ready.empty()) {
+      const size_t g = ready.back();
+      ready.pop_back();
+      ++taken;
+      for (size_t next : successors[g]) {
+        if (--pending[next] == 0) ready.push_back(next);
+      }
+    }
+    ASSERT_EQ(taken, groups) << "trial " << trial << ": the groups form a cycle";
+  }
+}
+
+TEST(GroupNodes, DoesNotMergeGroupsAPathJoinsThroughAnother) {
+  // 0 (backend 0) -> 1 (backend 1) -> 2 (backend 0): joining 0 and 2 would make a cycle.
+  NodeGraph graph;
+  graph.num_nodes = 3;
+  graph.edges = {{0, 1, 8}, {1, 2, 8}};
+  size_t groups = 0;
+  EXPECT_THAT(group_nodes(graph.producers(), {0, 1, 0}, &groups), ElementsAre(0u, 1u, 2u));
   EXPECT_EQ(groups, 3u);
 }
 

@@ -157,8 +157,7 @@ const std::vector<OpCase>& taken_cases() {
          ValueId context = g.node("MatMul", {weights, vt}, {1, 2, 8, 4});
          ValueId back = g.node("Transpose", {context}, {1, 8, 2, 4}, {Is("perm", {0, 2, 1, 3})});
          return g.finish({g.node("Reshape", {back, g.ints({1, 8, 8})}, {1, 8, 8})});
-       },
-       3},  // the partitioner starts one partition per input chain
+       }},  // three input chains, one partition
       {"Add4dSameShape", [] {
          TestGraph g;
          ValueId a = g.input({1, 3, 4, 5}), b = g.input({1, 3, 4, 5});

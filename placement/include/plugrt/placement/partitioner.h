@@ -24,11 +24,14 @@ struct Partition {
 };
 
 /// The grouping rule of cut_partitions, on the node graph alone (`producers`: the nodes
-/// each node reads from, NodeGraph::producers()): a node joins a group of
-/// its backend that produces one of its inputs when no path from that group reaches the
-/// node through another group; otherwise it starts a new one. Returns the group of each
-/// node (groups numbered in order of their first node); `num_groups` gets their count.
-/// The placer counts partitions with it, so its estimate matches what is cut.
+/// each node reads from, NodeGraph::producers()): a node joins the first group of its
+/// backend that produces one of its inputs unless a path leads from that group to the
+/// node's other producers' groups (joining would close a cycle between groups); otherwise
+/// it starts a new one. Then groups of one backend that no path joins through a third
+/// merge (independent input chains, parallel branches). Returns the group of each node
+/// (groups numbered in order of their first node); `num_groups` gets their count. The
+/// groups form no cycle. The placer counts partitions with it, so its estimate matches
+/// what is cut.
 std::vector<size_t> group_nodes(const std::vector<std::vector<uint32_t>>& producers,
                                 const std::vector<size_t>& node_backend, size_t* num_groups);
 
