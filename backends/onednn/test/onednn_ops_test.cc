@@ -139,6 +139,18 @@ const std::vector<OpCase>& taken_cases() {
          ValueId scaled = g.node("Mul", {scores, g.scalar(0.125f)}, {4, 32, 32});
          return g.finish({g.node("Add", {scaled, g.constant({32, 32})}, {4, 32, 32})});
        }},
+      {"SqueezeExcitationScale", [] {
+         // A [1, C, 1, 1] gate computed in nhwc scales a feature map blocked by 8: mixed
+         // layouts leave oneDNN only its reference kernel, so the step runs on plain ones.
+         TestGraph g;
+         ValueId x = g.input({1, 48, 8, 8});
+         ValueId features = g.node("Conv", {x, g.constant({48, 8, 3, 3})}, {1, 48, 8, 8},
+                                   {Is("pads", {1, 1, 1, 1}), I("group", 6)});  // blocked by 8
+         ValueId pooled = g.node("GlobalAveragePool", {features}, {1, 48, 1, 1});
+         ValueId squeezed = g.node("Conv", {pooled, g.constant({48, 48, 1, 1})}, {1, 48, 1, 1});
+         ValueId gate = g.node("Sigmoid", {squeezed}, {1, 48, 1, 1});
+         return g.finish({g.node("Mul", {features, gate}, {1, 48, 8, 8})});
+       }},
       {"MatMulResidualAdd", [] {
          TestGraph g;
          ValueId a = g.input({1, 6, 8});
