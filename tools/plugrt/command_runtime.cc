@@ -35,6 +35,11 @@ Status check_allow_list(const std::string& path) {
   return Status::ok();
 }
 
+/// A time limit in milliseconds, from 0 (none) to a day.
+CLI::Option* add_time_limit(CLI::App& command, const std::string& flag, int& value, const std::string& help) {
+  return command.add_option(flag, value, help)->check(CLI::Range(0, 24 * 3600 * 1000))->type_name("MS");
+}
+
 }  // namespace
 
 void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options) {
@@ -50,7 +55,6 @@ void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options) 
 }
 
 void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
-  constexpr int kMaxTimeoutMs = 24 * 3600 * 1000;  // a day
   command
       .add_option("--isolate", options.isolate,
                   "Run these backends (comma-separated, or 'all' for every plugin) in separate plugrt-backend-host "
@@ -58,19 +62,13 @@ void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
       ->envname("PLUGRT_ISOLATE")
       ->delimiter(',')
       ->type_name("NAME[,NAME]|all");
-  command
-      .add_option("--execute-timeout-ms", options.execute_timeout_ms,
-                  "Time limit of one call on an isolated backend; past it the process is killed and the call "
-                  "runs on the portable fallback (default: none)")
-      ->check(CLI::Range(0, kMaxTimeoutMs))
-      ->type_name("MS");
-  command
-      .add_option("--init-timeout-ms", options.init_timeout_ms,
-                  "Time limit of starting an isolated backend's process and its init; past it the process is "
-                  "killed and the partition runs on the portable fallback (0: none)")
-      ->check(CLI::Range(0, kMaxTimeoutMs))
-      ->capture_default_str()
-      ->type_name("MS");
+  add_time_limit(command, "--execute-timeout-ms", options.execute_timeout_ms,
+                 "Time limit of one call on an isolated backend; past it the process is killed and the call runs "
+                 "on the portable fallback (default: none)");
+  add_time_limit(command, "--init-timeout-ms", options.init_timeout_ms,
+                 "Time limit of starting an isolated backend's process and its init; past it the process is "
+                 "killed and the partition runs on the portable fallback (0: none)")
+      ->capture_default_str();
 }
 
 CommandRuntime::CommandRuntime(const PluginSearchOptions& options)
