@@ -109,11 +109,16 @@ class ResizeKernel final : public Kernel {
       }
       if (interpolates) active_[static_cast<size_t>(num_active_++)] = axis;
     }
+    bool outside = false;
+    for (const AxisTap& t : taps_) outside = outside || t.outside;
+    planar_ = out_.rank >= 2 && !outside &&
+              (num_active_ == 0 || active_[0] >= out_.rank - 2);  // active_ is in axis order
   }
 
   void run(const KernelArgs& args) const override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
+    if (planar_) return run_planar(x, y);
     const int64_t count = out_.num_elements();
     std::array<int64_t, kMaxRank> index{};
     for (int64_t e = 0; e < count; ++e) {
@@ -128,6 +133,36 @@ class ResizeKernel final : public Kernel {
   const AxisTap& tap(int axis, const std::array<int64_t, kMaxRank>& index) const {
     const size_t a = static_cast<size_t>(axis);
     return taps_[static_cast<size_t>(begin_[a] + index[a])];
+  }
+
+  /// Only the last two axes interpolate (an image resized in height and width, the
+  /// common case): per plane, each output row blends two input rows, each element two
+  /// columns, with the taps laid out once.
+  void run_planar(const float* x, float* y) const {
+    const int rows_axis = out_.rank - 2, columns_axis = out_.rank - 1;
+    const int64_t rows = out_[rows_axis], columns = out_[columns_axis];
+    const AxisTap* row_taps = &taps_[static_cast<size_t>(begin_[static_cast<size_t>(rows_axis)])];
+    const AxisTap* column_taps = &taps_[static_cast<size_t>(begin_[static_cast<size_t>(columns_axis)])];
+    std::array<int64_t, kMaxRank> index{};
+    const int64_t planes = out_.num_elements() / std::max<int64_t>(rows * columns, 1);
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      int64_t base = 0;
+      for (int axis = 0; axis < rows_axis; ++axis) base += tap(axis, index).lo;
+      for (int64_t r = 0; r < rows; ++r) {
+        const AxisTap& row = row_taps[r];
+        const float* upper = x + base + row.lo;
+        const float* lower = x + base + row.hi;
+        for (int64_t c = 0; c < columns; ++c) {
+          const AxisTap& column = column_taps[c];
+          const float top = upper[column.lo] + column.weight * (upper[column.hi] - upper[column.lo]);
+          const float bottom = lower[column.lo] + column.weight * (lower[column.hi] - lower[column.lo]);
+          *y++ = top + row.weight * (bottom - top);
+        }
+      }
+      for (int a = rows_axis - 1; a >= 0 && ++index[static_cast<size_t>(a)] == out_[a]; --a) {
+        index[static_cast<size_t>(a)] = 0;
+      }
+    }
   }
 
   /// Sums the 2^active corners around the output element at `index`.
@@ -159,6 +194,7 @@ class ResizeKernel final : public Kernel {
   std::array<int64_t, kMaxRank> begin_{};  // where each axis's taps start
   std::array<int, kMaxRank> active_{};     // the axes that interpolate (linear only)
   int num_active_ = 0;
+  bool planar_ = false;  // run_planar() applies
 };
 
 template <typename E>

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernel_test_support.h"
 
 namespace plugrt::portable::testing {
@@ -113,6 +115,42 @@ TEST(ResizeKernel, MatchesTheOnnxTfCropAndResizeExamples) {
       resize(extrapolate, kX4x4, {}, sizes({1, 1, 3, 3}), {1, 1, 3, 3}, scales({0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f}));
   ASSERT_TRUE(outside.ok()) << outside.error;
   EXPECT_THAT(outside.outputs[0], FloatsNear(std::vector<float>({7.6f, 10, 10, 12.4f, 10, 10, 10, 10, 10})));
+}
+
+TEST(ResizeKernel, ResizesManyPlanesInHeightAndWidthAsTheFormulaSays) {
+  // Batch 2, 3 channels, 5x7 to 9x4 (up in height, down in width), half_pixel: every
+  // element against ONNX's bilinear formula written out here.
+  const int64_t n = 2, c = 3, h = 5, w = 7, oh = 9, ow = 4;
+  std::vector<float> values(static_cast<size_t>(n * c * h * w));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 23) - 11.0f;
+  NodeRun run = resize({Attribute::String("mode", "linear")}, TestTensor::f32({n, c, h, w}, values), {},
+                       sizes({n, c, oh, ow}), {n, c, oh, ow});
+  ASSERT_TRUE(run.ok()) << run.error;
+  auto source = [](int64_t out, int64_t in, int64_t i, int64_t* lo, int64_t* hi, float* weight) {
+    float position = (static_cast<float>(i) + 0.5f) * static_cast<float>(in) / static_cast<float>(out) - 0.5f;
+    position = std::clamp(position, 0.0f, static_cast<float>(in - 1));
+    *lo = static_cast<int64_t>(position);
+    *hi = std::min(*lo + 1, in - 1);
+    *weight = position - static_cast<float>(*lo);
+  };
+  std::vector<float> expected;
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    const float* x = values.data() + plane * h * w;
+    for (int64_t i = 0; i < oh; ++i) {
+      int64_t y0, y1;
+      float wy;
+      source(oh, h, i, &y0, &y1, &wy);
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t x0, x1;
+        float wx;
+        source(ow, w, j, &x0, &x1, &wx);
+        const float top = x[y0 * w + x0] * (1 - wx) + x[y0 * w + x1] * wx;
+        const float bottom = x[y1 * w + x0] * (1 - wx) + x[y1 * w + x1] * wx;
+        expected.push_back(top * (1 - wy) + bottom * wy);
+      }
+    }
+  }
+  EXPECT_THAT(run.outputs[0], FloatsNear(expected));
 }
 
 TEST(ResizeKernel, InterpolatesTrilinearlyOnA3DVolume) {
