@@ -15,6 +15,10 @@ bool takes_post_ops(OpKind kind) {
   return kind == OpKind::Convolution || kind == OpKind::MatMul || kind == OpKind::InnerProduct || kind == OpKind::Binary;
 }
 
+/// A batch normalization takes element-wise post-ops only: init fuses a Relu into the
+/// primitive (oneDNN's `fuse_norm_relu`) and runs any other as a step of its own.
+bool takes_eltwise_post_ops(OpKind kind) { return takes_post_ops(kind) || kind == OpKind::BatchNorm; }
+
 bool commutative(Algorithm algorithm) {
   return algorithm == Algorithm::Add || algorithm == Algorithm::Mul || algorithm == Algorithm::Max ||
          algorithm == Algorithm::Min;
@@ -84,7 +88,9 @@ void fuse_post_ops(OpList* list) {
       for (size_t s = 0; s < slots && !fused; ++s) {
         const int32_t t = op.inputs[s];
         const int64_t p = producer[static_cast<size_t>(t)];
-        if (p < 0 || readers[static_cast<size_t>(t)] != 1 || !takes_post_ops(ops[static_cast<size_t>(p)].kind)) continue;
+        if (p < 0 || readers[static_cast<size_t>(t)] != 1) continue;
+        const OpKind target_kind = ops[static_cast<size_t>(p)].kind;
+        if (op.kind == OpKind::Eltwise ? !takes_eltwise_post_ops(target_kind) : !takes_post_ops(target_kind)) continue;
         Op& target = ops[static_cast<size_t>(p)];
         if (op.kind == OpKind::Eltwise) {
           target.post_ops.push_back(PostOp{blob::PostOpKind::Eltwise, op.algorithm, op.alpha, op.beta, -1});

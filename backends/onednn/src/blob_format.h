@@ -9,9 +9,9 @@
 
 namespace plugrt::onednn {
 
-/// Magic PRTONDNN. This build writes version 1 and reads versions 1 to 1;
+/// Magic PRTONDNN. This build writes version 2 and reads versions 1 to 2;
 /// COMPATIBILITY.md keeps the history.
-inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/1, /*oldest_readable=*/1};
+inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/2, /*oldest_readable=*/1};
 /// Header bytes before the flatbuffer; a multiple of 16 so the flatbuffer's float data
 /// stays aligned when the blob is.
 inline constexpr size_t kBlobHeaderSize = sdk::BlobFormat::kHeaderSize;

@@ -761,8 +761,18 @@ void Builder::build_batch_norm(const blob::Op& op) {
             "batch normalization parameters are not constants of C elements");
   }
   dnnl::memory src = current(x);
-  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-                     dnnl::normalization_flags::use_shift;
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+               dnnl::normalization_flags::use_shift;
+  // A Relu right after it rides in the primitive; other element-wise post-ops run after.
+  size_t fused = 0;
+  if (length(op.post_ops()) > 0) {
+    const blob::PostOp* first = op.post_ops()->Get(0);
+    require(first->kind() == blob::PostOpKind::Eltwise, "a batch normalization has a binary post-op");
+    if (first->algorithm() == Algorithm::Relu && first->alpha() == 0.0f) {
+      flags |= dnnl::normalization_flags::fuse_norm_relu;
+      fused = 1;
+    }
+  }
   dnnl::batch_normalization_forward::primitive_desc pd(
       dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, src.get_desc(), op.epsilon(), flags),
       attributes(), engine_);
@@ -775,6 +785,7 @@ void Builder::build_batch_norm(const blob::Op& op) {
             {DNNL_ARG_MEAN, current(params[2])},
             {DNNL_ARG_VARIANCE, current(params[3])}},
            pd.scratchpad_desc());
+  add_post_op_steps(op, dst, fused);
   publish(y);
 }
 
@@ -807,8 +818,8 @@ void Builder::build_concat(const blob::Op& op) {
   const int32_t y = output(op);
   require(length(op.inputs()) >= 1 && op.axis() >= 0 && static_cast<size_t>(op.axis()) < dims(y).size(),
           "bad concat inputs or axis");
-  std::vector<desc_t> sources;
-  std::unordered_map<int, dnnl::memory> args;
+  std::vector<int32_t> inputs;
+  std::vector<desc_t> as_they_are;
   int64_t total = 0;
   for (size_t i = 0; i < op.inputs()->size(); ++i) {
     const int32_t x = input(op, i);
@@ -817,14 +828,31 @@ void Builder::build_concat(const blob::Op& op) {
       if (static_cast<int32_t>(d) != op.axis()) require(dims(x)[d] == dims(y)[d], "a concat input's shape differs");
     }
     total += dims(x)[static_cast<size_t>(op.axis())];
-    dnnl::memory memory = as_plain(x);
-    sources.push_back(memory.get_desc());
-    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = memory;
+    inputs.push_back(x);
+    as_they_are.push_back(current(x).get_desc());
   }
   require(total == dims(y)[static_cast<size_t>(op.axis())], "the concat inputs do not add up");
-  const desc_t md = plain(dims(y));
-  dnnl::concat::primitive_desc pd(md, op.axis(), sources, engine_, attributes());
-  args[DNNL_ARG_DST] = define(y, md);
+  // The inputs in the layouts they have (channels-last or blocked convolution results),
+  // the result in the layout oneDNN picks for them, so no reorder runs either side: in
+  // a DenseNet or SqueezeNet the concat sits between convolutions. Plain when oneDNN
+  // has only its reference kernel for that.
+  dnnl::concat::primitive_desc pd;
+  bool native = false;
+  try {
+    pd = dnnl::concat::primitive_desc(op.axis(), as_they_are, engine_, attributes());
+    native = !is_reference(pd.impl_info_str());
+  } catch (const dnnl::error&) {
+  }
+  if (!native) {
+    std::vector<desc_t> plain_sources;
+    for (int32_t x : inputs) plain_sources.push_back(plain(dims(x)));
+    pd = dnnl::concat::primitive_desc(plain(dims(y)), op.axis(), plain_sources, engine_, attributes());
+  }
+  std::unordered_map<int, dnnl::memory> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = in_format(inputs[i], pd.src_desc(static_cast<int>(i)));
+  }
+  args[DNNL_ARG_DST] = define(y, pd.dst_desc());
   add_step(dnnl::concat(pd), std::move(args), pd.scratchpad_desc());
   publish(y);
 }

@@ -91,6 +91,34 @@ const std::vector<OpCase>& taken_cases() {
          ValueId pooled = g.node("MaxPool", {clip}, {1, 16, 5, 5}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
          return g.finish({g.node("GlobalAveragePool", {pooled}, {1, 16, 1, 1})});
        }},
+      {"DenseBlockConcatInConvolutionLayoutThenBatchNormRelu", [] {
+         // DenseNet's layer: the concat of convolution results, then a pre-activation
+         // batch normalization with its Relu fused; one input stays a graph input.
+         TestGraph g;
+         ValueId x = g.input({1, 16, 8, 8});
+         ValueId a = g.node("Conv", {x, g.constant({16, 16, 1, 1})}, {1, 16, 8, 8});
+         ValueId b = g.node("Conv", {x, g.constant({8, 16, 3, 3})}, {1, 8, 8, 8}, {Is("pads", {1, 1, 1, 1})});
+         ValueId joined = g.node("Concat", {x, a, b}, {1, 40, 8, 8}, {I("axis", 1)});
+         ValueId norm = g.node("BatchNormalization",
+                               {joined, g.constant({40}), g.constant({40}), g.constant({40}), g.constant({40}, 0.5f, 2.0f)},
+                               {1, 40, 8, 8});
+         ValueId relu = g.node("Relu", {norm}, {1, 40, 8, 8});
+         ValueId pooled = g.node("AveragePool", {relu}, {1, 40, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
+         return g.finish({pooled, g.node("Concat", {b, a}, {1, 24, 8, 8}, {I("axis", 1)})});
+       }},
+      {"BatchNormThenReluThenSigmoidAndLeakyRelu", [] {
+         // Relu rides in the normalization; the rest run as their own steps.
+         TestGraph g;
+         ValueId x = g.input({2, 6, 5, 5});
+         auto norm = [&](ValueId in) {
+           return g.node("BatchNormalization",
+                         {in, g.constant({6}), g.constant({6}), g.constant({6}), g.constant({6}, 0.5f, 2.0f)}, {2, 6, 5, 5});
+         };
+         ValueId relu = g.node("Relu", {norm(x)}, {2, 6, 5, 5});
+         ValueId sigmoid = g.node("Sigmoid", {relu}, {2, 6, 5, 5});
+         ValueId leaky = g.node("LeakyRelu", {norm(sigmoid)}, {2, 6, 5, 5}, {F("alpha", 0.1f)});
+         return g.finish({leaky});
+       }},
       {"GemmTransBBias", [] {
          TestGraph g;
          ValueId a = g.input({3, 16});
