@@ -69,6 +69,7 @@ class Lowering {
   // after lowering them as one op.
   std::vector<size_t> match_layer_norm(size_t first);
   std::vector<size_t> match_gelu(size_t first);
+  std::vector<size_t> match_swish(size_t first);
   /// Whether `value` is read only by the nodes in `allowed` and is no graph output.
   bool only_read_by(int32_t value, const std::set<size_t>& allowed) const;
   /// The node reading `value` when exactly one node does (and it is no graph output).

@@ -184,12 +184,34 @@ std::vector<size_t> Lowering::match_gelu(size_t first) {
           static_cast<size_t>(half)};
 }
 
+// y = x * Sigmoid(x): SiLU, as PyTorch exports it (EfficientNet, MobileNetV3's heads).
+// One eltwise op, which then fuses into the convolution before it.
+std::vector<size_t> Lowering::match_swish(size_t first) {
+  const ir::Node& sigmoid = graph_.node(first);
+  if (!is_op(sigmoid, "Sigmoid")) return {};
+  const int32_t x = GraphView::input(sigmoid, 0), s = GraphView::output(sigmoid, 0);
+  if (!check_activation(x, "input").empty()) return {};
+  const int64_t mul = sole_reader(s);
+  if (mul < 0 || !is_op(graph_.node(static_cast<size_t>(mul)), "Mul")) return {};
+  const ir::Node& mul_node = graph_.node(static_cast<size_t>(mul));
+  const int32_t m0 = GraphView::input(mul_node, 0), m1 = GraphView::input(mul_node, 1);
+  if (!((m0 == x && m1 == s) || (m0 == s && m1 == x))) return {};
+  const int32_t y = GraphView::output(mul_node, 0);
+  if (!check_activation(y, "output").empty() || graph_.shape(y) != graph_.shape(x)) return {};
+  Op& op = add(blob::OpKind::Eltwise, mul_node, {activation(x)}, {activation(y)});
+  op.algorithm = blob::Algorithm::Swish;
+  op.alpha = 1.0f;
+  op.name = "SiLU ending at " + op.name;
+  return {first, static_cast<size_t>(mul)};
+}
+
 std::string Lowering::add_all_nodes() {
   std::vector<bool> done(graph_.num_nodes(), false);
   for (size_t n = 0; n < graph_.num_nodes(); ++n) {
     if (done[n]) continue;
     std::vector<size_t> covered = match_layer_norm(n);
     if (covered.empty()) covered = match_gelu(n);
+    if (covered.empty()) covered = match_swish(n);
     bool clash = false;
     for (size_t c : covered) clash |= done[c] || c < n;
     if (!covered.empty() && !clash) {

@@ -64,6 +64,7 @@ dnnl::algorithm eltwise_algorithm(Algorithm algorithm) {
     case Algorithm::GeluErf: return dnnl::algorithm::eltwise_gelu_erf;
     case Algorithm::GeluTanh: return dnnl::algorithm::eltwise_gelu_tanh;
     case Algorithm::HardSwish: return dnnl::algorithm::eltwise_hardswish;
+    case Algorithm::Swish: return dnnl::algorithm::eltwise_swish;
     default: throw BlobError(std::string("algorithm ") + blob::EnumNameAlgorithm(algorithm) + " is not element-wise");
   }
 }

@@ -119,6 +119,18 @@ const std::vector<OpCase>& taken_cases() {
          ValueId leaky = g.node("LeakyRelu", {norm(sigmoid)}, {2, 6, 5, 5}, {F("alpha", 0.1f)});
          return g.finish({leaky});
        }},
+      {"ConvThenSiLUPatternAndSigmoidGate", [] {
+         // x * Sigmoid(x) becomes one swish fused into the convolution; the gate of a
+         // squeeze-and-excitation block (a Sigmoid times another value) stays two ops.
+         TestGraph g;
+         ValueId x = g.input({1, 8, 6, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({8, 8, 3, 3})}, {1, 8, 6, 6}, {Is("pads", {1, 1, 1, 1})});
+         ValueId gate = g.node("Sigmoid", {conv}, {1, 8, 6, 6});
+         ValueId silu = g.node("Mul", {gate, conv}, {1, 8, 6, 6});
+         ValueId squeezed = g.node("GlobalAveragePool", {silu}, {1, 8, 1, 1});
+         ValueId scale = g.node("Sigmoid", {squeezed}, {1, 8, 1, 1});
+         return g.finish({g.node("Mul", {silu, scale}, {1, 8, 6, 6})});
+       }},
       {"GemmTransBBias", [] {
          TestGraph g;
          ValueId a = g.input({3, 16});
