@@ -1,5 +1,6 @@
 #include "plugrt/placement/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -67,6 +68,13 @@ bool bypass(EditableGraph& graph, size_t n, int32_t in, int32_t out) {
   return true;
 }
 
+/// Whether `value` is a constant whose bytes are all zero (false, 0, 0.0).
+bool is_zero_constant(const EditableGraph& graph, int32_t value) {
+  if (!graph.is_constant(value)) return false;
+  const std::vector<uint8_t>& data = graph.values[static_cast<size_t>(value)].data;
+  return !data.empty() && std::all_of(data.begin(), data.end(), [](uint8_t byte) { return byte == 0; });
+}
+
 /// True when node `n` passes its first input through unchanged.
 bool is_no_op(const EditableGraph& graph, const EditableNode& node) {
   if (node.inputs.empty() || node.inputs[0] < 0 || node.outputs.empty() || node.outputs[0] < 0) return false;
@@ -80,14 +88,12 @@ bool is_no_op(const EditableGraph& graph, const EditableNode& node) {
   }
   const std::string& op = node.op_type;
   if (op == "Identity" || op == "Cast" || is_reshape_like(op)) return true;
-  if (op == "Dropout") {  // an inference Dropout, unless training_mode is a true constant
-    if (node.inputs.size() < 3 || node.inputs[2] < 0) return true;
-    const EditableValue& mode = graph.values[static_cast<size_t>(node.inputs[2])];
-    if (!mode.constant) return false;
-    for (uint8_t byte : mode.data) {
-      if (byte != 0) return false;
-    }
-    return true;
+  if (op == "Dropout") {
+    // An inference Dropout (training_mode absent or a false constant), or one whose
+    // ratio is a constant 0: PyTorch exports F.dropout(p=0.0) in training mode.
+    auto zero = [&](size_t i) { return node.inputs.size() > i && is_zero_constant(graph, node.inputs[i]); };
+    const bool inference = node.inputs.size() < 3 || node.inputs[2] < 0 || zero(2);
+    return inference || zero(1);
   }
   if (op == "Transpose") {
     const std::vector<int64_t> perm = permutation(graph, node);
@@ -257,6 +263,60 @@ size_t fold_pads(EditableGraph& graph) {
   return changed;
 }
 
+/// Gather(x, i) with a constant scalar index on a computed x -> Slice(x, i, i + 1) on
+/// that axis, then a Reshape that drops it: the same bytes, in ops the fast backends
+/// take. A fused QKV projection split with q, k, v = qkv[0], qkv[1], qkv[2] (Swin, ViT)
+/// exports this way.
+size_t gathers_to_slices(EditableGraph& graph) {
+  if (graph.opset < 10) return 0;  // Slice takes its bounds as inputs from opset 10
+  size_t changed = 0;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const EditableNode& gather = graph.nodes[n];
+    if (gather.removed || gather.op_type != "Gather" || gather.inputs.size() != 2 || gather.outputs.size() != 1 ||
+        gather.inputs[0] < 0 || gather.outputs[0] < 0 || graph.is_constant(gather.inputs[0])) {
+      continue;
+    }
+    const int32_t x = gather.inputs[0], index = gather.inputs[1], y = gather.outputs[0];
+    const std::optional<std::vector<int64_t>> i = graph.int_constant(index);
+    if (!i || i->size() != 1 || !graph.values[static_cast<size_t>(index)].shape.empty()) continue;
+    std::vector<int64_t> sliced_shape = graph.values[static_cast<size_t>(x)].shape;
+    const int64_t rank = static_cast<int64_t>(sliced_shape.size());
+    int64_t axis = int_attribute(gather, "axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) continue;
+    const int64_t extent = sliced_shape[static_cast<size_t>(axis)];
+    const int64_t start = (*i)[0] < 0 ? (*i)[0] + extent : (*i)[0];
+    const std::vector<int64_t> out_shape = graph.values[static_cast<size_t>(y)].shape;
+    if (start < 0 || start >= extent || static_cast<int64_t>(out_shape.size()) != rank - 1) continue;
+    if (std::any_of(out_shape.begin(), out_shape.end(), [](int64_t d) { return d <= 0; })) continue;
+    sliced_shape[static_cast<size_t>(axis)] = 1;
+
+    const std::string name = gather.name;
+    EditableValue sliced;
+    sliced.name = graph.values[static_cast<size_t>(y)].name + "_slice";
+    sliced.dtype = graph.values[static_cast<size_t>(x)].dtype;
+    sliced.shape = sliced_shape;
+    graph.values.push_back(std::move(sliced));
+    const int32_t sliced_value = static_cast<int32_t>(graph.values.size() - 1);
+    EditableNode slice;
+    slice.op_type = "Slice";
+    slice.name = name;
+    slice.inputs = {x, graph.add_constant_i64(name + "_starts", {start}),
+                    graph.add_constant_i64(name + "_ends", {start + 1}), graph.add_constant_i64(name + "_axes", {axis})};
+    slice.outputs = {sliced_value};
+    EditableNode reshape;
+    reshape.op_type = "Reshape";
+    reshape.name = name + "_squeeze";
+    reshape.inputs = {sliced_value, graph.add_constant_i64(name + "_shape", out_shape)};
+    reshape.outputs = {y};
+    graph.nodes[n] = std::move(slice);
+    graph.nodes.insert(graph.nodes.begin() + static_cast<std::ptrdiff_t>(n) + 1, std::move(reshape));
+    ++n;
+    ++changed;
+  }
+  return changed;
+}
+
 }  // namespace
 
 Result<PassResult> run_graph_passes(Span<const uint8_t> bytes) {
@@ -274,9 +334,10 @@ Result<PassResult> run_graph_passes(Span<const uint8_t> bytes) {
                               {"transpose_chain", collapse_transposes},
                               {"reshape_chain", collapse_reshapes},
                               {"pad_fold", fold_pads},
+                              {"gather_to_slice", gathers_to_slices},
                               {"dead_node", remove_dead_nodes}};
   // Each pass can open work for another (a collapsed chain may become a no-op); every
-  // change removes a node, so this ends.
+  // change removes a node or a Gather, and none adds a Gather, so this ends.
   for (bool changed = true; changed;) {
     changed = false;
     for (const Pass& pass : kPasses) {

@@ -163,6 +163,59 @@ TEST(GraphPasses, RemoveDeadNodes) {
   EXPECT_EQ(ir::GetGraph(result.graph.data())->values()->size(), 2u);  // the dead values are gone
 }
 
+TEST(GraphPasses, RemoveDropoutOfRatioZeroInTrainingMode) {
+  // F.dropout(x, p=0.0) exports with training_mode true: it still passes x through.
+  auto graph = [](float ratio) {
+    GraphBuilder g;
+    ValueId x = g.add_value("x", DType::kFloat32, {6});
+    ValueId a = g.add_value("a", DType::kFloat32, {6});
+    ValueId b = g.add_value("b", DType::kFloat32, {6});
+    ValueId mask = g.add_value("mask", DType::kBool, {6});
+    ValueId y = g.add_value("y", DType::kFloat32, {6});
+    ValueId r = g.add_constant_f32("ratio", {}, {ratio});
+    ValueId training = g.add_constant("training", DType::kBool, {}, {1});
+    g.add_node("Relu", "relu", {x}, {a});
+    g.add_node("Dropout", "drop", {a, r, training}, {b, mask});
+    g.add_node("Sigmoid", "sigmoid", {b}, {y});
+    g.add_input(x);
+    g.add_output(y);
+    return g.finish();
+  };
+  Result<PassResult> zero = run_graph_passes(graph(0.0f));
+  ASSERT_TRUE(zero.is_ok());
+  EXPECT_THAT(op_types(zero->graph), ElementsAre("Relu", "Sigmoid"));
+  EXPECT_EQ(run_portable(zero->graph), run_portable(relu_sigmoid(false)));
+  // A real ratio in training mode drops values: it stays.
+  Result<PassResult> half = run_graph_passes(graph(0.5f));
+  ASSERT_TRUE(half.is_ok());
+  EXPECT_THAT(op_types(half->graph), ElementsAre("Relu", "Dropout", "Sigmoid"));
+}
+
+TEST(GraphPasses, GatherByAConstantScalarIndexBecomesSliceAndReshape) {
+  // q, k = qkv[0], qkv[-1] on axis 0, and a column picked on the last axis; a Gather of
+  // several indices stays.
+  GraphBuilder g;
+  ValueId x = g.add_value("x", DType::kFloat32, {3, 2, 4});
+  ValueId first = g.add_value("first", DType::kFloat32, {2, 4});
+  ValueId last = g.add_value("last", DType::kFloat32, {2, 4});
+  ValueId column = g.add_value("column", DType::kFloat32, {3, 2});
+  ValueId pair = g.add_value("pair", DType::kFloat32, {2, 2, 4});
+  ValueId sum = g.add_value("sum", DType::kFloat32, {2, 4});
+  g.add_node("Gather", "q", {x, g.add_constant_i64("zero", {}, {0})}, {first});
+  g.add_node("Gather", "k", {x, g.add_constant_i64("minus_one", {}, {-1})}, {last});
+  g.add_node("Gather", "col", {x, g.add_constant_i64("two", {}, {2})}, {column}, {Attribute::Int("axis", -1)});
+  g.add_node("Gather", "two_rows", {x, g.add_constant_i64("rows", {2}, {0, 2})}, {pair});
+  g.add_node("Add", "add", {first, last}, {sum});
+  g.add_input(x);
+  g.add_output(sum);
+  g.add_output(column);
+  g.add_output(pair);
+  const PassResult result = passes_keeping_results(g.finish());
+  EXPECT_THAT(op_types(result.graph),
+              ElementsAre("Slice", "Reshape", "Slice", "Reshape", "Slice", "Reshape", "Gather", "Add"));
+  EXPECT_THAT(result.changes, ElementsAre(Pair("gather_to_slice", 3u)));
+}
+
 TEST(GraphPasses, CollapseTransposeChains) {
   GraphBuilder g;
   ValueId x = g.add_value("x", DType::kFloat32, {2, 3, 4});

@@ -39,6 +39,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     auto kernel = builder.CreateVector(op.kernel);
     auto perm = builder.CreateVector(op.perm);
     auto starts = builder.CreateVector(op.starts);
+    auto steps = builder.CreateVector(op.steps);
     auto post_ops = builder.CreateVector(posts);
     auto name = builder.CreateString(op.name);
     blob::OpBuilder ob(builder);
@@ -58,6 +59,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     ob.add_epsilon(op.epsilon);
     ob.add_perm(perm);
     ob.add_starts(starts);
+    ob.add_steps(steps);
     ob.add_post_ops(post_ops);
     ob.add_name(name);
     ops.push_back(ob.Finish());

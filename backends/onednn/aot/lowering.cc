@@ -710,26 +710,29 @@ std::string Lowering::lower_slice(const ir::Node& node) {
   if (starts.size() != ends.size() || axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size())) {
     return "starts, ends, axes and steps differ in length";
   }
-  std::vector<int64_t> offsets(xs.size(), 0), expected = xs;
+  std::vector<int64_t> offsets(xs.size(), 0), strides(xs.size(), 1), expected = xs;
   std::vector<bool> seen(xs.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     const std::optional<size_t> normalized_axis = normalize_axis(axes[i], xs.size());
     if (!normalized_axis || seen[*normalized_axis]) return "an axis is out of range or repeated";
     const int64_t axis = static_cast<int64_t>(*normalized_axis);
     seen[static_cast<size_t>(axis)] = true;
-    if (!steps.empty() && steps[i] != 1) return "only steps of 1 are taken";
+    const int64_t step = steps.empty() ? 1 : steps[i];
+    if (step < 1) return "only positive steps are taken";
     const int64_t dim = xs[static_cast<size_t>(axis)];
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
     offsets[static_cast<size_t>(axis)] = start;
-    expected[static_cast<size_t>(axis)] = std::max<int64_t>(0, end - start);
+    strides[static_cast<size_t>(axis)] = step;
+    expected[static_cast<size_t>(axis)] = std::max<int64_t>(0, (end - start + step - 1) / step);
   }
   if (ys != expected) return "the output shape is not " + shape_text(expected);
   Op& op = add(OpKind::Reorder, node, {activation(x)}, {activation(y)});
   op.alpha = 1.0f;
   op.starts = offsets;
+  if (std::any_of(strides.begin(), strides.end(), [](int64_t step) { return step != 1; })) op.steps = strides;
   return "";
 }
 

@@ -30,7 +30,7 @@ struct Op {
   int64_t groups = 1;
   int32_t axis = 0;
   float epsilon = 0;
-  std::vector<int64_t> perm, starts;
+  std::vector<int64_t> perm, starts, steps;
   std::vector<PostOp> post_ops;
   std::string name;
 };

@@ -862,6 +862,8 @@ void Builder::build_reorder(const blob::Op& op) {
   const int32_t x = input(op, 0), y = output(op);
   const dims_t &xs = dims(x), &ys = dims(y);
   const std::vector<int64_t> perm = longs(op.perm()), starts = longs(op.starts());
+  std::vector<int64_t> steps = longs(op.steps());
+  if (steps.empty()) steps.assign(starts.size(), 1);
   const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
   require(perm.empty() || starts.empty(), "a reorder both transposes and slices");
   dnnl::memory dst = define(y, plain(ys));
@@ -882,19 +884,23 @@ void Builder::build_reorder(const blob::Op& op) {
     // The output's bytes seen in the input's dim order.
     add_reorder(current(x), view(storage, desc_t(xs, dnnl::memory::data_type::f32, strides)), scale);
   } else if (!starts.empty()) {
-    require(starts.size() == xs.size() && ys.size() == xs.size(), "starts does not fit the input");
+    require(starts.size() == xs.size() && steps.size() == xs.size() && ys.size() == xs.size(),
+            "starts or steps does not fit the input");
     for (size_t d = 0; d < xs.size(); ++d) {
-      require(starts[d] >= 0 && ys[d] >= 1 && starts[d] + ys[d] <= xs[d], "the slice leaves the input");
+      require(starts[d] >= 0 && ys[d] >= 1 && steps[d] >= 1 && steps[d] <= xs[d] &&
+                  starts[d] + (ys[d] - 1) * steps[d] < xs[d],
+              "the slice leaves the input");
     }
     dnnl::memory source = as_plain(x);
     int source_storage = -1;
     for (const auto& [memory, id] : views_) {
       if (memory.get() == source.get()) source_storage = id;
     }
-    dnnl::memory window = source_storage >= 0
-                              ? view(source_storage, source.get_desc().submemory_desc(ys, starts))
-                              : dnnl::memory(source.get_desc().submemory_desc(ys, starts), engine_,
-                                             source.get_data_handle());
+    // The window: the sub-memory at `starts`, each axis's stride times its step.
+    desc_t window_md = source.get_desc().submemory_desc(ys, starts);
+    for (size_t d = 0; d < xs.size(); ++d) window_md.data.format_desc.blocking.strides[d] *= steps[d];
+    dnnl::memory window = source_storage >= 0 ? view(source_storage, window_md)
+                                              : dnnl::memory(window_md, engine_, source.get_data_handle());
     add_reorder(window, dst, scale);
   } else {
     require(xs == ys, "a copy changes the shape");

@@ -376,6 +376,17 @@ const std::vector<OpCase>& taken_cases() {
          ValueId relu = g.node("Relu", {x}, {4, 1, 12});
          return g.finish({g.node("Slice", {relu, g.ints({4}), g.ints({8}), g.ints({-1})}, {4, 1, 4})});
        }},
+      {"SlicesWithStepsAsPatchMergingTakesThem", [] {
+         // Swin's x[:, 0::2, 1::2, :], then steps that do not divide the extent.
+         TestGraph g;
+         ValueId x = g.input({1, 6, 7, 4});
+         ValueId relu = g.node("Relu", {x}, {1, 6, 7, 4});
+         ValueId even_odd =
+             g.node("Slice", {relu, g.ints({0, 1}), g.ints({6, 7}), g.ints({1, 2}), g.ints({2, 2})}, {1, 3, 3, 4});
+         ValueId thirds = g.node("Slice", {relu, g.ints({1, 0}), g.ints({6, 100}), g.ints({1, 3}), g.ints({3, 3})},
+                                 {1, 2, 7, 2});
+         return g.finish({even_odd, thirds});
+       }},
       {"SliceNegativeStartsTwoAxes", [] {
          TestGraph g;
          ValueId x = g.input({5, 6});
@@ -511,10 +522,10 @@ const std::vector<RefusedCase>& refused_cases() {
          ValueId a = g.input({4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 3})}, {3})});
        }},
-      {"SliceWithStep2", "Slice", [] {
+      {"SliceWithNegativeStep", "Slice", [] {
          TestGraph g;
          ValueId x = g.input({8, 3});
-         return g.finish({g.node("Slice", {x, g.ints({0}), g.ints({8}), g.ints({0}), g.ints({2})}, {4, 3})});
+         return g.finish({g.node("Slice", {x, g.ints({-1}), g.ints({-100}), g.ints({0}), g.ints({-2})}, {4, 3})});
        }},
       {"SubBothBroadcast", "Sub", [] {
          TestGraph g;
