@@ -175,4 +175,16 @@ int32_t EditableGraph::add_constant_i64(std::string name, const std::vector<int6
   return static_cast<int32_t>(values.size() - 1);
 }
 
+int32_t EditableGraph::add_constant_f32(std::string name, const std::vector<float>& elements) {
+  EditableValue value;
+  value.name = std::move(name);
+  value.dtype = DType::kFloat32;
+  value.shape = {static_cast<int64_t>(elements.size())};
+  value.constant = true;
+  value.data.resize(elements.size() * 4);
+  std::memcpy(value.data.data(), elements.data(), value.data.size());
+  values.push_back(std::move(value));
+  return static_cast<int32_t>(values.size() - 1);
+}
+
 }  // namespace plugrt::placement

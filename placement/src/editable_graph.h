@@ -59,6 +59,7 @@ struct EditableGraph {
   /// A Float32 constant's elements; nullopt for anything else.
   std::optional<std::vector<float>> float_constant(int32_t value) const;
   int32_t add_constant_i64(std::string name, const std::vector<int64_t>& elements);
+  int32_t add_constant_f32(std::string name, const std::vector<float>& elements);
 };
 
 }  // namespace plugrt::placement

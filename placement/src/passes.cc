@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "canonical_ops.h"
 #include "editable_graph.h"
 #include "plugrt/schema/graph_ir_generated.h"
 
@@ -335,6 +336,7 @@ Result<PassResult> run_graph_passes(Span<const uint8_t> bytes) {
                               {"reshape_chain", collapse_reshapes},
                               {"pad_fold", fold_pads},
                               {"gather_to_slice", gathers_to_slices},
+                              {"canonical_op", name_decomposed_ops},
                               {"dead_node", remove_dead_nodes}};
   // Each pass can open work for another (a collapsed chain may become a no-op); every
   // change removes a node or a Gather, and none adds a Gather, so this ends.

@@ -216,6 +216,107 @@ TEST(GraphPasses, GatherByAConstantScalarIndexBecomesSliceAndReshape) {
   EXPECT_THAT(result.changes, ElementsAre(Pair("gather_to_slice", 3u)));
 }
 
+/// x [2, 3, 4] -> layer normalization over the last axis written out as opsets before 17
+/// export it, then * gamma + beta when `affine`.
+std::vector<uint8_t> decomposed_layer_norm(int opset, bool affine) {
+  GraphBuilder g(opset);
+  const std::vector<int64_t> full = {2, 3, 4}, reduced = {2, 3, 1};
+  ValueId x = g.add_value("x", DType::kFloat32, full);
+  ValueId mean = g.add_value("mean", DType::kFloat32, reduced);
+  ValueId centered = g.add_value("centered", DType::kFloat32, full);
+  ValueId squared = g.add_value("squared", DType::kFloat32, full);
+  ValueId variance = g.add_value("variance", DType::kFloat32, reduced);
+  ValueId padded = g.add_value("padded", DType::kFloat32, reduced);
+  ValueId deviation = g.add_value("deviation", DType::kFloat32, reduced);
+  ValueId normalized = g.add_value("normalized", DType::kFloat32, full);
+  std::vector<Attribute> axes = {Attribute::Ints("axes", {-1})};
+  g.add_node("ReduceMean", "mean", {x}, {mean}, axes);
+  g.add_node("Sub", "sub", {x, mean}, {centered});
+  g.add_node("Pow", "pow", {centered, g.add_constant_f32("two", {}, {2.0f})}, {squared});
+  g.add_node("ReduceMean", "variance", {squared}, {variance}, axes);
+  g.add_node("Add", "epsilon", {variance, g.add_constant_f32("eps", {}, {1e-5f})}, {padded});
+  g.add_node("Sqrt", "sqrt", {padded}, {deviation});
+  g.add_node("Div", "div", {centered, deviation}, {normalized});
+  ValueId y = normalized;
+  if (affine) {
+    ValueId scaled = g.add_value("scaled", DType::kFloat32, full);
+    y = g.add_value("y", DType::kFloat32, full);
+    g.add_node("Mul", "gamma", {normalized, g.add_constant_f32("g", {4}, {0.5f, 1.0f, 1.5f, 2.0f})}, {scaled});
+    g.add_node("Add", "beta", {g.add_constant_f32("b", {1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}), scaled}, {y});
+  }
+  g.add_input(x);
+  g.add_output(y);
+  return g.finish();
+}
+
+TEST(GraphPasses, WriteADecomposedLayerNormalizationAsOneOpFromOpset17) {
+  for (bool affine : {false, true}) {
+    const PassResult result = passes_keeping_results(decomposed_layer_norm(17, affine));
+    EXPECT_THAT(op_types(result.graph), ElementsAre("LayerNormalization")) << affine;
+    EXPECT_THAT(result.changes, ElementsAre(Pair("canonical_op", 1u)));
+  }
+  // Opset 16 has no LayerNormalization: the pattern stays.
+  const PassResult old = passes_keeping_results(decomposed_layer_norm(16, true));
+  EXPECT_EQ(op_types(old.graph).size(), 9u);
+}
+
+TEST(GraphPasses, LeaveALayerNormalizationPatternWhoseInnerValueIsReadElsewhere) {
+  // The deviation also leaves the graph: removing its Sqrt would lose it.
+  GraphBuilder g(17);
+  const std::vector<int64_t> full = {2, 3}, reduced = {2, 1};
+  ValueId x = g.add_value("x", DType::kFloat32, full);
+  ValueId mean = g.add_value("mean", DType::kFloat32, reduced);
+  ValueId centered = g.add_value("centered", DType::kFloat32, full);
+  ValueId squared = g.add_value("squared", DType::kFloat32, full);
+  ValueId variance = g.add_value("variance", DType::kFloat32, reduced);
+  ValueId padded = g.add_value("padded", DType::kFloat32, reduced);
+  ValueId deviation = g.add_value("deviation", DType::kFloat32, reduced);
+  ValueId y = g.add_value("y", DType::kFloat32, full);
+  std::vector<Attribute> axes = {Attribute::Ints("axes", {1})};
+  g.add_node("ReduceMean", "mean", {x}, {mean}, axes);
+  g.add_node("Sub", "sub", {x, mean}, {centered});
+  g.add_node("Pow", "pow", {centered, g.add_constant_f32("two", {}, {2.0f})}, {squared});
+  g.add_node("ReduceMean", "variance", {squared}, {variance}, axes);
+  g.add_node("Add", "epsilon", {variance, g.add_constant_f32("eps", {}, {1e-5f})}, {padded});
+  g.add_node("Sqrt", "sqrt", {padded}, {deviation});
+  g.add_node("Div", "div", {centered, deviation}, {y});
+  g.add_input(x);
+  g.add_output(y);
+  g.add_output(deviation);
+  const PassResult result = passes_keeping_results(g.finish());
+  EXPECT_EQ(op_types(result.graph).size(), 7u);
+  EXPECT_TRUE(result.changes.empty());
+}
+
+TEST(GraphPasses, WriteGeluFromOpset20AndHardSwishFromOpset14) {
+  auto graph = [](int opset) {
+    GraphBuilder g(opset);
+    const std::vector<int64_t> s = {2, 5};
+    ValueId x = g.add_value("x", DType::kFloat32, s);
+    ValueId scaled = g.add_value("scaled", DType::kFloat32, s);
+    ValueId erf = g.add_value("erf", DType::kFloat32, s);
+    ValueId sum = g.add_value("sum", DType::kFloat32, s);
+    ValueId product = g.add_value("product", DType::kFloat32, s);
+    ValueId gelu = g.add_value("gelu", DType::kFloat32, s);
+    ValueId gate = g.add_value("gate", DType::kFloat32, s);
+    ValueId swish = g.add_value("swish", DType::kFloat32, s);
+    g.add_node("Div", "div", {x, g.add_constant_f32("root2", {}, {std::sqrt(2.0f)})}, {scaled});
+    g.add_node("Erf", "erf", {scaled}, {erf});
+    g.add_node("Add", "one", {erf, g.add_constant_f32("one", {}, {1.0f})}, {sum});
+    g.add_node("Mul", "times_x", {x, sum}, {product});
+    g.add_node("Mul", "half", {product, g.add_constant_f32("half", {}, {0.5f})}, {gelu});
+    g.add_node("HardSigmoid", "gate", {gelu}, {gate}, {Attribute::Float("alpha", 1.0f / 6.0f)});
+    g.add_node("Mul", "swish", {gate, gelu}, {swish});
+    g.add_input(x);
+    g.add_output(swish);
+    return g.finish();
+  };
+  EXPECT_THAT(op_types(passes_keeping_results(graph(20)).graph), ElementsAre("Gelu", "HardSwish"));
+  EXPECT_THAT(op_types(passes_keeping_results(graph(14)).graph),
+              ElementsAre("Div", "Erf", "Add", "Mul", "Mul", "HardSwish"));
+  EXPECT_EQ(op_types(passes_keeping_results(graph(13)).graph).size(), 7u);
+}
+
 TEST(GraphPasses, CollapseTransposeChains) {
   GraphBuilder g;
   ValueId x = g.add_value("x", DType::kFloat32, {2, 3, 4});

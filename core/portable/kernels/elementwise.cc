@@ -271,6 +271,25 @@ Prepared prepare_leaky_relu(const NodeContext& node) {
   return prepare_unary_float(node, [alpha](auto x) { return x >= 0 ? x : static_cast<decltype(x)>(alpha) * x; });
 }
 
+/// Gelu (opset 20): x * Phi(x) with the normal distribution's Phi, or its tanh form.
+Prepared prepare_gelu(const NodeContext& node) {
+  const std::string approximate = node.attr_string("approximate", "none");
+  if (approximate == "none") {
+    return prepare_unary_float(node, [](auto x) {
+      using T = decltype(x);
+      return T{0.5} * x * (T{1} + std::erf(x * static_cast<T>(M_SQRT1_2)));
+    });
+  }
+  if (approximate == "tanh") {
+    return prepare_unary_float(node, [](auto x) {
+      using T = decltype(x);
+      const T inner = static_cast<T>(std::sqrt(2.0 / M_PI)) * (x + T{0.044715} * x * x * x);
+      return T{0.5} * x * (T{1} + std::tanh(inner));
+    });
+  }
+  return prepare_error(node, "approximate is '" + approximate + "'; ONNX defines 'none' and 'tanh'");
+}
+
 Prepared prepare_hard_sigmoid(const NodeContext& node) {
   const float alpha = node.attr_float("alpha", 0.2f);
   const float beta = node.attr_float("beta", 0.5f);
@@ -443,6 +462,7 @@ void add_elementwise_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"Sigmoid", prepare_math<Sigmoid>});
   table.push_back({"HardSigmoid", prepare_hard_sigmoid});
   table.push_back({"HardSwish", prepare_math<HardSwish>});
+  table.push_back({"Gelu", prepare_gelu});
   table.push_back({"Tanh", prepare_math<Tanh>});
   table.push_back({"Erf", prepare_math<Erf>});
   table.push_back({"Sqrt", prepare_math<Sqrt>});
