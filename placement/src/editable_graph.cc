@@ -163,28 +163,30 @@ std::optional<std::vector<float>> EditableGraph::float_constant(int32_t value) c
   return result;
 }
 
-int32_t EditableGraph::add_constant_i64(std::string name, const std::vector<int64_t>& elements) {
+namespace {
+
+/// Appends a constant 1-D value of `elements` to `graph`; returns its index.
+template <typename T>
+int32_t append_constant(EditableGraph& graph, std::string name, DType dtype, const std::vector<T>& elements) {
   EditableValue value;
   value.name = std::move(name);
-  value.dtype = DType::kInt64;
+  value.dtype = dtype;
   value.shape = {static_cast<int64_t>(elements.size())};
   value.constant = true;
-  value.data.resize(elements.size() * 8);
+  value.data.resize(elements.size() * sizeof(T));
   std::memcpy(value.data.data(), elements.data(), value.data.size());
-  values.push_back(std::move(value));
-  return static_cast<int32_t>(values.size() - 1);
+  graph.values.push_back(std::move(value));
+  return static_cast<int32_t>(graph.values.size() - 1);
+}
+
+}  // namespace
+
+int32_t EditableGraph::add_constant_i64(std::string name, const std::vector<int64_t>& elements) {
+  return append_constant(*this, std::move(name), DType::kInt64, elements);
 }
 
 int32_t EditableGraph::add_constant_f32(std::string name, const std::vector<float>& elements) {
-  EditableValue value;
-  value.name = std::move(name);
-  value.dtype = DType::kFloat32;
-  value.shape = {static_cast<int64_t>(elements.size())};
-  value.constant = true;
-  value.data.resize(elements.size() * 4);
-  std::memcpy(value.data.data(), elements.data(), value.data.size());
-  values.push_back(std::move(value));
-  return static_cast<int32_t>(values.size() - 1);
+  return append_constant(*this, std::move(name), DType::kFloat32, elements);
 }
 
 }  // namespace plugrt::placement

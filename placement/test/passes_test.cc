@@ -217,8 +217,9 @@ TEST(GraphPasses, GatherByAConstantScalarIndexBecomesSliceAndReshape) {
 }
 
 /// x [2, 3, 4] -> layer normalization over the last axis written out as opsets before 17
-/// export it, then * gamma + beta when `affine`.
-std::vector<uint8_t> decomposed_layer_norm(int opset, bool affine) {
+/// export it, then * gamma + beta when `affine`; with `deviation_out` the Sqrt's result is
+/// a graph output too.
+std::vector<uint8_t> decomposed_layer_norm(int opset, bool affine, bool deviation_out = false) {
   GraphBuilder g(opset);
   const std::vector<int64_t> full = {2, 3, 4}, reduced = {2, 3, 1};
   ValueId x = g.add_value("x", DType::kFloat32, full);
@@ -246,6 +247,7 @@ std::vector<uint8_t> decomposed_layer_norm(int opset, bool affine) {
   }
   g.add_input(x);
   g.add_output(y);
+  if (deviation_out) g.add_output(deviation);
   return g.finish();
 }
 
@@ -262,28 +264,7 @@ TEST(GraphPasses, WriteADecomposedLayerNormalizationAsOneOpFromOpset17) {
 
 TEST(GraphPasses, LeaveALayerNormalizationPatternWhoseInnerValueIsReadElsewhere) {
   // The deviation also leaves the graph: removing its Sqrt would lose it.
-  GraphBuilder g(17);
-  const std::vector<int64_t> full = {2, 3}, reduced = {2, 1};
-  ValueId x = g.add_value("x", DType::kFloat32, full);
-  ValueId mean = g.add_value("mean", DType::kFloat32, reduced);
-  ValueId centered = g.add_value("centered", DType::kFloat32, full);
-  ValueId squared = g.add_value("squared", DType::kFloat32, full);
-  ValueId variance = g.add_value("variance", DType::kFloat32, reduced);
-  ValueId padded = g.add_value("padded", DType::kFloat32, reduced);
-  ValueId deviation = g.add_value("deviation", DType::kFloat32, reduced);
-  ValueId y = g.add_value("y", DType::kFloat32, full);
-  std::vector<Attribute> axes = {Attribute::Ints("axes", {1})};
-  g.add_node("ReduceMean", "mean", {x}, {mean}, axes);
-  g.add_node("Sub", "sub", {x, mean}, {centered});
-  g.add_node("Pow", "pow", {centered, g.add_constant_f32("two", {}, {2.0f})}, {squared});
-  g.add_node("ReduceMean", "variance", {squared}, {variance}, axes);
-  g.add_node("Add", "epsilon", {variance, g.add_constant_f32("eps", {}, {1e-5f})}, {padded});
-  g.add_node("Sqrt", "sqrt", {padded}, {deviation});
-  g.add_node("Div", "div", {centered, deviation}, {y});
-  g.add_input(x);
-  g.add_output(y);
-  g.add_output(deviation);
-  const PassResult result = passes_keeping_results(g.finish());
+  const PassResult result = passes_keeping_results(decomposed_layer_norm(17, false, /*deviation_out=*/true));
   EXPECT_EQ(op_types(result.graph).size(), 7u);
   EXPECT_TRUE(result.changes.empty());
 }
