@@ -138,6 +138,7 @@ std::string Lowering::lower(const ir::Node& node) {
   if (op == "Transpose") return lower_transpose(node);
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return lower_reshape(node);
   if (op == "Slice") return lower_slice(node);
+  if (op == "Resize") return lower_resize(node);
   if (op == "ReduceMean") return lower_reduce(node, Algorithm::ReduceMean);
   if (op == "ReduceSum") return lower_reduce(node, Algorithm::ReduceSum);
   if (op == "ReduceMax") return lower_reduce(node, Algorithm::ReduceMax);
@@ -733,6 +734,32 @@ std::string Lowering::lower_slice(const ir::Node& node) {
   op.alpha = 1.0f;
   op.starts = offsets;
   if (std::any_of(strides.begin(), strides.end(), [](int64_t step) { return step != 1; })) op.steps = strides;
+  return "";
+}
+
+// Resize by linear interpolation of the spatial dims with half-pixel centres, what
+// F.interpolate(mode="bilinear", align_corners=False) exports: oneDNN's linear
+// resampling computes exactly that.
+std::string Lowering::lower_resize(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
+  if (xs.size() < 3 || xs.size() > 5 || ys.size() != xs.size()) return "only 1-D to 3-D spatial resizes are taken";
+  if (ys[0] != xs[0] || ys[1] != xs[1]) return "the batch and channel dims must keep their size";
+  if (graph_.opset() < 11) return "Resize before opset 11 has no coordinate_transformation_mode";
+  if (GraphView::string_attribute(node, "mode", "nearest") != "linear") return "only mode 'linear' is taken";
+  const std::string transform = GraphView::string_attribute(node, "coordinate_transformation_mode", "half_pixel");
+  // pytorch_half_pixel differs from half_pixel only where an output axis has size 1.
+  const bool half_pixel =
+      transform == "half_pixel" ||
+      (transform == "pytorch_half_pixel" && std::find(ys.begin() + 2, ys.end(), 1) == ys.end());
+  if (!half_pixel) return "only half-pixel coordinates are taken";
+  if (GraphView::int_attribute(node, "antialias", 0) != 0) return "antialiasing is not taken";
+  if (!GraphView::ints_attribute(node, "axes", {}).empty()) return "axes are not taken";
+  // The roi (input 1) matters only for tf_crop_and_resize; sizes or scales only fix the
+  // output's shape, which the graph states.
+  Op& op = add(OpKind::Resampling, node, {activation(x)}, {activation(y)});
+  op.algorithm = Algorithm::None;
   return "";
 }
 

@@ -144,6 +144,7 @@ class Builder {
   void build_reshape(const blob::Op& op);
   void build_reduction(const blob::Op& op);
   void build_erf(const blob::Op& op);
+  void build_resampling(const blob::Op& op);
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
@@ -946,6 +947,27 @@ void Builder::build_erf(const blob::Op& op) {
   publish(y);
 }
 
+void Builder::build_resampling(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  const dims_t &xs = dims(x), &ys = dims(y);
+  require(xs.size() >= 3 && xs.size() <= 5 && ys.size() == xs.size() && ys[0] == xs[0] && ys[1] == xs[1],
+          "bad resampling shapes");
+  // In the input's layout (a convolution's channels-last or blocked result) when oneDNN
+  // has an optimised kernel for it, else plain.
+  dnnl::resampling_forward::primitive_desc pd;
+  for (const desc_t& src : {current(x).get_desc(), plain(xs)}) {
+    pd = dnnl::resampling_forward::primitive_desc(
+        dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_linear, src,
+                                       any(ys)),
+        attributes(), engine_);
+    if (!is_reference(pd.impl_info_str())) break;
+  }
+  dnnl::memory src = in_format(x, pd.src_desc());
+  dnnl::memory dst = define(y, pd.dst_desc());
+  add_step(dnnl::resampling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  publish(y);
+}
+
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
     switch (op.kind()) {
@@ -964,6 +986,7 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Reshape: build_reshape(op); break;
       case OpKind::Reduction: build_reduction(op); break;
       case OpKind::Erf: build_erf(op); break;
+      case OpKind::Resampling: build_resampling(op); break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {

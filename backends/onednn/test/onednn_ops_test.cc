@@ -387,6 +387,17 @@ const std::vector<OpCase>& taken_cases() {
                                  {1, 2, 7, 2});
          return g.finish({even_odd, thirds});
        }},
+      {"ResizeLinearHalfPixelAfterAConvolutionAndOnAnInput", [] {
+         // A segmentation head's upsampling (by 2, and by a ratio that is not whole).
+         TestGraph g;
+         ValueId x = g.input({1, 4, 5, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({8, 4, 1, 1})}, {1, 8, 5, 6});
+         ValueId doubled = g.node("Resize", {conv, kNoValue, kNoValue, g.ints({1, 8, 10, 12})}, {1, 8, 10, 12},
+                                  {S("mode", "linear"), S("coordinate_transformation_mode", "half_pixel")});
+         ValueId odd = g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 4, 7, 13})}, {1, 4, 7, 13},
+                              {S("mode", "linear"), S("coordinate_transformation_mode", "pytorch_half_pixel")});
+         return g.finish({doubled, odd});
+       }},
       {"SliceNegativeStartsTwoAxes", [] {
          TestGraph g;
          ValueId x = g.input({5, 6});
@@ -521,6 +532,12 @@ const std::vector<RefusedCase>& refused_cases() {
          TestGraph g;
          ValueId a = g.input({4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 3})}, {3})});
+       }},
+      {"ResizeNearest", "Resize", [] {
+         TestGraph g;
+         ValueId x = g.input({1, 2, 3, 3});
+         return g.finish({g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 2, 6, 6})}, {1, 2, 6, 6},
+                                 {S("mode", "nearest")})});
        }},
       {"SliceWithNegativeStep", "Slice", [] {
          TestGraph g;
