@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "gemm.h"
+#include "plugrt/sdk/einsum.h"
 #include "kernel_families.h"
 
 namespace plugrt::portable {
@@ -146,46 +147,13 @@ class EinsumGemmKernel final : public Kernel {
   GemmOperand a_, b_, c_;
 };
 
-// ---- Parsing ------------------------------------------------------------------------
-
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-/// One term of the equation: its letters, and where the ellipsis stands (-1: none).
-struct Term {
-  std::string letters;
-  int ellipsis_at = -1;
-};
-
-/// Parses "ab...c" into a Term; the reason when it is malformed.
-std::string parse_term(const std::string& text, Term* term) {
-  for (size_t i = 0; i < text.size();) {
-    if (text.compare(i, 3, "...") == 0) {
-      if (term->ellipsis_at >= 0) return "term '" + text + "' has more than one ellipsis";
-      term->ellipsis_at = static_cast<int>(term->letters.size());
-      i += 3;
-    } else if (is_letter(text[i])) {
-      term->letters += text[i++];
-    } else {
-      return "term '" + text + "' holds '" + text[i] + "', which is neither a letter nor part of '...'";
-    }
-  }
-  return {};
-}
+// ---- Planning -----------------------------------------------------------------------
 
 /// Builds the plan: labels, sizes, strides, and checks the output's shape.
-std::string make_plan(const NodeContext& node, std::string equation, Plan* plan, Shape* out_shape) {
-  equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
-  const size_t arrow = equation.find("->");
-  const std::string lhs = equation.substr(0, arrow);
-  std::vector<Term> terms;
-  for (size_t begin = 0;;) {
-    const size_t comma = lhs.find(',', begin);
-    Term term;
-    if (std::string why = parse_term(lhs.substr(begin, comma - begin), &term); !why.empty()) return why;
-    terms.push_back(term);
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
-  }
+std::string make_plan(const NodeContext& node, const std::string& equation, Plan* plan, Shape* out_shape) {
+  sdk::EinsumEquation parsed;
+  if (std::string why = sdk::parse_einsum(equation, &parsed); !why.empty()) return why;
+  const std::vector<sdk::EinsumTerm>& terms = parsed.inputs;
   if (terms.size() != node.num_inputs()) {
     return "the equation has " + std::to_string(terms.size()) + " input terms but the node has " +
            std::to_string(node.num_inputs()) + " inputs";
@@ -208,16 +176,9 @@ std::string make_plan(const NodeContext& node, std::string equation, Plan* plan,
   }
   // Labels: ellipsis dims are 0 .. ellipsis_rank - 1, letters follow by first appearance.
   std::string letters;
-  std::vector<int> count_of;  // per letter label: how many times the inputs use it
-  for (const Term& term : terms) {
+  for (const sdk::EinsumTerm& term : terms) {
     for (char c : term.letters) {
-      const size_t at = letters.find(c);
-      if (at == std::string::npos) {
-        letters += c;
-        count_of.push_back(1);
-      } else {
-        ++count_of[at];
-      }
+      if (letters.find(c) == std::string::npos) letters += c;
     }
   }
   const int num_labels = ellipsis_rank + static_cast<int>(letters.size());
@@ -257,34 +218,15 @@ std::string make_plan(const NodeContext& node, std::string equation, Plan* plan,
       strides[i][l] += contiguous[static_cast<size_t>(axis)];
     }
   }
-  // The output's labels.
+  // The output's labels (parse_einsum checked its letters).
   std::vector<int> output;
-  if (arrow != std::string::npos) {
-    Term term;
-    if (std::string why = parse_term(equation.substr(arrow + 2), &term); !why.empty()) return why;
-    for (size_t k = 0; k <= term.letters.size(); ++k) {
-      if (static_cast<int>(k) == term.ellipsis_at) {
-        for (int l = 0; l < ellipsis_rank; ++l) output.push_back(l);
-      }
-      if (k == term.letters.size()) break;
-      const size_t at = letters.find(term.letters[k]);
-      if (at == std::string::npos) {
-        return std::string("output index '") + term.letters[k] + "' appears in no input";
-      }
-      const int label = ellipsis_rank + static_cast<int>(at);
-      if (std::find(output.begin(), output.end(), label) != output.end()) {
-        return std::string("output index '") + term.letters[k] + "' repeats";
-      }
-      output.push_back(label);
+  const sdk::EinsumTerm& out = parsed.output;
+  for (size_t k = 0; k <= out.letters.size(); ++k) {
+    if (static_cast<int>(k) == out.ellipsis_at) {
+      for (int l = 0; l < ellipsis_rank; ++l) output.push_back(l);
     }
-  } else {  // implicit: the ellipsis, then the letters used once, in alphabetical order
-    for (int l = 0; l < ellipsis_rank; ++l) output.push_back(l);
-    std::string once;
-    for (size_t k = 0; k < letters.size(); ++k) {
-      if (count_of[k] == 1) once += letters[k];
-    }
-    std::sort(once.begin(), once.end());
-    for (char c : once) output.push_back(ellipsis_rank + static_cast<int>(letters.find(c)));
+    if (k == out.letters.size()) break;
+    output.push_back(ellipsis_rank + static_cast<int>(letters.find(out.letters[k])));
   }
   if (output.size() > static_cast<size_t>(kMaxRank)) return "the output would have rank above 8";
   // Loop order: the output's labels, then the summed ones.
