@@ -28,6 +28,11 @@ ValueId TestGraph::ints(Ints values) {
   return builder_.add_constant_i64("i" + std::to_string(counter_++), {size}, values);
 }
 
+ValueId TestGraph::floats(std::vector<float> values) {
+  const int64_t size = static_cast<int64_t>(values.size());
+  return builder_.add_constant_f32("f" + std::to_string(counter_++), {size}, values);
+}
+
 ValueId TestGraph::node(const std::string& op, std::vector<ValueId> inputs, Ints output_shape,
                         std::vector<Attribute> attributes) {
   ValueId out = builder_.add_value("v" + std::to_string(counter_++), DType::kFloat32, std::move(output_shape));

@@ -25,6 +25,8 @@ class TestGraph {
   ValueId scalar(float value);
   /// A 1-D int64 constant.
   ValueId ints(Ints values);
+  /// A 1-D float32 constant of these values.
+  ValueId floats(std::vector<float> values);
   /// One node with one float32 output of `output_shape`; returns the output.
   ValueId node(const std::string& op, std::vector<ValueId> inputs, Ints output_shape,
                std::vector<Attribute> attributes = {});

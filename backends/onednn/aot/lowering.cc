@@ -757,7 +757,22 @@ std::string Lowering::lower_resize(const ir::Node& node) {
   if (GraphView::int_attribute(node, "antialias", 0) != 0) return "antialiasing is not taken";
   if (!GraphView::ints_attribute(node, "axes", {}).empty()) return "axes are not taken";
   // The roi (input 1) matters only for tf_crop_and_resize; sizes or scales only fix the
-  // output's shape, which the graph states.
+  // output's shape, which the graph states. Computed ones would be inputs left unread.
+  for (size_t i = 1; i < GraphView::num_inputs(node); ++i) {
+    const int32_t v = GraphView::input(node, i);
+    if (v != -1 && !graph_.is_constant(v)) return "roi, scales and sizes must be constants";
+  }
+  // ONNX maps coordinates by the scale given, oneDNN by the ratio of sizes: they agree
+  // only when each scale is that ratio exactly (0.6 on 4 gives 2, mapped by 0.6, not 0.5).
+  if (const int32_t scales = GraphView::input(node, 2); scales != -1 && num_elements(graph_.shape(scales)) > 0) {
+    const std::vector<float> factors = graph_.is_float(scales) ? graph_.floats(scales) : std::vector<float>();
+    if (factors.size() != xs.size()) return "scales must be float32, one per dim";
+    for (size_t d = 0; d < xs.size(); ++d) {
+      if (static_cast<double>(factors[d]) * static_cast<double>(xs[d]) != static_cast<double>(ys[d])) {
+        return "a scale that is not the ratio of output to input size is not taken";
+      }
+    }
+  }
   Op& op = add(OpKind::Resampling, node, {activation(x)}, {activation(y)});
   op.algorithm = Algorithm::None;
   return "";

@@ -396,7 +396,9 @@ const std::vector<OpCase>& taken_cases() {
                                   {S("mode", "linear"), S("coordinate_transformation_mode", "half_pixel")});
          ValueId odd = g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 4, 7, 13})}, {1, 4, 7, 13},
                               {S("mode", "linear"), S("coordinate_transformation_mode", "pytorch_half_pixel")});
-         return g.finish({doubled, odd});
+         ValueId scaled = g.node("Resize", {x, kNoValue, g.floats({1, 1, 2, 0.5f})}, {1, 4, 10, 3},
+                                 {S("mode", "linear")});
+         return g.finish({doubled, odd, scaled});
        }},
       {"SliceNegativeStartsTwoAxes", [] {
          TestGraph g;
@@ -532,6 +534,13 @@ const std::vector<RefusedCase>& refused_cases() {
          TestGraph g;
          ValueId a = g.input({4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 3})}, {3})});
+       }},
+      {"ResizeLinearByAScaleThatIsNotTheSizeRatio", "Resize", [] {
+         // 0.6 of 4 is 2 elements, but ONNX maps their coordinates by 0.6, not by 2 / 4.
+         TestGraph g;
+         ValueId x = g.input({1, 1, 2, 4});
+         return g.finish({g.node("Resize", {x, kNoValue, g.floats({1, 1, 0.6f, 0.6f})}, {1, 1, 1, 2},
+                                 {S("mode", "linear")})});
        }},
       {"ResizeNearest", "Resize", [] {
          TestGraph g;
