@@ -134,6 +134,7 @@ std::string Lowering::lower(const ir::Node& node) {
   if (op == "GlobalAveragePool") return lower_pool(node, false, true);
   if (op == "BatchNormalization") return lower_batch_norm(node);
   if (op == "LayerNormalization") return lower_layer_norm(node);
+  if (op == "InstanceNormalization") return lower_instance_norm(node);
   if (op == "Concat") return lower_concat(node);
   if (op == "Transpose") return lower_transpose(node);
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return lower_reshape(node);
@@ -612,6 +613,47 @@ std::string Lowering::lower_layer_norm(const ir::Node& node) {
 }
 
 // ---- Data movement --------------------------------------------------------------------------
+
+// InstanceNormalization normalises each (n, c) plane over its spatial elements; oneDNN
+// 2.x has no primitive for it. A layer normalization over [N * C, spatial] computes the
+// same, then one binary step applies the per-channel scale with the bias as its post-op
+// (left out when they are 1 and 0, as in GroupNorm's export).
+std::string Lowering::lower_instance_norm(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), scale = GraphView::input(node, 1), bias = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() < 3 || graph_.shape(y) != xs) return "the input must have rank 3 or more, and the output its shape";
+  const int64_t channels = xs[1];
+  std::vector<float> parameters[2];
+  for (int i = 0; i < 2; ++i) {
+    const int32_t p = i == 0 ? scale : bias;
+    if (p == -1 || !graph_.is_constant(p) || !graph_.is_float(p)) return "scale and B must be float32 constants";
+    parameters[i] = graph_.floats(p);
+    if (static_cast<int64_t>(parameters[i].size()) != channels) return "scale and B must have one element per channel";
+  }
+  const int64_t rows = xs[0] * channels, plane = num_elements(xs) / std::max<int64_t>(rows, 1);
+  const int32_t flat_in = add_internal({rows, plane}), flat_out = add_internal({rows, plane});
+  add(OpKind::Reshape, node, {activation(x)}, {flat_in});
+  add(OpKind::LayerNorm, node, {flat_in, -1, -1}, {flat_out}).epsilon =
+      GraphView::float_attribute(node, "epsilon", 1e-5f);
+  const bool identity = std::all_of(parameters[0].begin(), parameters[0].end(), [](float s) { return s == 1.0f; }) &&
+                        std::all_of(parameters[1].begin(), parameters[1].end(), [](float b) { return b == 0.0f; });
+  if (identity) {
+    add(OpKind::Reshape, node, {flat_out}, {activation(y)});
+    return "";
+  }
+  const int32_t normalized = add_internal(xs);
+  add(OpKind::Reshape, node, {flat_out}, {normalized});
+  std::vector<int64_t> per_channel(xs.size(), 1);
+  per_channel[1] = channels;
+  Op& affine = add(OpKind::Binary, node, {normalized, add_constant(per_channel, std::move(parameters[0]))},
+                   {activation(y)});
+  affine.algorithm = Algorithm::Mul;
+  affine.post_ops.push_back(
+      PostOp{blob::PostOpKind::Binary, Algorithm::Add, 0, 0, add_constant(per_channel, std::move(parameters[1]))});
+  return "";
+}
 
 std::string Lowering::lower_concat(const ir::Node& node) {
   const int32_t y = GraphView::output(node, 0);

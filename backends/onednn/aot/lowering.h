@@ -59,6 +59,7 @@ class Lowering {
   std::string lower_pool(const ir::Node& node, bool is_max, bool global);
   std::string lower_batch_norm(const ir::Node& node);
   std::string lower_layer_norm(const ir::Node& node);
+  std::string lower_instance_norm(const ir::Node& node);
   std::string lower_concat(const ir::Node& node);
   std::string lower_transpose(const ir::Node& node);
   std::string lower_reshape(const ir::Node& node);

@@ -400,6 +400,25 @@ const std::vector<OpCase>& taken_cases() {
                                  {S("mode", "linear")});
          return g.finish({doubled, odd, scaled});
        }},
+      {"InstanceNormalizationAfterAConvolution", [] {
+         TestGraph g;
+         ValueId x = g.input({2, 3, 5, 4});
+         ValueId conv = g.node("Conv", {x, g.constant({4, 3, 1, 1})}, {2, 4, 5, 4});
+         ValueId norm = g.node("InstanceNormalization", {conv, g.constant({4}), g.constant({4})}, {2, 4, 5, 4},
+                               {F("epsilon", 1e-3f)});
+         return g.finish({g.node("Relu", {norm}, {2, 4, 5, 4})});
+       }},
+      {"GroupNormalizationAsPyTorchExportsIt", [] {
+         // nn.GroupNorm(2, 4): a reshape to [N, groups, -1], InstanceNormalization with
+         // scale 1 and bias 0, a reshape back, then the per-channel affine.
+         TestGraph g;
+         ValueId x = g.input({2, 4, 3, 3});
+         ValueId grouped = g.node("Reshape", {x, g.ints({2, 2, -1})}, {2, 2, 18});
+         ValueId norm = g.node("InstanceNormalization", {grouped, g.floats({1, 1}), g.floats({0, 0})}, {2, 2, 18});
+         ValueId back = g.node("Reshape", {norm, g.ints({2, 4, 3, 3})}, {2, 4, 3, 3});
+         ValueId scaled = g.node("Mul", {back, g.constant({4, 1, 1})}, {2, 4, 3, 3});
+         return g.finish({g.node("Add", {scaled, g.constant({4, 1, 1})}, {2, 4, 3, 3})});
+       }},
       {"SliceNegativeStartsTwoAxes", [] {
          TestGraph g;
          ValueId x = g.input({5, 6});
