@@ -926,8 +926,30 @@ void Builder::build_reduction(const blob::Op& op) {
     case Algorithm::ReduceMin: algorithm = dnnl::algorithm::reduction_min; break;
     default: throw BlobError("bad reduction algorithm");
   }
+  // A mean or max over every spatial dim (a global pool written as x.mean([2, 3])) runs
+  // as a pooling in the input's layout: oneDNN's reduction over the innermost dims of a
+  // plain tensor is about 40x slower, and the input need not be reordered to plain.
+  const dims_t &xs = dims(x), &ys = dims(y);
+  const bool over_spatial = xs.size() >= 3 && xs.size() <= 5 && ys[0] == xs[0] && ys[1] == xs[1] &&
+                            std::all_of(ys.begin() + 2, ys.end(), [](int64_t d) { return d == 1; });
+  if (over_spatial && (algorithm == dnnl::algorithm::reduction_mean || algorithm == dnnl::algorithm::reduction_max)) {
+    const dims_t kernel(xs.begin() + 2, xs.end()), ones(xs.size() - 2, 1), zeros(xs.size() - 2, 0);
+    const dnnl::algorithm pooling = algorithm == dnnl::algorithm::reduction_mean
+                                        ? dnnl::algorithm::pooling_avg_exclude_padding
+                                        : dnnl::algorithm::pooling_max;
+    dnnl::memory src = current(x);
+    dnnl::pooling_v2_forward::primitive_desc pd(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, pooling, src.get_desc(), any(ys), ones,
+                                       kernel, zeros, zeros, zeros),
+        attributes(), engine_);
+    if (pd.src_desc() != src.get_desc()) src = in_format(x, pd.src_desc());
+    dnnl::memory dst = define(y, pd.dst_desc());
+    add_step(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+    publish(y);
+    return;
+  }
   dnnl::memory src = as_plain(x);
-  const desc_t md = plain(dims(y));
+  const desc_t md = plain(ys);
   dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(algorithm, src.get_desc(), md, 0.0f, 0.0f), attributes(),
                                      engine_);
   dnnl::memory dst = define(y, md);

@@ -429,6 +429,17 @@ const std::vector<OpCase>& taken_cases() {
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceMean", {x}, {2, 1, 4}, {Is("axes", {1})})});
        }},
+      {"SpatialMeanAndMaxAsPoolingsAfterAConvolutionAndOnAnInput", [] {
+         // x.mean([2, 3]) as MNASNet's head writes it, on a convolution's result (blocked
+         // or channels-last) and on a plain input; a max over the spatial dims of a 3-D one.
+         TestGraph g;
+         ValueId x = g.input({1, 8, 5, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({16, 8, 1, 1})}, {1, 16, 5, 6});
+         ValueId mean = g.node("ReduceMean", {conv}, {1, 16}, {Is("axes", {2, 3}), I("keepdims", 0)});
+         ValueId input_mean = g.node("ReduceMean", {x}, {1, 8, 1, 1}, {Is("axes", {-1, -2})});
+         ValueId line = g.input({2, 3, 7});
+         return g.finish({mean, input_mean, g.node("ReduceMax", {line}, {2, 3, 1}, {Is("axes", {2})})});
+       }},
       {"ReduceMaxAllAxesDropped", [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4});
