@@ -140,6 +140,7 @@ std::string Lowering::lower(const ir::Node& node) {
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return lower_reshape(node);
   if (op == "Slice") return lower_slice(node);
   if (op == "Resize") return lower_resize(node);
+  if (op == "Pad") return lower_pad(node);
   if (op == "ReduceMean") return lower_reduce(node, Algorithm::ReduceMean);
   if (op == "ReduceSum") return lower_reduce(node, Algorithm::ReduceSum);
   if (op == "ReduceMax") return lower_reduce(node, Algorithm::ReduceMax);
@@ -817,6 +818,44 @@ std::string Lowering::lower_resize(const ir::Node& node) {
   }
   Op& op = add(OpKind::Resampling, node, {activation(x)}, {activation(y)});
   op.algorithm = Algorithm::None;
+  return "";
+}
+
+// Pad in constant mode by non-negative amounts (the graph passes fold what they can into
+// the next Conv or pool; this takes the rest, e.g. an asymmetric pad before a strided
+// convolution in TensorFlow-style models).
+std::string Lowering::lower_pad(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
+  if (GraphView::string_attribute(node, "mode", "constant") != "constant") return "only mode 'constant' is taken";
+  std::vector<int64_t> pads;
+  float value = 0.0f;
+  if (graph_.opset() < 11) {
+    pads = GraphView::ints_attribute(node, "pads", {});
+    value = GraphView::float_attribute(node, "value", 0.0f);
+  } else {
+    const int32_t p = GraphView::input(node, 1), v = GraphView::input(node, 2), axes = GraphView::input(node, 3);
+    if (axes != -1) return "the axes input is not taken";
+    const std::optional<std::vector<int64_t>> read = graph_.is_constant(p) ? graph_.ints(p) : std::nullopt;
+    if (!read) return "pads must be an integer constant";
+    pads = *read;
+    if (v != -1) {
+      const std::optional<float> scalar = graph_.scalar(v);
+      if (!scalar) return "constant_value must be a float32 constant scalar";
+      value = *scalar;
+    }
+  }
+  if (pads.size() != 2 * xs.size()) return "pads must have two entries per axis";
+  std::vector<int64_t> expected = xs;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    if (pads[d] < 0 || pads[d + xs.size()] < 0) return "negative pads (cropping) are not taken";
+    expected[d] += pads[d] + pads[d + xs.size()];
+  }
+  if (ys != expected) return "the output shape is not " + shape_text(expected);
+  Op& op = add(OpKind::Pad, node, {activation(x)}, {activation(y)});
+  op.starts.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(xs.size()));
+  op.alpha = value;
   return "";
 }
 

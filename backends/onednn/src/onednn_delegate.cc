@@ -125,6 +125,11 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
         for (size_t i = 0; i < step.count; ++i) out[i] = std::erf(in[i]);
         continue;
       }
+      if (step.kind == Step::Kind::kFill) {
+        float* out = static_cast<float*>(step.destination.get_data_handle());
+        std::fill(out, out + step.count, step.value);
+        continue;
+      }
       const dnnl_status_t status = dnnl_primitive_execute(step.primitive.get(), stream_.get(),
                                                           static_cast<int>(step.c_args.size()), step.c_args.data());
       if (status != dnnl_success) {

@@ -18,15 +18,17 @@ namespace plugrt::onednn {
 
 /// One call of the execution plan.
 struct Step {
-  enum class Kind { kPrimitive, kErf };
+  enum class Kind { kPrimitive, kErf, kFill };
   Kind kind = Kind::kPrimitive;
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
   /// `args` as the C API takes them, made once so that running a step copies nothing.
   std::vector<dnnl_exec_arg_t> c_args;
   // kErf: element-wise erf from `source` to `destination` (both plain).
+  // kFill: `count` elements of `destination` set to `value`.
   dnnl::memory source, destination;
   size_t count = 0;
+  float value = 0.0f;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

@@ -145,6 +145,7 @@ class Builder {
   void build_reduction(const blob::Op& op);
   void build_erf(const blob::Op& op);
   void build_resampling(const blob::Op& op);
+  void build_pad(const blob::Op& op);
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
@@ -990,6 +991,27 @@ void Builder::build_resampling(const blob::Op& op) {
   publish(y);
 }
 
+void Builder::build_pad(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  const dims_t &xs = dims(x), &ys = dims(y);
+  const std::vector<int64_t> starts = longs(op.starts());
+  require(xs.size() == ys.size() && starts.size() == xs.size(), "the pad's ranks do not agree");
+  for (size_t d = 0; d < xs.size(); ++d) {
+    require(starts[d] >= 0 && starts[d] + xs[d] <= ys[d], "the padded input leaves the output");
+  }
+  // The whole output takes the pad value, then the input is copied into its window.
+  dnnl::memory dst = define(y, plain(ys));
+  Step fill;
+  fill.kind = Step::Kind::kFill;
+  fill.destination = dst;
+  fill.count = static_cast<size_t>(product(ys));
+  fill.value = op.alpha();
+  plan_.steps.push_back(std::move(fill));
+  const int storage = values_[static_cast<size_t>(y)].storage;
+  add_reorder(current(x), view(storage, plain(ys).submemory_desc(xs, starts)));
+  publish(y);
+}
+
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
     switch (op.kind()) {
@@ -1009,6 +1031,7 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Reduction: build_reduction(op); break;
       case OpKind::Erf: build_erf(op); break;
       case OpKind::Resampling: build_resampling(op); break;
+      case OpKind::Pad: build_pad(op); break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {
@@ -1094,10 +1117,8 @@ void Builder::plan_memory() {
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const Step& step = plan_.steps[s];
     for (const auto& [arg, memory] : step.args) touch(memory, static_cast<int64_t>(s));
-    if (step.kind == Step::Kind::kErf) {
-      touch(step.source, static_cast<int64_t>(s));
-      touch(step.destination, static_cast<int64_t>(s));
-    }
+    if (step.kind == Step::Kind::kErf) touch(step.source, static_cast<int64_t>(s));
+    if (step.kind != Step::Kind::kPrimitive) touch(step.destination, static_cast<int64_t>(s));
   }
   // First fit by first use: a block is free again after its last step.
   std::vector<size_t> order;

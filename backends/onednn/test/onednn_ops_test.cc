@@ -419,6 +419,19 @@ const std::vector<OpCase>& taken_cases() {
          ValueId scaled = g.node("Mul", {back, g.constant({4, 1, 1})}, {2, 4, 3, 3});
          return g.finish({g.node("Add", {scaled, g.constant({4, 1, 1})}, {2, 4, 3, 3})});
        }},
+      {"PadsByZerosAndByAValue", [] {
+         // An asymmetric zero pad on a convolution's result (kept whole: the Relu between
+         // stops the fold into the next Conv), and a pad by 1.5 on every axis of an input.
+         TestGraph g;
+         ValueId x = g.input({1, 3, 5, 5});
+         ValueId conv = g.node("Conv", {x, g.constant({4, 3, 1, 1})}, {1, 4, 5, 5});
+         ValueId padded = g.node("Pad", {conv, g.ints({0, 0, 0, 0, 0, 0, 1, 1})}, {1, 4, 6, 6});
+         ValueId relu = g.node("Relu", {padded}, {1, 4, 6, 6});
+         ValueId strided = g.node("Conv", {relu, g.constant({4, 4, 3, 3})}, {1, 4, 2, 2}, {Is("strides", {2, 2})});
+         ValueId line = g.input({2, 3});
+         ValueId by_value = g.node("Pad", {line, g.ints({1, 0, 0, 2}), g.scalar(1.5f)}, {3, 5});
+         return g.finish({strided, by_value});
+       }},
       {"SliceNegativeStartsTwoAxes", [] {
          TestGraph g;
          ValueId x = g.input({5, 6});
@@ -550,10 +563,16 @@ TEST(OnednnOwnReference, GeluOperatorBothApproximations) {
 
 const std::vector<RefusedCase>& refused_cases() {
   static const std::vector<RefusedCase> cases = {
-      {"Pad", "Pad", [] {
+      {"PadReflect", "Pad", [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
-         return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6})});
+         return g.finish(
+             {g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", "reflect")})});
+       }},
+      {"PadThatCrops", "Pad", [] {
+         TestGraph g;
+         ValueId x = g.input({1, 2, 4, 4});
+         return g.finish({g.node("Pad", {x, g.ints({0, 0, -1, 1, 0, 0, 0, 1})}, {1, 2, 3, 6})});
        }},
       {"GemmTransA", "Gemm", [] {
          TestGraph g;
