@@ -40,6 +40,17 @@ ValueId TestGraph::node(const std::string& op, std::vector<ValueId> inputs, Ints
   return out;
 }
 
+std::vector<ValueId> TestGraph::node_outputs(const std::string& op, std::vector<ValueId> inputs,
+                                            std::vector<Ints> output_shapes, std::vector<Attribute> attributes) {
+  std::vector<ValueId> outs;
+  for (Ints& shape : output_shapes) {
+    outs.push_back(shape.empty() ? kNoValue
+                                 : builder_.add_value("v" + std::to_string(counter_++), DType::kFloat32, std::move(shape)));
+  }
+  builder_.add_node(op, op + std::to_string(counter_++), std::move(inputs), outs, std::move(attributes));
+  return outs;
+}
+
 std::vector<uint8_t> TestGraph::finish(std::vector<ValueId> outputs) {
   for (ValueId output : outputs) builder_.add_output(output);
   return builder_.finish();

@@ -30,6 +30,10 @@ class TestGraph {
   /// One node with one float32 output of `output_shape`; returns the output.
   ValueId node(const std::string& op, std::vector<ValueId> inputs, Ints output_shape,
                std::vector<Attribute> attributes = {});
+  /// One node with several float32 outputs; an empty shape leaves that output absent
+  /// (kNoValue). Returns the outputs.
+  std::vector<ValueId> node_outputs(const std::string& op, std::vector<ValueId> inputs, std::vector<Ints> output_shapes,
+                                    std::vector<Attribute> attributes = {});
   /// Marks `outputs` as the graph's outputs and returns the serialised graph.
   std::vector<uint8_t> finish(std::vector<ValueId> outputs);
 

@@ -104,6 +104,7 @@ Op& Lowering::add(OpKind kind, const ir::Node& from, std::vector<int32_t> inputs
 
 std::string Lowering::lower(const ir::Node& node) {
   const std::string op = node.op_type()->str();
+  if (op == "LSTM" || op == "GRU") return lower_recurrent(node, op == "LSTM");
   // Every output but the first must be absent (MaxPool's Indices, BatchNormalization's
   // training outputs, LayerNormalization's statistics...).
   if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) {
@@ -856,6 +857,141 @@ std::string Lowering::lower_pad(const ir::Node& node) {
   Op& op = add(OpKind::Pad, node, {activation(x)}, {activation(y)});
   op.starts.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(xs.size()));
   op.alpha = value;
+  return "";
+}
+
+// ---- Recurrent ops ----------------------------------------------------------------------
+
+namespace {
+
+/// ONNX's gate blocks in the order oneDNN lays them out: LSTM i, f, c, o from ONNX's
+/// i, o, f, c; GRU's z (u), r, h (o) are in the same order in both.
+constexpr int kLstmGates[] = {0, 2, 3, 1};
+constexpr int kGruGates[] = {0, 1, 2};
+
+/// ONNX's [D, gates x H, K] weights as oneDNN's ldigo [1, D, K, gates, H].
+std::vector<float> to_ldigo(const std::vector<float>& onnx, int64_t directions, int64_t gates, int64_t hidden,
+                            int64_t k, const int* order) {
+  std::vector<float> out(static_cast<size_t>(directions * k * gates * hidden));
+  for (int64_t d = 0; d < directions; ++d) {
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t g = 0; g < gates; ++g) {
+        for (int64_t h = 0; h < hidden; ++h) {
+          const int64_t from = ((d * gates + order[g]) * hidden + h) * k + i;
+          out[static_cast<size_t>(((d * k + i) * gates + g) * hidden + h)] = onnx[static_cast<size_t>(from)];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// LSTM and GRU (layout 0, default activations, no clip, peepholes or sequence lengths) as
+// oneDNN's RNN primitives: weights in ldigo with oneDNN's gate order, the two ONNX biases
+// summed (the linear-before-reset GRU keeps the recurrent one of its third gate apart),
+// Y transposed from oneDNN's [T, N, D x H] to ONNX's [T, D, N, H].
+std::string Lowering::lower_recurrent(const ir::Node& node, bool lstm) {
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), r = GraphView::input(node, 2);
+  const int32_t b = GraphView::input(node, 3), lengths = GraphView::input(node, 4), h0 = GraphView::input(node, 5);
+  const int32_t c0 = lstm ? GraphView::input(node, 6) : -1, peepholes = lstm ? GraphView::input(node, 7) : -1;
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 3 || GraphView::int_attribute(node, "layout", 0) != 0) return "only layout 0 ([seq, batch, input]) is taken";
+  if (lengths != -1 || peepholes != -1) return "sequence_lens and peepholes are not taken";
+  if (GraphView::attribute(node, "clip") != nullptr) return "clip is not taken";
+  if (lstm && GraphView::int_attribute(node, "input_forget", 0) != 0) return "input_forget is not taken";
+  const std::string defaults = lstm ? "Sigmoid,Tanh,Tanh" : "Sigmoid,Tanh";
+  const std::string direction = GraphView::string_attribute(node, "direction", "forward");
+  const int64_t directions = direction == "bidirectional" ? 2 : 1;
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional") return "unknown direction";
+  const std::string activations = GraphView::string_attribute(node, "activations", "");
+  if (!activations.empty() && activations != defaults && activations != defaults + "," + defaults) {
+    return "only the default activations (" + defaults + ") are taken";
+  }
+  const int64_t hidden = GraphView::int_attribute(node, "hidden_size", 0), gates = lstm ? 4 : 3;
+  const int64_t steps = xs[0], batch = xs[1], features = xs[2];
+  const bool lbr = !lstm && GraphView::int_attribute(node, "linear_before_reset", 0) != 0;
+  for (int32_t p : {w, r, b}) {
+    if (p != -1 && (!graph_.is_constant(p) || !graph_.is_float(p))) return "W, R and B must be float32 constants";
+  }
+  if (hidden <= 0 || graph_.shape(w) != std::vector<int64_t>{directions, gates * hidden, features} ||
+      graph_.shape(r) != std::vector<int64_t>{directions, gates * hidden, hidden} ||
+      (b != -1 && graph_.shape(b) != std::vector<int64_t>{directions, 2 * gates * hidden})) {
+    return "W, R or B does not match hidden_size and the input";
+  }
+  const std::vector<int64_t> state = {directions, batch, hidden};
+  for (int32_t s : {h0, c0}) {
+    if (s == -1) continue;
+    if (graph_.shape(s) != state) return "an initial state is not [directions, batch, hidden]";
+    if (!graph_.is_constant(s) && !check_activation(s, "initial state").empty()) return "an initial state is not float32";
+    if (graph_.is_constant(s) && !graph_.is_float(s)) return "an initial state is not float32";
+  }
+  // Output slots, present or not (GraphView::num_outputs counts the present ones).
+  const size_t slots = node.outputs() != nullptr ? node.outputs()->size() : 0;
+  std::vector<int32_t> outputs(3, -1);
+  for (size_t o = 0; o < slots && o < 3; ++o) {
+    outputs[o] = GraphView::output(node, o);
+    if (outputs[o] == -1) continue;
+    if (std::string why = check_activation(outputs[o], "output"); !why.empty()) return why;
+  }
+  if (slots > (lstm ? 3u : 2u)) return "too many outputs";
+
+  const int* order = lstm ? kLstmGates : kGruGates;
+  const int32_t layer_weights = add_constant({1, directions, features, gates, hidden},
+                                             to_ldigo(graph_.floats(w), directions, gates, hidden, features, order));
+  const int32_t iter_weights =
+      add_constant({1, directions, hidden, gates, hidden}, to_ldigo(graph_.floats(r), directions, gates, hidden, hidden, order));
+  const std::vector<float> onnx_bias =
+      b != -1 ? graph_.floats(b) : std::vector<float>(static_cast<size_t>(directions * 2 * gates * hidden), 0.0f);
+  const int64_t bias_gates = lbr ? 4 : gates;
+  std::vector<float> bias(static_cast<size_t>(directions * bias_gates * hidden));
+  for (int64_t d = 0; d < directions; ++d) {
+    for (int64_t g = 0; g < bias_gates; ++g) {
+      for (int64_t h = 0; h < hidden; ++h) {
+        const int64_t gate = g < gates ? order[g] : gates - 1;
+        const float input_part = onnx_bias[static_cast<size_t>((d * 2 * gates + gate) * hidden + h)];
+        const float recurrent_part = onnx_bias[static_cast<size_t>((d * 2 * gates + gates + gate) * hidden + h)];
+        float value = input_part + recurrent_part;
+        if (lbr && g == gates - 1) value = input_part;  // oneDNN's third bias: Wb of h only
+        if (lbr && g == gates) value = recurrent_part;  // its fourth: Rb of h
+        bias[static_cast<size_t>((d * bias_gates + g) * hidden + h)] = value;
+      }
+    }
+  }
+  std::vector<int32_t> inputs = {activation(x), layer_weights, iter_weights,
+                                 add_constant({1, directions, bias_gates, hidden}, std::move(bias))};
+  for (int32_t s : {h0, c0}) {
+    if (s == -1) {
+      inputs.push_back(-1);
+    } else if (graph_.is_constant(s)) {
+      inputs.push_back(add_constant({1, directions, batch, hidden}, graph_.floats(s)));
+    } else {
+      inputs.push_back(with_rank(activation(s), 4, node));
+    }
+  }
+  const int32_t layer_out = add_internal({steps, batch, directions * hidden});
+  const int32_t state_out = add_internal({1, directions, batch, hidden});
+  std::vector<int32_t> op_outputs = {layer_out, state_out};
+  if (lstm) op_outputs.push_back(add_internal({1, directions, batch, hidden}));
+  Op& op = add(OpKind::Rnn, node, std::move(inputs), op_outputs);
+  op.algorithm = lstm ? Algorithm::Lstm : lbr ? Algorithm::GruLinearBeforeReset : Algorithm::Gru;
+  op.axis = direction == "forward" ? 0 : direction == "reverse" ? 1 : 2;
+  if (outputs[0] != -1) {
+    if (directions == 1) {
+      add(OpKind::Reshape, node, {layer_out}, {activation(outputs[0])});
+    } else {
+      const int32_t split = add_internal({steps, batch, directions, hidden});
+      add(OpKind::Reshape, node, {layer_out}, {split});
+      Op& transpose = add(OpKind::Reorder, node, {split}, {activation(outputs[0])});
+      transpose.perm = {0, 2, 1, 3};
+      transpose.alpha = 1.0f;
+    }
+  }
+  for (size_t o = 1; o < op_outputs.size(); ++o) {
+    if (outputs[o] != -1) add(OpKind::Reshape, node, {op_outputs[o]}, {activation(outputs[o])});
+  }
   return "";
 }
 

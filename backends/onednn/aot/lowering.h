@@ -66,6 +66,7 @@ class Lowering {
   std::string lower_slice(const ir::Node& node);
   std::string lower_resize(const ir::Node& node);
   std::string lower_pad(const ir::Node& node);
+  std::string lower_recurrent(const ir::Node& node, bool lstm);
   std::string lower_reduce(const ir::Node& node, blob::Algorithm algorithm);
 
   // Patterns (aot/patterns.cc). Each returns the nodes it covers (empty: no match)

@@ -146,6 +146,7 @@ class Builder {
   void build_erf(const blob::Op& op);
   void build_resampling(const blob::Op& op);
   void build_pad(const blob::Op& op);
+  void build_rnn(const blob::Op& op);
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
@@ -1012,6 +1013,87 @@ void Builder::build_pad(const blob::Op& op) {
   publish(y);
 }
 
+void Builder::build_rnn(const blob::Op& op) {
+  const Algorithm kind = op.algorithm();
+  require(kind == Algorithm::Lstm || kind == Algorithm::Gru || kind == Algorithm::GruLinearBeforeReset,
+          "bad recurrent algorithm");
+  const bool lstm = kind == Algorithm::Lstm, lbr = kind == Algorithm::GruLinearBeforeReset;
+  const int32_t x = input(op, 0), layer_weights = input(op, 1), iter_weights = input(op, 2), bias = input(op, 3);
+  const int32_t h0 = input(op, 4, true), c0 = input(op, 5, true);
+  require(length(op.outputs()) == (lstm ? 3u : 2u), "a recurrent op has the wrong number of outputs");
+  std::vector<int32_t> outputs;
+  for (flatbuffers::uoffset_t o = 0; o < op.outputs()->size(); ++o) {
+    const int32_t t = op.outputs()->Get(o);
+    require(t >= 0 && static_cast<size_t>(t) < dims_.size(), "an output is out of range");
+    require(tensor(t).data() == nullptr && tensor(t).external_input() < 0, "an output is a constant or an input");
+    require(!values_[static_cast<size_t>(t)].defined, "an output is written twice");
+    outputs.push_back(t);
+  }
+  const dims_t& xs = dims(x);
+  const dims_t& ws = dims(layer_weights);
+  require(xs.size() == 3 && ws.size() == 5 && ws[0] == 1 && (ws[1] == 1 || ws[1] == 2) && ws[2] == xs[2] &&
+              ws[3] == (lstm ? 4 : 3),
+          "the recurrent weights do not fit the input");
+  const int64_t directions = ws[1], gates = ws[3], hidden = ws[4], steps = xs[0], batch = xs[1];
+  const dims_t state = {1, directions, batch, hidden};
+  require(dims(iter_weights) == dims_t{1, directions, hidden, gates, hidden} &&
+              dims(bias) == dims_t{1, directions, gates + (lbr ? 1 : 0), hidden} &&
+              (h0 < 0 || dims(h0) == state) && (c0 < 0 || (lstm && dims(c0) == state)) &&
+              dims(outputs[0]) == dims_t{steps, batch, directions * hidden} && dims(outputs[1]) == state &&
+              (!lstm || dims(outputs[2]) == state),
+          "the recurrent op's shapes do not agree");
+  for (int32_t t : {layer_weights, iter_weights, bias}) require(tensor(t).data() != nullptr, "the weights are not constant");
+  require(op.axis() >= 0 && op.axis() <= 2 && (op.axis() == 2) == (directions == 2), "bad recurrent direction");
+  const dnnl::rnn_direction direction = op.axis() == 0   ? dnnl::rnn_direction::unidirectional_left2right
+                                        : op.axis() == 1 ? dnnl::rnn_direction::unidirectional_right2left
+                                                         : dnnl::rnn_direction::bidirectional_concat;
+  const auto inference = dnnl::prop_kind::forward_inference;
+  const desc_t src = plain(xs), h0_md = h0 >= 0 ? plain(state) : desc_t(), c0_md = c0 >= 0 ? plain(state) : desc_t();
+  const desc_t weights_layer = any(ws), weights_iter = any(dims(iter_weights)), bias_md = plain(dims(bias));
+  const desc_t dst = plain(dims(outputs[0])), state_md = plain(state);
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive primitive;
+  desc_t scratchpad, layer_format, iter_format;
+  if (lstm) {
+    dnnl::lstm_forward::primitive_desc pd(
+        dnnl::lstm_forward::desc(inference, direction, src, h0_md, c0_md, weights_layer, weights_iter, bias_md, dst,
+                                 state_md, state_md),
+        attributes(), engine_);
+    primitive = dnnl::lstm_forward(pd);
+    scratchpad = pd.scratchpad_desc();
+    layer_format = pd.weights_layer_desc();
+    iter_format = pd.weights_iter_desc();
+  } else if (lbr) {
+    dnnl::lbr_gru_forward::primitive_desc pd(
+        dnnl::lbr_gru_forward::desc(inference, direction, src, h0_md, weights_layer, weights_iter, bias_md, dst,
+                                    state_md),
+        attributes(), engine_);
+    primitive = dnnl::lbr_gru_forward(pd);
+    scratchpad = pd.scratchpad_desc();
+    layer_format = pd.weights_layer_desc();
+    iter_format = pd.weights_iter_desc();
+  } else {
+    dnnl::gru_forward::primitive_desc pd(
+        dnnl::gru_forward::desc(inference, direction, src, h0_md, weights_layer, weights_iter, bias_md, dst, state_md),
+        attributes(), engine_);
+    primitive = dnnl::gru_forward(pd);
+    scratchpad = pd.scratchpad_desc();
+    layer_format = pd.weights_layer_desc();
+    iter_format = pd.weights_iter_desc();
+  }
+  args[DNNL_ARG_SRC_LAYER] = as_plain(x);
+  if (h0 >= 0) args[DNNL_ARG_SRC_ITER] = as_plain(h0);
+  if (c0 >= 0) args[DNNL_ARG_SRC_ITER_C] = as_plain(c0);
+  args[DNNL_ARG_WEIGHTS_LAYER] = constant_in(layer_weights, layer_format);
+  args[DNNL_ARG_WEIGHTS_ITER] = constant_in(iter_weights, iter_format);
+  args[DNNL_ARG_BIAS] = current(bias);
+  args[DNNL_ARG_DST_LAYER] = define(outputs[0], dst);
+  args[DNNL_ARG_DST_ITER] = define(outputs[1], state_md);
+  if (lstm) args[DNNL_ARG_DST_ITER_C] = define(outputs[2], state_md);
+  add_step(primitive, std::move(args), scratchpad);
+  for (int32_t t : outputs) publish(t);
+}
+
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
     switch (op.kind()) {
@@ -1032,6 +1114,7 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Erf: build_erf(op); break;
       case OpKind::Resampling: build_resampling(op); break;
       case OpKind::Pad: build_pad(op); break;
+      case OpKind::Rnn: build_rnn(op); break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {

@@ -432,6 +432,40 @@ const std::vector<OpCase>& taken_cases() {
          ValueId by_value = g.node("Pad", {line, g.ints({1, 0, 0, 2}), g.scalar(1.5f)}, {3, 5});
          return g.finish({strided, by_value});
        }},
+      {"LstmWithInitialStatesAndEveryOutput", [] {
+         // hidden 4 over 5 steps of batch 2: h0 computed, c0 constant.
+         TestGraph g;
+         ValueId x = g.input({5, 2, 3});
+         ValueId h0 = g.node("Tanh", {g.input({1, 2, 4})}, {1, 2, 4});
+         std::vector<ValueId> out = g.node_outputs(
+             "LSTM", {x, g.constant({1, 16, 3}), g.constant({1, 16, 4}), g.constant({1, 32}), kNoValue, h0,
+                      g.constant({1, 2, 4})},
+             {{5, 1, 2, 4}, {1, 2, 4}, {1, 2, 4}}, {I("hidden_size", 4)});
+         return g.finish(out);
+       }},
+      {"LstmReverseLastStateOnly", [] {
+         TestGraph g;
+         ValueId x = g.input({6, 1, 4});
+         std::vector<ValueId> out =
+             g.node_outputs("LSTM", {x, g.constant({1, 12, 4}), g.constant({1, 12, 3})}, {{}, {1, 1, 3}},
+                            {I("hidden_size", 3), S("direction", "reverse")});
+         return g.finish({out[1]});
+       }},
+      {"GruBidirectionalBothResetForms", [] {
+         // PyTorch's GRU applies the reset after the recurrent product (linear_before_reset 1).
+         TestGraph g;
+         ValueId x = g.input({4, 3, 5});
+         auto gru = [&](int64_t linear_before_reset) {
+           return g.node_outputs("GRU",
+                                 {x, g.constant({2, 18, 5}), g.constant({2, 18, 6}), g.constant({2, 36}), kNoValue,
+                                  g.constant({2, 3, 6})},
+                                 {{4, 2, 3, 6}, {2, 3, 6}},
+                                 {I("hidden_size", 6), S("direction", "bidirectional"),
+                                  I("linear_before_reset", linear_before_reset)});
+         };
+         std::vector<ValueId> before = gru(1), after = gru(0);
+         return g.finish({before[0], before[1], after[0], after[1]});
+       }},
       {"SliceNegativeStartsTwoAxes", [] {
          TestGraph g;
          ValueId x = g.input({5, 6});
@@ -563,6 +597,12 @@ TEST(OnednnOwnReference, GeluOperatorBothApproximations) {
 
 const std::vector<RefusedCase>& refused_cases() {
   static const std::vector<RefusedCase> cases = {
+      {"GruWithClip", "GRU", [] {
+         TestGraph g;
+         ValueId x = g.input({3, 1, 2});
+         return g.finish(g.node_outputs("GRU", {x, g.constant({1, 6, 2}), g.constant({1, 6, 2})}, {{3, 1, 1, 2}},
+                                        {I("hidden_size", 2), F("clip", 0.5f)}));
+       }},
       {"PadReflect", "Pad", [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
