@@ -890,8 +890,9 @@ void Builder::build_reorder(const blob::Op& op) {
     require(starts.size() == xs.size() && steps.size() == xs.size() && ys.size() == xs.size(),
             "starts or steps does not fit the input");
     for (size_t d = 0; d < xs.size(); ++d) {
-      require(starts[d] >= 0 && ys[d] >= 1 && steps[d] >= 1 && steps[d] <= xs[d] &&
-                  starts[d] + (ys[d] - 1) * steps[d] < xs[d],
+      // Written so that no sum overflows: dims are below 2^31, starts are anything.
+      require(starts[d] >= 0 && starts[d] < xs[d] && ys[d] >= 1 && steps[d] >= 1 && steps[d] <= xs[d] &&
+                  ys[d] - 1 <= (xs[d] - 1 - starts[d]) / steps[d],
               "the slice leaves the input");
     }
     dnnl::memory source = as_plain(x);
@@ -998,7 +999,7 @@ void Builder::build_pad(const blob::Op& op) {
   const std::vector<int64_t> starts = longs(op.starts());
   require(xs.size() == ys.size() && starts.size() == xs.size(), "the pad's ranks do not agree");
   for (size_t d = 0; d < xs.size(); ++d) {
-    require(starts[d] >= 0 && starts[d] + xs[d] <= ys[d], "the padded input leaves the output");
+    require(starts[d] >= 0 && starts[d] <= ys[d] - xs[d], "the padded input leaves the output");
   }
   // The whole output takes the pad value, then the input is copied into its window.
   dnnl::memory dst = define(y, plain(ys));
@@ -1133,7 +1134,8 @@ void Builder::verify_tensors() {
   for (const blob::Op* op : *blob_.ops()) {
     require(elements_aligned(op->strides()) && elements_aligned(op->dilations()) &&
                 elements_aligned(op->padding_begin()) && elements_aligned(op->padding_end()) &&
-                elements_aligned(op->kernel()) && elements_aligned(op->perm()) && elements_aligned(op->starts()),
+                elements_aligned(op->kernel()) && elements_aligned(op->perm()) && elements_aligned(op->starts()) &&
+                elements_aligned(op->steps()),
             "the blob has misaligned op attributes");
   }
   dims_.resize(count);
