@@ -207,6 +207,7 @@ struct CompiledGraph::ValueSlot {
 
 struct CompiledGraph::Step {
   std::unique_ptr<Kernel> kernel;
+  bool may_fail = false;  // control flow: run_checked
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
   std::vector<const void*> input_data;  // filled per run
@@ -215,6 +216,10 @@ struct CompiledGraph::Step {
 
 CompiledGraph::~CompiledGraph() = default;
 size_t CompiledGraph::num_nodes() const { return steps_.size(); }
+const TensorInfo& CompiledGraph::input_info(size_t k) const { return values_[static_cast<size_t>(inputs_[k])].info; }
+const TensorInfo& CompiledGraph::output_info(size_t k) const {
+  return values_[static_cast<size_t>(outputs_[k])].info;
+}
 
 namespace {
 
@@ -424,6 +429,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
     }
     scratch_bytes = std::max(scratch_bytes, result.kernel->scratch_bytes());
     step.kernel = std::move(result.kernel);
+    step.may_fail = step.kernel->may_fail();
     step.input_data.resize(step.inputs.size());
     step.output_data.resize(step.outputs.size());
   }
@@ -501,7 +507,12 @@ bool CompiledGraph::run(const DLTensor* const* inputs, size_t num_inputs, const 
   for (Step& step : steps_) {
     for (size_t k = 0; k < step.inputs.size(); ++k) step.input_data[k] = data_of(step.inputs[k]);
     for (size_t k = 0; k < step.outputs.size(); ++k) step.output_data[k] = data_of(step.outputs[k]);
-    step.kernel->run(KernelArgs{step.input_data.data(), step.output_data.data(), scratch_});
+    const KernelArgs args{step.input_data.data(), step.output_data.data(), scratch_};
+    if (!step.may_fail) {
+      step.kernel->run(args);
+    } else if (!step.kernel->run_checked(args, error, error_capacity)) {
+      return false;
+    }
   }
   for (const auto& [k, v] : output_copies_) {
     const ValueSlot& slot = values_[static_cast<size_t>(v)];

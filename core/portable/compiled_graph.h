@@ -49,6 +49,10 @@ class CompiledGraph {
            size_t num_outputs, char* error, size_t error_capacity);
 
   size_t num_nodes() const;
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  const TensorInfo& input_info(size_t k) const;
+  const TensorInfo& output_info(size_t k) const;
   size_t arena_bytes() const { return arena_size_; }
 
  private:

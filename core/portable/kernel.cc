@@ -73,6 +73,16 @@ std::vector<float> NodeContext::attr_floats(std::string_view name) const {
   return std::vector<float>(attribute->floats()->begin(), attribute->floats()->end());
 }
 
+const uint8_t* NodeContext::attr_graph(std::string_view name, size_t* size) const {
+  const ir::Attribute* attribute = find_attribute(node_, name);
+  *size = 0;
+  if (attribute == nullptr || attribute->kind() != ir::AttributeKind::Graph || attribute->graph() == nullptr) {
+    return nullptr;
+  }
+  *size = attribute->graph()->size();
+  return attribute->graph()->data();
+}
+
 std::optional<std::vector<int64_t>> NodeContext::constant_ints(size_t i) const {
   const TensorInfo* info = input(i);
   if (info == nullptr || info->constant_data == nullptr) return std::nullopt;

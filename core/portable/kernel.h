@@ -3,8 +3,10 @@
 // A kernel is prepared once per node when a delegate is initialised: it reads the
 // node's attributes and its input and output TensorInfo, checks everything (dtypes,
 // ranks, shapes, attribute values), and precomputes what it needs. Running it then
-// cannot fail and must not allocate: it reads its inputs and writes its outputs,
-// using at most scratch_bytes() of scratch memory that the backend provides.
+// must not allocate: it reads its inputs and writes its outputs, using at most
+// scratch_bytes() of scratch memory that the backend provides. Only control flow can
+// fail at run time (a Loop running past its compiled scan length): such a kernel says
+// so in may_fail() and the graph calls run_checked() instead of run().
 #ifndef PLUGRT_PORTABLE_KERNEL_H_
 #define PLUGRT_PORTABLE_KERNEL_H_
 
@@ -39,6 +41,14 @@ class Kernel {
   virtual ~Kernel() = default;
   virtual size_t scratch_bytes() const { return 0; }
   virtual void run(const KernelArgs& args) const = 0;
+  virtual bool may_fail() const { return false; }
+  /// run(), reporting a failure on the data: false with the reason in `error`.
+  virtual bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const {
+    (void)error;
+    (void)error_capacity;
+    run(args);
+    return true;
+  }
 };
 
 /// What a kernel's prepare function sees of its node.
@@ -65,6 +75,8 @@ class NodeContext {
   /// Empty when absent.
   std::vector<int64_t> attr_ints(std::string_view name) const;
   std::vector<float> attr_floats(std::string_view name) const;
+  /// The bytes of a subgraph attribute (a graph IR buffer); null with size 0 when absent.
+  const uint8_t* attr_graph(std::string_view name, size_t* size) const;
 
   /// The elements of a constant int64 or int32 input, widened to int64; nullopt when
   /// the input is absent or not a constant.

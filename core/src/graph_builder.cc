@@ -41,6 +41,13 @@ Attribute Attribute::Ints(std::string name, std::vector<int64_t> values) {
   a.ints = std::move(values);
   return a;
 }
+Attribute Attribute::Graph(std::string name, std::vector<uint8_t> graph) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Kind::kGraph;
+  a.graph = std::move(graph);
+  return a;
+}
 
 ValueId GraphBuilder::add_value(std::string name, DType dtype, std::vector<int64_t> shape) {
   values_.push_back(Value{std::move(name), dtype, std::move(shape), false, {}});
@@ -80,6 +87,7 @@ flatbuffers::Offset<ir::Attribute> write_attribute(flatbuffers::FlatBufferBuilde
   flatbuffers::Offset<flatbuffers::String> s;
   flatbuffers::Offset<flatbuffers::Vector<float>> floats;
   flatbuffers::Offset<flatbuffers::Vector<int64_t>> ints;
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> graph;
   ir::AttributeKind kind = ir::AttributeKind::Int;
   switch (a.kind) {
     case Attribute::Kind::kFloat: kind = ir::AttributeKind::Float; break;
@@ -87,8 +95,13 @@ flatbuffers::Offset<ir::Attribute> write_attribute(flatbuffers::FlatBufferBuilde
     case Attribute::Kind::kString: kind = ir::AttributeKind::String; s = fbb.CreateString(a.s); break;
     case Attribute::Kind::kFloats: kind = ir::AttributeKind::Floats; floats = fbb.CreateVector(a.floats); break;
     case Attribute::Kind::kInts: kind = ir::AttributeKind::Ints; ints = fbb.CreateVector(a.ints); break;
+    case Attribute::Kind::kGraph:
+      kind = ir::AttributeKind::Graph;
+      fbb.ForceVectorAlignment(a.graph.size(), 1, 64);  // keeps the subgraph's constants aligned
+      graph = fbb.CreateVector(a.graph);
+      break;
   }
-  return ir::CreateAttribute(fbb, name, kind, a.f, a.i, s, floats, ints);
+  return ir::CreateAttribute(fbb, name, kind, a.f, a.i, s, floats, ints, graph);
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ std::vector<T> to_vector(const flatbuffers::Vector<T>* vector) {
   return vector != nullptr ? std::vector<T>(vector->begin(), vector->end()) : std::vector<T>();
 }
 
+}  // namespace
+
 Attribute read_attribute(const ir::Attribute& a) {
   const std::string name = a.name()->str();
   switch (a.kind()) {
@@ -21,12 +23,11 @@ Attribute read_attribute(const ir::Attribute& a) {
     case ir::AttributeKind::String: return Attribute::String(name, a.s() != nullptr ? a.s()->str() : std::string());
     case ir::AttributeKind::Floats: return Attribute::Floats(name, to_vector(a.floats()));
     case ir::AttributeKind::Ints: return Attribute::Ints(name, to_vector(a.ints()));
+    case ir::AttributeKind::Graph: return Attribute::Graph(name, to_vector(a.graph()));
     case ir::AttributeKind::Int: break;
   }
   return Attribute::Int(name, a.i());
 }
-
-}  // namespace
 
 const Attribute* EditableNode::attribute(const std::string& attribute_name) const {
   for (const Attribute& a : attributes) {

@@ -12,10 +12,14 @@
 #include "plugrt/graph_builder.h"
 
 namespace plugrt::ir {
+struct Attribute;
 struct Graph;
 }
 
 namespace plugrt::placement {
+
+/// A copy of a graph IR attribute (a subgraph's bytes included).
+Attribute read_attribute(const ir::Attribute& a);
 
 struct EditableValue {
   std::string name;

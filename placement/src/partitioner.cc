@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "editable_graph.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
 
@@ -266,20 +267,7 @@ std::vector<uint8_t> extract_subgraph(const ir::Graph& graph, const Partition& p
     for (int32_t v : to_vector(node->outputs())) outputs.push_back(value(v));
     std::vector<Attribute> attributes;
     if (node->attributes() != nullptr) {
-      for (const ir::Attribute* a : *node->attributes()) {
-        Attribute copy;
-        copy.name = a->name()->str();
-        switch (a->kind()) {
-          case ir::AttributeKind::Float: copy = Attribute::Float(copy.name, a->f()); break;
-          case ir::AttributeKind::Int: copy = Attribute::Int(copy.name, a->i()); break;
-          case ir::AttributeKind::String:
-            copy = Attribute::String(copy.name, a->s() != nullptr ? a->s()->str() : std::string());
-            break;
-          case ir::AttributeKind::Floats: copy = Attribute::Floats(copy.name, to_vector(a->floats())); break;
-          case ir::AttributeKind::Ints: copy = Attribute::Ints(copy.name, to_vector(a->ints())); break;
-        }
-        attributes.push_back(std::move(copy));
-      }
+      for (const ir::Attribute* a : *node->attributes()) attributes.push_back(read_attribute(*a));
     }
     builder.add_node(node->op_type()->str(), node->name() != nullptr ? node->name()->str() : std::string(),
                      std::move(inputs), std::move(outputs), std::move(attributes));

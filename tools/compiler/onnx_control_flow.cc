@@ -1,6 +1,6 @@
 // Control flow in the ONNX importer: an If whose condition is a constant at import is
-// replaced by the nodes of the branch it takes. Everything else with a subgraph is
-// refused (the graph IR has no subgraphs).
+// replaced by the nodes of the branch it takes; any other If, Loop or Scan keeps its
+// subgraphs, each imported as a graph of its own (subgraph_model makes it one).
 #include "onnx_internal.h"
 
 namespace plugrt::compiler::onnx_import {
@@ -119,6 +119,47 @@ Status inline_if_branch(const onnx::NodeProto& node, bool condition, const std::
     identity.add_input(it != renames.end() ? it->second : source);
     identity.add_output(node.output(k));
     nodes->push_back(std::move(identity));
+  }
+  return Status::ok();
+}
+
+Status subgraph_model(const onnx::GraphProto& body, int64_t opset, const std::vector<onnx::TypeProto>& formal_types,
+                      const std::vector<std::pair<std::string, onnx::TypeProto>>& captured,
+                      const std::map<std::string, const Tensor*>& constants, onnx::ModelProto* model) {
+  if (static_cast<size_t>(body.input_size()) != formal_types.size()) {
+    return Status(Error::kInvalidArgument, "subgraph '" + body.name() + "' has " + std::to_string(body.input_size()) +
+                                               " inputs; the node gives it " + std::to_string(formal_types.size()));
+  }
+  if (body.sparse_initializer_size() > 0) {
+    return Status(Error::kNotSupported, "subgraph '" + body.name() + "' has sparse initializers");
+  }
+  model->Clear();
+  model->set_ir_version(onnx::IR_VERSION);
+  onnx::OperatorSetIdProto* import = model->add_opset_import();
+  import->set_domain("");
+  import->set_version(opset);
+  onnx::GraphProto* graph = model->mutable_graph();
+  *graph = body;
+  for (size_t k = 0; k < formal_types.size(); ++k) {
+    *graph->mutable_input(static_cast<int>(k))->mutable_type() = formal_types[k];
+  }
+  for (const auto& [name, type] : captured) {
+    onnx::ValueInfoProto* input = graph->add_input();
+    input->set_name(name);
+    *input->mutable_type() = type;
+  }
+  for (const auto& [name, tensor] : constants) tensor_to_proto(*tensor, name, graph->add_initializer());
+  // An output that is an input of the subgraph is written by an Identity: the graph IR
+  // wants every output written by a node.
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto& input : graph->input()) inputs.insert(input.name());
+  for (onnx::ValueInfoProto& output : *graph->mutable_output()) {
+    if (inputs.count(output.name()) == 0) continue;
+    onnx::NodeProto* identity = graph->add_node();
+    identity->set_op_type("Identity");
+    identity->add_input(output.name());
+    output.set_name(output.name() + "/passed");
+    identity->add_output(output.name());
   }
   return Status::ok();
 }

@@ -21,13 +21,12 @@ const std::set<std::string>& positive_attributes() {
 
 Status check_node_attributes(const onnx::NodeProto& node) {
   for (const onnx::AttributeProto& attribute : node.attribute()) {
-    // An If's branches are inlined once its condition is known (onnx_control_flow.cc).
-    const bool if_branch = node.op_type() == "If" && attribute.type() == onnx::AttributeProto::GRAPH;
-    if (!if_branch &&
-        (attribute.type() == onnx::AttributeProto::GRAPH || attribute.type() == onnx::AttributeProto::GRAPHS)) {
+    // If's branches and Loop's and Scan's bodies are imported (onnx_control_flow.cc).
+    const bool control_flow = node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
+    if ((!control_flow && attribute.type() == onnx::AttributeProto::GRAPH) ||
+        attribute.type() == onnx::AttributeProto::GRAPHS) {
       return Status(Error::kNotSupported, "attribute '" + attribute.name() +
-                                              "' is a graph (subgraphs are supported only in an If whose "
-                                              "condition is a constant at compile time)");
+                                              "' is a graph (subgraphs are supported in If, Loop and Scan only)");
     }
     // ONNX's shape inference divides by these without checking them (a stride of 0
     // is a division by zero there), so refuse bad values before it runs.
@@ -106,9 +105,7 @@ void remove_dead_nodes(onnx::GraphProto* graph, const std::set<std::string>& out
     }
     if (!keep[static_cast<size_t>(i)]) continue;
     for (const std::string& input : node.input()) live.insert(input);
-    if (node.op_type() == "If") {  // its branches read outer values too
-      for (const std::string& input : implicit_inputs(node)) live.insert(input);
-    }
+    for (const std::string& input : implicit_inputs(node)) live.insert(input);  // read by its subgraphs
   }
   if (std::find(keep.begin(), keep.end(), false) == keep.end()) return;
   std::vector<onnx::NodeProto> nodes;

@@ -1,10 +1,12 @@
 // The ONNX importer: ModelProto -> graph IR. See onnx_importer.h.
 //
 // The steps: parse; refuse what plugrt cannot represent (opsets, domains, unknown ops,
-// subgraphs other than If's, dtypes, external data); sort the nodes; run ONNX's checker;
+// lists of subgraphs, dtypes, external data); sort the nodes; run ONNX's checker;
 // make the graph inputs static (ImportOptions::input_shapes); drop dead nodes; then one
 // pass over the nodes in order: Constant nodes become constants, an If whose condition
-// is constant is replaced by its branch's nodes (onnx_control_flow.cc), Identity and
+// is constant is replaced by its branch's nodes (onnx_control_flow.cc), any other If,
+// Loop or Scan has each subgraph imported as a graph of its own (a nested Importer,
+// the outer values it reads passed as the node's last inputs), Identity and
 // inference-mode Dropout are removed, ONNX's shape inference types each remaining node
 // (onnx_inference.cc), Shape and Size of static values and nodes whose inputs are all
 // constant are evaluated (onnx_folding.cc); drop the nodes that became dead; last, write
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -45,6 +48,8 @@ class Importer {
   Importer(std::string origin, const ImportOptions& options) : origin_(std::move(origin)), options_(options) {}
 
   Result<ImportedModel> run(onnx::ModelProto& model);
+  /// Imports a subgraph made a model by subgraph_model (checked with its enclosing model).
+  Result<std::vector<uint8_t>> run_subgraph(onnx::ModelProto& model);
 
  private:
   Status error(Error code, const std::string& reason) const { return Status(code, origin_ + ": " + reason); }
@@ -61,6 +66,9 @@ class Importer {
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
   Status inline_if(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending, std::set<std::string>* consumed);
+  Status import_control_flow(onnx::NodeProto& node, const std::function<std::string(std::string)>& resolve);
+  Status read_graph(onnx::ModelProto& model);
+  Result<std::vector<uint8_t>> import_graph();
   Status simplify();
   Result<std::vector<uint8_t>> write() const;
 
@@ -79,8 +87,40 @@ class Importer {
   std::map<std::string, std::string> inference_failures_;  // output -> why ONNX's inference threw
   std::vector<std::string> graph_inputs_;
   std::set<std::string> graph_outputs_;
+  /// The graph IR attributes (subgraphs, captured count) of each If, Loop and Scan kept,
+  /// by the node's first output.
+  std::map<std::string, std::vector<Attribute>> subgraph_attributes_;
   size_t folded_ = 0;
 };
+
+bool is_control_flow(const onnx::NodeProto& node) {
+  return node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
+}
+
+const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == name) return &attribute;
+  }
+  return nullptr;
+}
+
+/// What a kept control flow node's subgraph attributes are filed under.
+std::string first_output(const onnx::NodeProto& node) {
+  for (const std::string& output : node.output()) {
+    if (!output.empty()) return output;
+  }
+  return {};
+}
+
+/// A TypeProto for a tensor of `elem_type` and static `dims`.
+onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims) {
+  onnx::TypeProto type;
+  onnx::TypeProto::Tensor* tensor = type.mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  onnx::TensorShapeProto* shape = tensor->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  return type;
+}
 
 /// Inference reads constants that are shape-like parameters; larger folded constants
 /// (weights) are not handed to it.
@@ -201,7 +241,8 @@ Status Importer::prepare_inputs() {
   for (const onnx::ValueInfoProto& info : graph_->value_info()) declared_[info.name()] = info.type();
   for (const onnx::ValueInfoProto& output : graph_->output()) {
     graph_outputs_.insert(output.name());
-    declared_[output.name()] = output.type();
+    // A subgraph's outputs may declare no type at all.
+    if (output.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) declared_[output.name()] = output.type();
   }
   return Status::ok();
 }
@@ -299,10 +340,8 @@ Status Importer::simplify() {
   std::set<std::string> consumed(graph_outputs_.begin(), graph_outputs_.end());
   for (const onnx::NodeProto& node : graph_->node()) {
     consumed.insert(node.input().begin(), node.input().end());
-    if (node.op_type() == "If") {
-      const std::set<std::string> implicit = onnx_import::implicit_inputs(node);
-      consumed.insert(implicit.begin(), implicit.end());
-    }
+    const std::set<std::string> implicit = onnx_import::implicit_inputs(node);
+    consumed.insert(implicit.begin(), implicit.end());
   }
   // A work list: an If with a constant condition puts its branch's nodes in front.
   std::deque<onnx::NodeProto> pending;
@@ -313,8 +352,14 @@ Status Importer::simplify() {
     for (int k = 0; k < node.input_size(); ++k) {
       if (!node.input(k).empty()) node.set_input(k, resolve(node.input(k)));
     }
-    if (node.op_type() == "If") {
+    if (node.op_type() == "If" && node.input_size() > 0 && constants_.count(node.input(0)) != 0) {
       PLUGRT_RETURN_IF_ERROR(inline_if(node, &pending, &consumed));
+      continue;
+    }
+    if (is_control_flow(node)) {
+      PLUGRT_RETURN_IF_ERROR(import_control_flow(node, resolve));
+      for (const std::string& output : node.output()) produced.insert(output);
+      kept.push_back(std::move(node));
       continue;
     }
     if (node.op_type() == "Constant" && node.output_size() == 1) {
@@ -371,6 +416,11 @@ Status Importer::simplify() {
     for (int k = 0; k < node.input_size(); ++k) {
       if (!node.input(k).empty()) node.set_input(k, resolve(node.input(k)));
     }
+    if (is_control_flow(node) && renamed.count(first_output(node)) != 0) {
+      auto entry = subgraph_attributes_.extract(first_output(node));
+      entry.key() = resolve(entry.key());
+      subgraph_attributes_.insert(std::move(entry));
+    }
     for (int k = 0; k < node.output_size(); ++k) {
       if (renamed.count(node.output(k)) != 0) node.set_output(k, resolve(node.output(k)));
     }
@@ -381,15 +431,8 @@ Status Importer::simplify() {
 
 Status Importer::inline_if(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending,
                            std::set<std::string>* consumed) {
-  const std::string condition = node.input_size() > 0 ? node.input(0) : std::string();
-  auto value = constants_.find(condition);
-  if (value == constants_.end()) {
-    return node_error(Error::kNotSupported, node,
-                      "its condition '" + condition +
-                          "' is not a constant at compile time; plugrt takes an If only when its condition "
-                          "folds to a constant, and replaces it by the branch taken");
-  }
-  const Tensor& tensor = value->second;
+  const std::string& condition = node.input(0);
+  const Tensor& tensor = constants_.at(condition);
   if (tensor.dtype != DType::kBool || tensor.bytes.size() != 1) {
     return node_error(Error::kInvalidArgument, node, "its condition '" + condition + "' is not one bool");
   }
@@ -409,10 +452,8 @@ Status Importer::inline_if(const onnx::NodeProto& node, std::deque<onnx::NodePro
   for (const onnx::NodeProto& inner : nodes) {
     PLUGRT_RETURN_IF_ERROR(check_node(inner));
     consumed->insert(inner.input().begin(), inner.input().end());
-    if (inner.op_type() == "If") {
-      const std::set<std::string> implicit = onnx_import::implicit_inputs(inner);
-      consumed->insert(implicit.begin(), implicit.end());
-    }
+    const std::set<std::string> implicit = onnx_import::implicit_inputs(inner);
+    consumed->insert(implicit.begin(), implicit.end());
   }
   pending->insert(pending->begin(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
   ++folded_;  // the If itself
@@ -443,8 +484,20 @@ Result<std::vector<uint8_t>> Importer::write() const {
   };
   for (const onnx::NodeProto& node : graph_->node()) {
     std::vector<Attribute> attributes;
-    Status status = onnx_import::convert_attributes(node, schema_of(node), &attributes);
-    if (!status.is_ok()) return node_error(status.code(), node, status.message());
+    auto subgraphs = subgraph_attributes_.find(first_output(node));
+    if (is_control_flow(node) && subgraphs != subgraph_attributes_.end()) {
+      onnx::NodeProto plain = node;  // its graph attributes are written from the nested imports
+      plain.clear_attribute();
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        if (attribute.type() != onnx::AttributeProto::GRAPH) *plain.add_attribute() = attribute;
+      }
+      Status status = onnx_import::convert_attributes(plain, schema_of(node), &attributes);
+      if (!status.is_ok()) return node_error(status.code(), node, status.message());
+      attributes.insert(attributes.end(), subgraphs->second.begin(), subgraphs->second.end());
+    } else {
+      Status status = onnx_import::convert_attributes(node, schema_of(node), &attributes);
+      if (!status.is_ok()) return node_error(status.code(), node, status.message());
+    }
     std::vector<ValueId> inputs, outputs;
     for (const std::string& input : node.input()) {
       if (input.empty()) {
@@ -512,6 +565,208 @@ Result<std::vector<uint8_t>> Importer::write() const {
   return builder.finish();
 }
 
+Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<std::string(std::string)>& resolve) {
+  const bool is_loop = node.op_type() == "Loop", is_scan = node.op_type() == "Scan";
+  if (is_scan && opset_ < 9) {
+    return node_error(Error::kNotSupported, node,
+                      "Scan before opset 9 (with a batch axis and sequence lengths) is not supported");
+  }
+  if (first_output(node).empty()) return node_error(Error::kInvalidArgument, node, "has no named output");
+  // The outer values its subgraphs read: constants go in as initializers, the rest as
+  // the node's last inputs ("captured").
+  std::vector<std::pair<std::string, onnx::TypeProto>> captured;
+  std::vector<std::string> captured_outer;
+  std::map<std::string, const Tensor*> constants;
+  for (const std::string& name : onnx_import::implicit_inputs(node)) {
+    const std::string outer = resolve(name);
+    if (auto constant = constants_.find(outer); constant != constants_.end()) {
+      constants[name] = &constant->second;
+      continue;
+    }
+    auto type = types_.find(outer);
+    if (type == types_.end() || !type->second.is_static()) {
+      return node_error(Error::kNotSupported, node,
+                        "its subgraphs read '" + name + "', whose shape is not known at compile time");
+    }
+    captured.emplace_back(name, type_protos_.at(outer));
+    captured_outer.push_back(outer);
+  }
+  auto static_type = [&](const std::string& name, ValueType* type) -> Status {
+    auto it = types_.find(name);
+    if (it == types_.end() || !it->second.is_static()) {
+      return node_error(Error::kNotSupported, node, "input '" + name + "' has no static shape");
+    }
+    *type = it->second;
+    return Status::ok();
+  };
+  // The subgraphs' own inputs (none for If's branches).
+  std::vector<onnx::TypeProto> formal;
+  const onnx::AttributeProto* scanned_attribute = find_attribute(node, "num_scan_inputs");
+  const int64_t num_scanned = is_scan && scanned_attribute != nullptr ? scanned_attribute->i() : 0;
+  const size_t first_scanned = static_cast<size_t>(node.input_size()) - static_cast<size_t>(std::max<int64_t>(num_scanned, 0));
+  int64_t scan_length = -1;
+  if (is_loop) {
+    formal.push_back(tensor_type(onnx::TensorProto::INT64, {}));
+    formal.push_back(tensor_type(onnx::TensorProto::BOOL, {}));
+    for (int k = 2; k < node.input_size(); ++k) {
+      ValueType type;
+      PLUGRT_RETURN_IF_ERROR(static_type(node.input(k), &type));
+      formal.push_back(tensor_type(type.elem_type, type.dims));
+    }
+  } else if (is_scan) {
+    if (num_scanned < 1 || num_scanned > node.input_size()) {
+      return node_error(Error::kInvalidArgument, node, "attribute 'num_scan_inputs' does not fit its inputs");
+    }
+    for (const char* axes : {"scan_input_axes", "scan_output_axes"}) {
+      const onnx::AttributeProto* attribute = find_attribute(node, axes);
+      for (int64_t axis : attribute != nullptr ? attribute->ints() : google::protobuf::RepeatedField<int64_t>()) {
+        if (axis != 0) {
+          return node_error(Error::kNotSupported, node,
+                            std::string("attribute '") + axes + "' must be all 0 (other axes are not supported)");
+        }
+      }
+    }
+    for (size_t k = 0; k < static_cast<size_t>(node.input_size()); ++k) {
+      ValueType type;
+      PLUGRT_RETURN_IF_ERROR(static_type(node.input(static_cast<int>(k)), &type));
+      if (k >= first_scanned) {  // the body sees one element along axis 0
+        if (type.dims.empty()) return node_error(Error::kInvalidArgument, node, "a scan input is a scalar");
+        if (scan_length >= 0 && type.dims[0] != scan_length) {
+          return node_error(Error::kInvalidArgument, node, "its scan inputs have different lengths");
+        }
+        scan_length = type.dims[0];
+        type.dims.erase(type.dims.begin());
+      }
+      formal.push_back(tensor_type(type.elem_type, type.dims));
+    }
+  }
+  // Each subgraph imported on its own; its output types give the node's.
+  std::vector<Attribute> attributes;
+  std::vector<std::vector<ValueType>> subgraph_outputs;
+  bool condition_stays_true = false;  // a Loop body whose condition output is always true
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.type() != onnx::AttributeProto::GRAPH) continue;
+    const std::string where = "subgraph '" + attribute.name() + "'";
+    onnx::ModelProto model;
+    Status status = onnx_import::subgraph_model(attribute.g(), opset_, formal, captured, constants, &model);
+    if (!status.is_ok()) return node_error(status.code(), node, status.message());
+    static const ImportOptions kNoOptions;
+    Importer nested(node_error(Error::kOk, node, where).message(), kNoOptions);
+    PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, nested.run_subgraph(model));
+    std::vector<ValueType>& outputs = subgraph_outputs.emplace_back();
+    for (const onnx::ValueInfoProto& output : nested.graph_->output()) outputs.push_back(nested.types_.at(output.name()));
+    if (is_loop && !outputs.empty()) {
+      const std::string& condition = nested.graph_->output(0).name();
+      auto constant = nested.constants_.find(condition);
+      condition_stays_true = constant != nested.constants_.end() && constant->second.bytes == std::vector<uint8_t>{1};
+      for (const onnx::NodeProto& inner : nested.graph_->node()) {
+        condition_stays_true = condition_stays_true ||
+                               (inner.op_type() == "Identity" && inner.output(0) == condition &&
+                                inner.input(0) == model.graph().input(1).name());
+      }
+    }
+    attributes.push_back(Attribute::Graph(attribute.name(), std::move(bytes)));
+  }
+  attributes.push_back(Attribute::Int("captured", static_cast<int64_t>(captured.size())));
+  const std::vector<ValueType>& body = subgraph_outputs.front();
+  auto describe = [](const ValueType& type) {
+    return onnx_import::onnx_type_name(type.elem_type) + " " + onnx_import::describe_dims(type);
+  };
+  // Where the node's outputs are in the body's, and which of them are scan outputs.
+  const size_t skipped = is_loop ? 1 : 0;
+  const size_t first_scan_output = is_loop ? static_cast<size_t>(node.input_size()) - 2
+                                   : is_scan ? first_scanned
+                                             : static_cast<size_t>(node.output_size());
+  if (body.size() != skipped + static_cast<size_t>(node.output_size()) ||
+      first_scan_output > static_cast<size_t>(node.output_size())) {
+    return node_error(Error::kInvalidArgument, node,
+                      "its subgraph has " + std::to_string(body.size()) + " outputs, which do not fit the node's " +
+                          std::to_string(node.output_size()));
+  }
+  if (is_loop && scan_length < 0) {  // the iteration count, when the compiler can tell it
+    auto trips = constants_.find(node.input(0));
+    auto condition = node.input(1).empty() ? constants_.end() : constants_.find(node.input(1));
+    const bool starts_true = node.input(1).empty() ||
+                             (condition != constants_.end() && condition->second.bytes == std::vector<uint8_t>{1});
+    if (trips != constants_.end() && trips->second.bytes.size() == sizeof(int64_t) && starts_true &&
+        condition_stays_true) {
+      std::memcpy(&scan_length, trips->second.bytes.data(), sizeof(int64_t));
+      scan_length = std::max<int64_t>(scan_length, 0);
+    }
+  }
+  for (size_t k = 0; k < static_cast<size_t>(node.output_size()); ++k) {
+    if (node.output(static_cast<int>(k)).empty()) {  // named, so that the portable kernel has a buffer for it
+      node.set_output(static_cast<int>(k), first_output(node) + "/unused_" + std::to_string(k));
+    }
+    const std::string& output = node.output(static_cast<int>(k));
+    ValueType type = body[skipped + k];
+    for (size_t other = 1; other < subgraph_outputs.size(); ++other) {  // If: both branches alike
+      const ValueType& alternative = subgraph_outputs[other][k];
+      if (alternative.elem_type != type.elem_type || alternative.dims != type.dims) {
+        return node_error(Error::kNotSupported, node,
+                          "its branches give output '" + output + "' as " + describe(type) + " and " +
+                              describe(alternative) + "; plugrt needs one static type");
+      }
+    }
+    if (k >= first_scan_output) {
+      int64_t length = scan_length;
+      auto declared = declared_.find(output);
+      if (declared != declared_.end()) {
+        const ValueType declared_type = onnx_import::value_type_of(declared->second);
+        if (declared_type.has_shape && !declared_type.dims.empty() && declared_type.dims[0] >= 0) {
+          length = declared_type.dims[0];
+        }
+      }
+      if (length < 0) {
+        return node_error(Error::kNotSupported, node,
+                          "scan output '" + output +
+                              "' is as long as the loop runs, which the compiler cannot tell: make the trip count "
+                              "a constant and the condition always true, or declare the output's shape in the model");
+      }
+      type.dims.insert(type.dims.begin(), length);
+    }
+    PLUGRT_RETURN_IF_ERROR(set_type(node, output, tensor_type(type.elem_type, type.dims)));
+  }
+  for (const std::string& outer : captured_outer) node.add_input(outer);
+  subgraph_attributes_[first_output(node)] = std::move(attributes);
+  return Status::ok();
+}
+
+Status Importer::read_graph(onnx::ModelProto& model) {
+  graph_ = model.mutable_graph();
+  for (int i = 0; i < graph_->node_size(); ++i) {
+    const onnx::NodeProto& node = graph_->node(i);
+    if (node.name().empty() && node.output_size() > 0) labels_.emplace(node.output(0), "#" + std::to_string(i));
+  }
+  for (const onnx::NodeProto& node : graph_->node()) PLUGRT_RETURN_IF_ERROR(check_node(node));
+  if (graph_->sparse_initializer_size() > 0) {
+    return error(Error::kNotSupported, "sparse initializers are not supported");
+  }
+  for (const onnx::TensorProto& initializer : graph_->initializer()) {
+    Tensor tensor;
+    Status status = onnx_import::tensor_from_proto(initializer, &tensor);
+    if (!status.is_ok()) return error(status.code(), "initializer '" + initializer.name() + "' " + status.message());
+    data_[initializer.name()] = &initializer;  // the model's own proto: no copy for inference
+    add_constant(initializer.name(), std::move(tensor));
+  }
+  onnx_import::sort_nodes(graph_);
+  return Status::ok();
+}
+
+Result<std::vector<uint8_t>> Importer::import_graph() {
+  PLUGRT_RETURN_IF_ERROR(prepare_inputs());
+  onnx_import::remove_dead_nodes(graph_, graph_outputs_);
+  PLUGRT_RETURN_IF_ERROR(simplify());
+  onnx_import::remove_dead_nodes(graph_, graph_outputs_);
+  return write();
+}
+
+Result<std::vector<uint8_t>> Importer::run_subgraph(onnx::ModelProto& model) {
+  opset_ = model.opset_import(0).version();
+  PLUGRT_RETURN_IF_ERROR(read_graph(model));
+  return import_graph();
+}
+
 Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
   bool found = false;
   for (const onnx::OperatorSetIdProto& import : model.opset_import()) {
@@ -539,33 +794,13 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
                                            std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
                                            ")");
   }
-  graph_ = model.mutable_graph();
-  for (int i = 0; i < graph_->node_size(); ++i) {
-    const onnx::NodeProto& node = graph_->node(i);
-    if (node.name().empty() && node.output_size() > 0) labels_.emplace(node.output(0), "#" + std::to_string(i));
-  }
-  for (const onnx::NodeProto& node : graph_->node()) PLUGRT_RETURN_IF_ERROR(check_node(node));
-  if (graph_->sparse_initializer_size() > 0) {
-    return error(Error::kNotSupported, "sparse initializers are not supported");
-  }
-  for (const onnx::TensorProto& initializer : graph_->initializer()) {
-    Tensor tensor;
-    Status status = onnx_import::tensor_from_proto(initializer, &tensor);
-    if (!status.is_ok()) return error(status.code(), "initializer '" + initializer.name() + "' " + status.message());
-    data_[initializer.name()] = &initializer;  // the model's own proto: no copy for inference
-    add_constant(initializer.name(), std::move(tensor));
-  }
-  onnx_import::sort_nodes(graph_);
+  PLUGRT_RETURN_IF_ERROR(read_graph(model));
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return error(Error::kInvalidArgument, std::string("the ONNX checker refuses the model: ") + e.what());
   }
-  PLUGRT_RETURN_IF_ERROR(prepare_inputs());
-  onnx_import::remove_dead_nodes(graph_, graph_outputs_);
-  PLUGRT_RETURN_IF_ERROR(simplify());
-  onnx_import::remove_dead_nodes(graph_, graph_outputs_);
-  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> graph, write());
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> graph, import_graph());
   ImportedModel imported;
   imported.graph = std::move(graph);
   imported.opset = opset_;

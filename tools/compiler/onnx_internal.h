@@ -99,7 +99,8 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
                   std::vector<onnx::TypeProto>* outputs, std::string* failure);
 
 /// Refuses attributes the importer cannot carry or ONNX's own code would choke on
-/// (subgraphs other than If's branches, strides of 0, sparse or string constants). The
+/// (lists of subgraphs, subgraphs outside If, Loop and Scan, strides of 0, sparse or
+/// string constants). The
 /// reason alone on failure.
 Status check_node_attributes(const onnx::NodeProto& node);
 /// Puts the nodes in topological order, keeping the model's order where it already is
@@ -135,6 +136,14 @@ std::set<std::string> implicit_inputs(const onnx::NodeProto& node);
 /// on failure.
 Status inline_if_branch(const onnx::NodeProto& node, bool condition, const std::string& prefix,
                         std::vector<onnx::NodeProto>* nodes, std::vector<onnx::TensorProto>* initializers);
+
+/// An If branch, Loop body or Scan body as a model of its own, for a nested import: its
+/// own inputs get `formal_types` (in order), the outer values it reads become inputs
+/// (`captured`, appended, with their types) or initializers (`constants`), and an output
+/// that is an input passes through an Identity. The reason alone on failure.
+Status subgraph_model(const onnx::GraphProto& body, int64_t opset, const std::vector<onnx::TypeProto>& formal_types,
+                      const std::vector<std::pair<std::string, onnx::TypeProto>>& captured,
+                      const std::map<std::string, const Tensor*>& constants, onnx::ModelProto* model);
 
 }  // namespace plugrt::compiler::onnx_import
 

@@ -15,7 +15,7 @@ namespace plugrt {
 
 /// One operator attribute, by value.
 struct Attribute {
-  enum class Kind { kFloat, kInt, kString, kFloats, kInts };
+  enum class Kind { kFloat, kInt, kString, kFloats, kInts, kGraph };
   std::string name;
   Kind kind = Kind::kInt;
   float f = 0;
@@ -23,12 +23,15 @@ struct Attribute {
   std::string s;
   std::vector<float> floats;
   std::vector<int64_t> ints;
+  /// kGraph: a finished graph IR buffer (a subgraph).
+  std::vector<uint8_t> graph;
 
   static Attribute Float(std::string name, float value);
   static Attribute Int(std::string name, int64_t value);
   static Attribute String(std::string name, std::string value);
   static Attribute Floats(std::string name, std::vector<float> values);
   static Attribute Ints(std::string name, std::vector<int64_t> values);
+  static Attribute Graph(std::string name, std::vector<uint8_t> graph);
 };
 
 /// Index of a value in the graph being built; -1 is an absent optional input.

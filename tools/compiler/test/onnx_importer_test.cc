@@ -988,24 +988,192 @@ TEST(OnnxImporter, AnIfWhoseConditionFoldsBecomesItsBranch) {
   EXPECT_THAT(op_types(graph_of(*imported)), ElementsAre("Relu", "Add"));
 }
 
-TEST(OnnxImporter, RefusesAnIfWithARuntimeConditionAndOtherSubgraphs) {
-  Result<ImportedModel> runtime = import_model(if_model(false, false));
-  EXPECT_EQ(runtime.code(), Error::kNotSupported);
-  EXPECT_THAT(runtime.status().message(), StartsWith("test.onnx: node 'choose' (If, opset 13): "));
-  EXPECT_THAT(runtime.status().message(), HasSubstr("its condition 'c' is not a constant at compile time"));
+HostTensor bool_tensor(bool value) { return HostTensor{DType::kBool, {}, {static_cast<uint8_t>(value ? 1 : 0)}}; }
 
-  onnx::ModelProto model = make_model(13);
-  add_input(model, "n", {}, onnx::TensorProto::INT64);
-  onnx::NodeProto* node = add_node(model, "Loop", "loop", {"n", ""}, {});
-  onnx::AttributeProto* body = node->add_attribute();
-  body->set_name("body");
-  body->set_type(onnx::AttributeProto::GRAPH);
-  body->mutable_g()->set_name("body");
-  add_output(model, "n", {}, onnx::TensorProto::INT64);
+HostTensor int64_tensor(int64_t value) {
+  HostTensor t{DType::kInt64, {}, std::vector<uint8_t>(sizeof(int64_t))};
+  std::memcpy(t.bytes.data(), &value, sizeof(value));
+  return t;
+}
+
+TEST(OnnxImporter, AnIfWithARuntimeConditionKeepsBothBranches) {
+  Result<ImportedModel> imported = import_model(if_model(false, false));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  ASSERT_THAT(op_types(graph), ElementsAre("If"));
+  const ir::Node& node = *find_node(graph, "If");
+  ASSERT_EQ(node.inputs()->size(), 2u);  // the condition, then x, which the branches read
+  EXPECT_EQ(value_at(graph, node.inputs()->Get(1)).name()->str(), "x");
+  EXPECT_EQ(find_attribute(node, "captured")->i(), 1);
+  const ir::Attribute* then_branch = find_attribute(node, "then_branch");
+  ASSERT_NE(then_branch, nullptr);
+  ASSERT_EQ(then_branch->kind(), ir::AttributeKind::Graph);
+  const ir::Graph& branch = *ir::GetGraph(then_branch->graph()->data());
+  EXPECT_THAT(op_types(branch), ElementsAre("Relu", "Add"));
+
+  EXPECT_THAT(floats_of(run_portable(*imported, {float_tensor({2}, {-1, 2}), bool_tensor(true)})[0]),
+              ElementsAre(10, 22));
+  EXPECT_THAT(floats_of(run_portable(*imported, {float_tensor({2}, {-1, 2}), bool_tensor(false)})[0]),
+              ElementsAre(1, -2));
+}
+
+TEST(OnnxImporter, RefusesAnIfWhoseBranchesDisagreeOnShape) {
+  onnx::ModelProto model = if_model(false, false);
+  onnx::GraphProto* else_graph = model.mutable_graph()->mutable_node(0)->mutable_attribute(1)->mutable_g();
+  onnx::NodeProto* concat = else_graph->add_node();
+  concat->set_op_type("Concat");
+  concat->add_input("x");
+  concat->add_input("x");
+  concat->add_output("twice");
+  set_int(concat, "axis", 0);
+  else_graph->mutable_output(0)->set_name("twice");
+  else_graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(4);
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
   Result<ImportedModel> imported = import_model(model);
   EXPECT_EQ(imported.code(), Error::kNotSupported);
-  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'loop' (Loop, opset 13): "));
-  EXPECT_THAT(imported.status().message(), HasSubstr("attribute 'body' is a graph (subgraphs are supported only"));
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'choose' (If, opset 13): "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("its branches give output 'y' as FLOAT [2] and FLOAT [4]"));
+}
+
+/// v, s = Loop(n, "", v0): each iteration v += w (w read from the outer graph), and s
+/// collects v * 2. `n` is an input or (constant_trips) the constant 3.
+onnx::ModelProto loop_model(bool constant_trips, bool declare_scan_length) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "v0", {2});
+  add_input(model, "w", {2});
+  if (constant_trips) {
+    add_int64_initializer(model, "n", {}, {3});
+  } else {
+    add_input(model, "n", {}, onnx::TensorProto::INT64);
+  }
+  onnx::NodeProto* node = add_node(model, "Loop", "accumulate", {"n", "", "v0"}, {"v", "s"});
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name("body");
+  attribute->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = attribute->mutable_g();
+  body->set_name("body");
+  const std::vector<int64_t> scalar = {}, pair = {2};
+  describe(body->add_input(), "i", onnx::TensorProto::INT64, &scalar);
+  describe(body->add_input(), "cond_in", onnx::TensorProto::BOOL, &scalar);
+  describe(body->add_input(), "v_in", onnx::TensorProto::FLOAT, &pair);
+  auto add_body_node = [body](const std::string& op, std::vector<std::string> inputs, const std::string& output) {
+    onnx::NodeProto* inner = body->add_node();
+    inner->set_op_type(op);
+    for (const std::string& input : inputs) inner->add_input(input);
+    inner->add_output(output);
+    return inner;
+  };
+  add_body_node("Identity", {"cond_in"}, "cond_out");
+  add_body_node("Add", {"v_in", "w"}, "v_out");
+  add_body_node("Add", {"v_out", "v_out"}, "s_out");
+  describe(body->add_output(), "cond_out", onnx::TensorProto::BOOL, &scalar);
+  describe(body->add_output(), "v_out", onnx::TensorProto::FLOAT, &pair);
+  describe(body->add_output(), "s_out", onnx::TensorProto::FLOAT, &pair);
+  add_output(model, "v", {2});
+  add_output(model, "s", {declare_scan_length ? 3 : -1, 2});
+  return model;
+}
+
+TEST(OnnxImporter, ALoopRunsItsBodyWithCarriedAndScannedValues) {
+  Result<ImportedModel> imported = import_model(loop_model(true, false));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  ASSERT_THAT(op_types(graph), ElementsAre("Loop"));
+  // The scan output's length is the constant trip count: the condition never changes.
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(1)), ElementsAre(3, 2));
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({2}, {1, 2}), float_tensor({2}, {1, 2})});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(4, 8));
+  EXPECT_THAT(floats_of(outputs[1]), ElementsAre(4, 8, 6, 12, 8, 16));
+}
+
+TEST(OnnxImporter, ALoopWithARuntimeTripCountNeedsTheScanLengthDeclared) {
+  Result<ImportedModel> undeclared = import_model(loop_model(false, false));
+  EXPECT_EQ(undeclared.code(), Error::kNotSupported);
+  EXPECT_THAT(undeclared.status().message(), StartsWith("test.onnx: node 'accumulate' (Loop, opset 13): "));
+  EXPECT_THAT(undeclared.status().message(), HasSubstr("scan output 's' is as long as the loop runs"));
+
+  Result<ImportedModel> declared = import_model(loop_model(false, true));
+  ASSERT_TRUE(declared.is_ok()) << declared.status().to_string();
+  std::vector<HostTensor> outputs =
+      run_portable(*declared, {float_tensor({2}, {1, 2}), float_tensor({2}, {1, 2}), int64_tensor(3)});
+  EXPECT_THAT(floats_of(outputs[1]), ElementsAre(4, 8, 6, 12, 8, 16));
+
+  // Two iterations where the program was compiled for three: refused when it runs.
+  InitOptions options;
+  options.blob = declared->graph.data();
+  options.blob_size = declared->graph.size();
+  Result<DelegateHandle> handle = builtin_portable_backend().init(options);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
+  HostTensor v0 = float_tensor({2}, {1, 2}), w = float_tensor({2}, {1, 2}), n = int64_tensor(2);
+  HostTensor v = float_tensor({2}, {0, 0}), s = float_tensor({3, 2}, {0, 0, 0, 0, 0, 0});
+  DLTensor in[] = {as_dltensor(v0), as_dltensor(w), as_dltensor(n)}, out[] = {as_dltensor(v), as_dltensor(s)};
+  const DLTensor* in_ptrs[] = {&in[0], &in[1], &in[2]};
+  const DLTensor* out_ptrs[] = {&out[0], &out[1]};
+  Status status = handle->execute(Span<const DLTensor* const>(in_ptrs, 3), Span<const DLTensor* const>(out_ptrs, 2));
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_THAT(status.message(), HasSubstr("Loop 'accumulate': ran 2 iterations, but its scan outputs have length 3"));
+}
+
+/// y, z = Scan(initial, x): y sums the rows of x, z holds the running sums.
+onnx::ModelProto scan_model(int64_t opset) {
+  onnx::ModelProto model = make_model(opset);
+  add_input(model, "initial", {2});
+  add_input(model, "x", {3, 2});
+  onnx::NodeProto* node = add_node(model, "Scan", "running_sum", {"initial", "x"}, {"y", "z"});
+  set_int(node, "num_scan_inputs", 1);
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name("body");
+  attribute->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = attribute->mutable_g();
+  body->set_name("body");
+  const std::vector<int64_t> pair = {2};
+  describe(body->add_input(), "sum_in", onnx::TensorProto::FLOAT, &pair);
+  describe(body->add_input(), "row", onnx::TensorProto::FLOAT, &pair);
+  onnx::NodeProto* add = body->add_node();
+  add->set_op_type("Add");
+  add->add_input("sum_in");
+  add->add_input("row");
+  add->add_output("sum_out");
+  onnx::NodeProto* copy = body->add_node();
+  copy->set_op_type("Identity");
+  copy->add_input("sum_out");
+  copy->add_output("scan_out");
+  describe(body->add_output(), "sum_out", onnx::TensorProto::FLOAT, &pair);
+  describe(body->add_output(), "scan_out", onnx::TensorProto::FLOAT, &pair);
+  add_output(model, "y", {2});
+  add_output(model, "z", {3, 2});
+  return model;
+}
+
+TEST(OnnxImporter, AScanRunsItsBodyAlongTheFirstAxis) {
+  Result<ImportedModel> imported = import_model(scan_model(11));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  std::vector<HostTensor> outputs =
+      run_portable(*imported, {float_tensor({2}, {0, 0}), float_tensor({3, 2}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(9, 12));
+  EXPECT_THAT(floats_of(outputs[1]), ElementsAre(1, 2, 4, 6, 9, 12));
+}
+
+TEST(OnnxImporter, RefusesSubgraphsItCannotRun) {
+  Result<ImportedModel> batched = import_model(scan_model(8));
+  EXPECT_EQ(batched.code(), Error::kNotSupported);
+  EXPECT_THAT(batched.status().message(), HasSubstr("Scan before opset 9"));
+
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  onnx::NodeProto* node = add_node(model, "Relu", "relu", {"x"}, {"y"});
+  onnx::AttributeProto* graph = node->add_attribute();
+  graph->set_name("body");
+  graph->set_type(onnx::AttributeProto::GRAPH);
+  graph->mutable_g()->set_name("body");
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  EXPECT_EQ(imported.code(), Error::kNotSupported);
+  EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'relu' (Relu, opset 13): "));
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("attribute 'body' is a graph (subgraphs are supported in If, Loop and Scan only)"));
 }
 
 TEST(OnnxImporter, RefusesExternalData) {
