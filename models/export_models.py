@@ -148,6 +148,30 @@ class ControlFlowHead(nn.Module):
         return scores
 
 
+class LoopRnn(nn.Module):
+    """Control flow that stays to run time: a hand-written RNN cell stepped over the
+    sequence in a scripted loop (an ONNX Loop reading x[:, t] by the iteration number),
+    then a head chosen by the sign of the state's mean (an If on a computed condition).
+    Input 1x6x16."""
+
+    onnx_script = True
+
+    def __init__(self):
+        super().__init__()
+        self.input = nn.Linear(16, 16)
+        self.hidden = nn.Linear(16, 16)
+        self.positive = nn.Linear(16, 4)
+        self.negative = nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 16)
+        for t in range(x.size(1)):
+            h = torch.tanh(self.input(x[:, t]) + self.hidden(h))
+        if bool(h.mean() > 0):
+            return self.positive(h)
+        return self.negative(h) * 2.0
+
+
 SMALL = {
     "tiny_cnn": (TinyCnn, (1, 3, 32, 32)),
     "mlp": (Mlp, (4, 64)),
@@ -157,6 +181,7 @@ SMALL = {
     "groupnorm_cnn": (GroupNormCnn, (1, 3, 32, 32)),
     "einsum_attention": (EinsumAttention, (1, 16, 32)),
     "control_flow_head": (ControlFlowHead, (1, 12, 16)),
+    "loop_rnn": (LoopRnn, (1, 6, 16)),
 }
 
 

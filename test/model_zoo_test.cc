@@ -1,5 +1,6 @@
 // The model zoo in models/ (recurrent taggers, a GroupNorm CNN, an einsum attention
-// block, a head with an If; exported from PyTorch by models/export_models.py with
+// block, a head with an If that folds, an RNN cell in a Loop with an If at run time;
+// exported from PyTorch by models/export_models.py with
 // PyTorch's outputs):
 // compiled from ONNX for each backend set that is built, run, and checked against
 // PyTorch. A backend takes what its partition accepts; the rest runs on portable.
@@ -71,7 +72,8 @@ TEST_P(ModelZooTest, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ModelZooTest,
                          ::testing::Combine(::testing::Values("lstm_tagger", "gru_tagger", "groupnorm_cnn",
-                                                              "einsum_attention", "control_flow_head"),
+                                                              "einsum_attention", "control_flow_head",
+                                                              "loop_rnn"),
                                             ::testing::Values("portable", "xnnpack", "onednn")),
                          zoo_test_name);
 
