@@ -17,7 +17,7 @@ TEST(KernelTable, EveryPromisedOpHasAKernel) {
       "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "Less", "Log", "LogSoftmax",
       "MatMul", "MaxPool", "Mul", "Neg", "Pad", "Pow", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceSum",
       "Relu", "Reshape", "Resize", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub",
-      "Tanh", "Transpose", "Unsqueeze", "Where"};
+      "Tanh", "Transpose", "Unsqueeze", "Where", "If", "Loop", "Scan"};
   for (const char* op : promised) EXPECT_NE(find_kernel(op), nullptr) << op;
   EXPECT_EQ(find_kernel("NoSuchOp"), nullptr);
 }
