@@ -3,9 +3,10 @@
 // preprocess; the core's query of what the portable backend supports; and the portable
 // backend itself, through its ABI table as the compiler and the executor call it:
 // partition, preprocess, init on the blob that preprocess wrote (the graph IR is the
-// portable backend's blob) and, for a small graph, execute on inputs made from the fuzz
-// input's bytes. Must never crash, hang or read out of bounds; a bad graph is refused
-// with a status.
+// portable backend's blob) and, for a small graph without subgraphs, execute on inputs
+// made from the fuzz input's bytes (a Loop runs as many iterations as its trip count
+// says, which fuzzed bytes make huge; control flow runs in the unit tests). Must never
+// crash, hang or read out of bounds; a bad graph is refused with a status.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -86,9 +87,21 @@ bool make_tensors(const plugrt::ir::Graph& graph, const flatbuffers::Vector<int3
   return true;
 }
 
-/// Runs the initialised handle once when the graph is small enough.
+bool has_subgraphs(const plugrt::ir::Graph& graph) {
+  if (graph.nodes() == nullptr) return false;
+  for (const plugrt::ir::Node* node : *graph.nodes()) {
+    if (node->attributes() == nullptr) continue;
+    for (const plugrt::ir::Attribute* attribute : *node->attributes()) {
+      if (attribute->kind() == plugrt::ir::AttributeKind::Graph) return true;
+    }
+  }
+  return false;
+}
+
+/// Runs the initialised handle once when the graph is small enough and has no subgraphs.
 void execute_small_graph(const plugrt_backend& backend, plugrt_delegate_handle handle, const plugrt::ir::Graph& graph,
                          const uint8_t* data, size_t size) {
+  if (has_subgraphs(graph)) return;
   uint64_t total = 0;
   for (const plugrt::ir::Value* value : *graph.values()) {
     uint64_t elements = 0;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the seed inputs of the fuzz targets from real files into OUT_DIR (then
 # review and copy what is wanted into test/fuzz/corpus/; keep each target under 200 KB):
-#   graph_ir/        the whole graph IR of models/mlp.onnx (compiled for portable alone)
-#                    and the small portable subgraphs of every bundled model
-#   portable_blob/   the portable blobs and fallbacks of programs compiled from models/
+#   graph_ir/        the whole graph IR of models/mlp.onnx and models/loop_rnn.onnx (its
+#                    Loop and If carry subgraphs; compiled for portable alone) and the
+#                    small portable subgraphs of every bundled model
+#   portable_blob/   the portable blobs and fallbacks of programs compiled from models/,
+#                    and the whole loop_rnn graph
 #   <backend>_blob/  each backend's blobs from the same programs (every plugin in
 #                    BUILD_DIR/bin/plugins, each compiled alone with portable)
 #   onnx_importer/   models/mlp.onnx and single-node models from the ONNX backend tests
@@ -34,8 +36,10 @@ for plugin in "$build"/bin/plugins/libplugrt_*.so; do
     "$extract" "$work/$name.$backend.prt" "$work/blobs"
   done
 done
-"$plugrt" compile "$source_dir/models/mlp.onnx" -o "$work/mlp_portable.prt" --backends portable >/dev/null
-"$extract" "$work/mlp_portable.prt" "$work/whole"
+for name in mlp loop_rnn; do
+  "$plugrt" compile "$source_dir/models/$name.onnx" -o "$work/${name}_portable.prt" --backends portable >/dev/null
+  "$extract" "$work/${name}_portable.prt" "$work/whole"
+done
 
 # copy_small FROM_DIR TO_DIR [KEEP_FILE]: the distinct files of at most 2 KB, and KEEP_FILE.
 copy_small() {
@@ -56,6 +60,8 @@ for dir in "$work"/blobs/*_blob; do
 done
 copy_small "$work/blobs/portable_blob" "$out/graph_ir"
 cp "$work/whole/portable_blob/mlp_portable.portable_0.bin" "$out/graph_ir/mlp.whole.bin"
+cp "$work/whole/portable_blob/loop_rnn_portable.portable_0.bin" "$out/graph_ir/loop_rnn.whole.bin"
+cp "$work/whole/portable_blob/loop_rnn_portable.portable_0.bin" "$out/portable_blob/loop_rnn.whole.bin"
 
 mkdir -p "$out/onnx_importer"
 cp "$source_dir/models/mlp.onnx" "$out/onnx_importer/"
@@ -63,7 +69,7 @@ node_tests=/usr/share/libonnx-testdata/data/node
 for test in conv_with_strides_padding gemm_default_matrix_bias maxpool_2d_pads softmax_axis_1 \
             reshape_reordered_all_dims transpose_default reduce_mean_keepdims_example slice gather_0 \
             matmul_3d averagepool_2d_pads concat_2d_axis_0 expand_dim_changed constantofshape_int_zeros \
-            resize_upsample_scales_nearest layer_normalization_2d_axis0 clip_default_min; do
+            resize_upsample_scales_nearest layer_normalization_2d_axis0 clip_default_min if loop11 scan9_sum; do
   cp "$node_tests/test_$test/model.onnx" "$out/onnx_importer/$test.onnx"
 done
 # Keep only the seeds that add coverage, when the fuzzers are built in BUILD_DIR.

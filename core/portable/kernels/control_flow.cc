@@ -132,6 +132,12 @@ class IfKernel final : public Kernel {
  public:
   std::string prepare(const NodeContext& node) {
     if (!is_single(node.input(0), DType::kBool)) return "its condition (input 0) must be one bool";
+    size_t captured = 0;
+    if (std::string problem; !read_captured(node, 1, &captured, &problem)) return problem;
+    if (captured != node.num_inputs() - 1) {
+      return "attribute 'captured' (" + std::to_string(captured) + ") does not fit its " +
+             std::to_string(node.num_inputs()) + " inputs (an If passes all but its condition)";
+    }
     for (size_t i = 1; i < node.num_inputs(); ++i) {
       if (node.input(i) == nullptr) return "captured input " + std::to_string(i) + " is absent";
     }

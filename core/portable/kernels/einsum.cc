@@ -1,5 +1,7 @@
-// Einsum, float32 (opset 12 on): any equation of ONNX's grammar, with repeated indices
-// (diagonals), a broadcasting ellipsis and an implicit output.
+// Einsum (opset 12 on): any equation of ONNX's grammar, with repeated indices
+// (diagonals), a broadcasting ellipsis and an implicit output; float32 (also as a
+// GEMM) and every other numeric dtype (the loop, in double for double, float for the
+// 16-bit floats, wrapping integer arithmetic).
 //
 // Every distinct index of the equation is a "label"; each operand reads a label through
 // a stride (the sum of its axes' strides when the label repeats, 0 where an ellipsis
@@ -12,8 +14,9 @@
 #include <cstring>
 
 #include "gemm.h"
-#include "plugrt/sdk/einsum.h"
 #include "kernel_families.h"
+#include "plugrt/sdk/einsum.h"
+#include "typed.h"
 
 namespace plugrt::portable {
 
@@ -57,28 +60,50 @@ struct Plan {
   int64_t output_count = 0;
 };
 
-/// The general case: out[o] = sum over the other labels of the product of the inputs.
+/// The general case: out[o] = sum over the other labels of the product of the inputs,
+/// in Compute<T> (16-bit floats accumulate in float scratch).
+template <typename T>
 class EinsumLoopKernel final : public Kernel {
  public:
+  using Acc = Compute<T>;
   explicit EinsumLoopKernel(Plan plan) : plan_(std::move(plan)) {}
 
+  size_t scratch_bytes() const override {
+    return kIsHalf<T> ? static_cast<size_t>(plan_.output_count) * sizeof(Acc) : 0;
+  }
+
   void run(const KernelArgs& args) const override {
-    float* out = static_cast<float*>(args.outputs[0]);
-    std::fill_n(out, plan_.output_count, 0.0f);
+    T* out = static_cast<T*>(args.outputs[0]);
+    Acc* sums = nullptr;
+    if constexpr (kIsHalf<T>) {
+      sums = static_cast<Acc*>(args.scratch);
+    } else {
+      sums = out;
+    }
+    std::fill_n(sums, plan_.output_count, Acc{0});
     const size_t inputs = plan_.input_strides.size();
-    std::array<const float*, kMaxOperands> data{};
+    std::array<const T*, kMaxOperands> data{};
     std::array<const Strides*, kMaxOperands + 1> strides{};
     for (size_t k = 0; k < inputs; ++k) {
-      data[k] = static_cast<const float*>(args.inputs[k]);
+      data[k] = static_cast<const T*>(args.inputs[k]);
       strides[k] = &plan_.input_strides[k];
     }
     strides[inputs] = &plan_.output_strides;
     for_each_index(plan_.num_labels, plan_.sizes.data(), strides, inputs + 1,
                    [&](const std::array<int64_t, kMaxOperands + 1>& offsets) {
-                     float product = 1.0f;
-                     for (size_t k = 0; k < inputs; ++k) product *= data[k][offsets[k]];
-                     out[offsets[inputs]] += product;
+                     if constexpr (std::is_integral_v<T>) {  // wraps around, as ONNX integers do
+                       uint64_t product = 1;
+                       for (size_t k = 0; k < inputs; ++k) product *= static_cast<uint64_t>(data[k][offsets[k]]);
+                       sums[offsets[inputs]] = static_cast<T>(static_cast<uint64_t>(sums[offsets[inputs]]) + product);
+                     } else {
+                       Acc product = 1;
+                       for (size_t k = 0; k < inputs; ++k) product *= load(data[k][offsets[k]]);
+                       sums[offsets[inputs]] += product;
+                     }
                    });
+    if constexpr (kIsHalf<T>) {
+      for (int64_t i = 0; i < plan_.output_count; ++i) out[i] = store<T>(sums[i]);
+    }
   }
 
  private:
@@ -165,7 +190,7 @@ std::string make_plan(const NodeContext& node, const std::string& equation, Plan
   for (size_t i = 0; i < terms.size(); ++i) {
     const TensorInfo* input = node.input(i);
     if (input == nullptr) return "input " + std::to_string(i) + " is missing";
-    if (std::string why = check_dtype("input", i, input, DType::kFloat32); !why.empty()) return why;
+    if (std::string why = check_dtype("input", i, input, node.input(0)->dtype); !why.empty()) return why;
     const int rank = input->shape.rank - static_cast<int>(terms[i].letters.size());
     if (rank < 0 || (rank > 0 && terms[i].ellipsis_at < 0)) {
       return "term " + std::to_string(i) + " has " + std::to_string(terms[i].letters.size()) +
@@ -335,11 +360,15 @@ Prepared prepare_einsum(const NodeContext& node) {
   if (std::string why = make_plan(node, node.attr_string("equation", ""), &plan, &out_shape); !why.empty()) {
     return prepare_error(node, "equation '" + node.attr_string("equation", "") + "': " + why);
   }
-  if (std::string why = check_output(node, 0, out_shape, DType::kFloat32); !why.empty()) {
-    return prepare_error(node, why);
-  }
-  if (Prepared gemm = try_gemm(plan); gemm.kernel != nullptr) return gemm;
-  return prepared<EinsumLoopKernel>(std::move(plan));
+  const DType dtype = node.input(0)->dtype;
+  if (std::string why = check_output(node, 0, out_shape, dtype); !why.empty()) return prepare_error(node, why);
+  return dispatch<kNumericTypes>(node, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      if (Prepared gemm = try_gemm(plan); gemm.kernel != nullptr) return gemm;
+    }
+    return prepared<EinsumLoopKernel<T>>(std::move(plan));
+  });
 }
 
 }  // namespace

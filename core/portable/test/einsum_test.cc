@@ -41,6 +41,32 @@ TEST(EinsumKernel, MultipliesMatrices) {
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(4, 5, 10, 11));
 }
 
+TEST(EinsumKernel, OtherNumericTypesRunTheLoop) {
+  NodeRun doubles = run_node({"Einsum", {Attribute::String("equation", "ij,jk->ik")},
+                              {typed_tensor<double>(DType::kDouble, {1, 2}, {1e-12, 2}),
+                               typed_tensor<double>(DType::kDouble, {2, 1}, {1, 3})},
+                              {{DType::kDouble, {1, 1}}}, 12});
+  ASSERT_TRUE(doubles.ok()) << doubles.error;
+  EXPECT_THAT(values_of<double>(doubles.outputs[0]), ElementsAre(6.000000000001));
+  // int8 wraps around like ONNX integer arithmetic: 100 * 2 + 100 * 1 = 300 = 44 (mod 256).
+  NodeRun bytes = run_node({"Einsum", {Attribute::String("equation", "i,i->")},
+                            {typed_tensor<int8_t>(DType::kInt8, {2}, {100, 100}),
+                             typed_tensor<int8_t>(DType::kInt8, {2}, {2, 1})},
+                            {{DType::kInt8, {}}}, 12});
+  ASSERT_TRUE(bytes.ok()) << bytes.error;
+  EXPECT_THAT(values_of<int8_t>(bytes.outputs[0]), ElementsAre(44));
+  // float16 sums in float: 2048 + 1 + 1 is 2050 (2048 + 1 alone rounds back to 2048 in float16).
+  NodeRun halves = run_node({"Einsum", {Attribute::String("equation", "i->")},
+                             {typed_tensor<uint16_t>(DType::kFloat16, {3}, {0x6800, 0x3c00, 0x3c00})},
+                             {{DType::kFloat16, {}}}, 12});
+  ASSERT_TRUE(halves.ok()) << halves.error;
+  EXPECT_THAT(values_of<uint16_t>(halves.outputs[0]), ElementsAre(0x6801));
+  NodeRun mixed = run_node({"Einsum", {Attribute::String("equation", "i,i->")},
+                            {typed_tensor<double>(DType::kDouble, {1}, {1}), TestTensor::f32({1}, {1})},
+                            {{DType::kDouble, {}}}, 12});
+  EXPECT_THAT(mixed.error, HasSubstr("input 1 is float32, expected double"));
+}
+
 TEST(EinsumKernel, BatchedMatmulMatchesALoop) {
   const std::vector<float> a = random_floats(2 * 3 * 4, 1), b = random_floats(2 * 4 * 5, 2);
   NodeRun run = run_node(einsum("bij,bjk->bik", {TestTensor::f32({2, 3, 4}, a), TestTensor::f32({2, 4, 5}, b)},
