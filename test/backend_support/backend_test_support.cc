@@ -164,14 +164,14 @@ void expect_parked_workers_wake_for_the_next_call(PluginEnvironment& env, const 
 }
 
 void expect_blob_of_another_version_falls_back(PluginEnvironment& env, const std::string& backend,
-                                               const char (&magic)[9]) {
+                                               const std::string& magic) {
   compiler::CompiledModel compiled = env.compile(conv_relu_graph(), {backend});
   Result<Method> reference = env.load(compiled.program);
   ASSERT_TRUE(reference.is_ok());
   const std::vector<float> expected = run_with_seed(*reference, 5).at(0);
 
   std::vector<uint8_t> patched = compiled.program;
-  auto found = std::search(patched.begin(), patched.end(), magic, magic + 8);
+  auto found = std::search(patched.begin(), patched.end(), magic.begin(), magic.end());
   ASSERT_NE(found, patched.end()) << "no blob header " << magic;
   found[8] = 99;  // version 99, little-endian
   Result<Method> method = env.load(patched);

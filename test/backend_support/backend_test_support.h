@@ -59,7 +59,7 @@ void expect_parked_workers_wake_for_the_next_call(PluginEnvironment& env, const 
 /// by the blob's 8-byte `magic`) to 99, and checks that the program still loads: the
 /// part falls back to portable, saying why, and gives the same result.
 void expect_blob_of_another_version_falls_back(PluginEnvironment& env, const std::string& backend,
-                                               const char (&magic)[9]);
+                                               const std::string& magic);
 
 }  // namespace plugrt::backend_test
 

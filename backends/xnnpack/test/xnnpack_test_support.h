@@ -3,6 +3,7 @@
 #ifndef PLUGRT_BACKENDS_XNNPACK_TEST_XNNPACK_TEST_SUPPORT_H_
 #define PLUGRT_BACKENDS_XNNPACK_TEST_XNNPACK_TEST_SUPPORT_H_
 
+#include "backend_suite.h"
 #include "backend_test_support.h"
 #include "op_checks.h"
 #include "test_graph.h"
