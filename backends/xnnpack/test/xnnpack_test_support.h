@@ -5,6 +5,7 @@
 
 #include "backend_suite.h"
 #include "backend_test_support.h"
+#include "op_catalogue.h"
 #include "op_checks.h"
 #include "test_graph.h"
 
