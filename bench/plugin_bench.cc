@@ -62,7 +62,7 @@ void BM_FindBackend(benchmark::State& state) {
     if (!registry.register_plugin(&plugrt_static_entry_test_plugin, source).is_ok()) std::abort();
   }
   for (auto _ : state) {
-    Result<Backend> backend = registry.find_backend("offset");
+    Result<RegisteredBackend> backend = registry.find_backend("offset");
     benchmark::DoNotOptimize(backend.is_ok());
   }
 }
@@ -135,7 +135,7 @@ DelegateHandle init_offset(Registry& registry, const char* backend_name = "offse
   InitOptions options;
   options.blob = &offset;
   options.blob_size = sizeof(offset);
-  Result<Backend> backend = registry.find_backend(backend_name);
+  Result<RegisteredBackend> backend = registry.find_backend(backend_name);
   if (!backend.is_ok()) std::abort();
   Result<DelegateHandle> handle = backend->init(options);
   if (!handle.is_ok()) std::abort();

@@ -51,7 +51,7 @@ TEST(RegistryConcurrency, LookupsAndLazyLoadsRaceRegistrationAndUnloading) {
   auto worker = [&](int seed) {
     for (int run = 0; run < kMinRunsPerWorker || churn_cycles.load() < kMinChurnCycles; ++run) {
       const bool use_private = (run + seed) % 3 == 0;
-      Result<Backend> backend = registry.find_backend(use_private ? "private_a" : "offset");
+      Result<RegisteredBackend> backend = registry.find_backend(use_private ? "private_a" : "offset");
       if (!backend.is_ok()) {
         fail(backend.status());
         continue;

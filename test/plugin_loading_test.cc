@@ -32,7 +32,7 @@ InitOptions offset_blob(const float& offset) {
 
 // Runs backend `name` once on {1, 2, 3} with offset 0.5 and returns the output.
 std::vector<float> run_offset(Registry& registry, const std::string& name) {
-  Result<Backend> backend = registry.find_backend(name);
+  Result<RegisteredBackend> backend = registry.find_backend(name);
   EXPECT_TRUE(backend.is_ok()) << backend.status().to_string();
   if (!backend.is_ok()) return {};
   const float offset = 0.5f;
@@ -53,7 +53,7 @@ TEST(PluginLoader, LoadsAGoodPluginAndRunsItsBackend) {
   Result<PluginId> id = loader.load(plugin_file("good"));
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
 
-  Result<Backend> backend = registry.find_backend("offset");
+  Result<RegisteredBackend> backend = registry.find_backend("offset");
   ASSERT_TRUE(backend.is_ok());
   EXPECT_EQ(backend->plugin().name, "good");
   EXPECT_EQ(backend->plugin().version, "1.0.0");
@@ -161,7 +161,7 @@ TEST(PluginLoader, AcceptsAPluginBuiltForAnOlderMinor) {
   Registry registry;
   PluginLoader loader(registry, only({}));
   ASSERT_TRUE(loader.load(plugin_file("older_minor")).is_ok());
-  Result<Backend> backend = registry.find_backend("older");
+  Result<RegisteredBackend> backend = registry.find_backend("older");
   ASSERT_TRUE(backend.is_ok());
   EXPECT_EQ(backend->plugin().abi_minor, 0u);
   EXPECT_EQ(backend->description(), "");  // the 1.1 field is beyond its table
@@ -172,7 +172,7 @@ TEST(PluginLoader, AcceptsAPluginBuiltForANewerMinor) {
   Registry registry;
   PluginLoader loader(registry, only({}));
   ASSERT_TRUE(loader.load(plugin_file("newer_minor")).is_ok());
-  Result<Backend> backend = registry.find_backend("newer");
+  Result<RegisteredBackend> backend = registry.find_backend("newer");
   ASSERT_TRUE(backend.is_ok());
   EXPECT_EQ(backend->plugin().abi_minor, PLUGRT_ABI_MINOR + 1u);
   EXPECT_EQ(backend->description(), "adds a constant; a plugrt test plugin");
@@ -183,7 +183,7 @@ TEST(PluginLoader, ReportsAnUnavailableBackendWithItsReason) {
   Registry registry;
   PluginLoader loader(registry, only({}));
   ASSERT_TRUE(loader.load(plugin_file("unavailable")).is_ok());
-  Result<Backend> backend = registry.find_backend("offline");
+  Result<RegisteredBackend> backend = registry.find_backend("offline");
   ASSERT_TRUE(backend.is_ok());
   Availability availability = backend->is_available();
   EXPECT_FALSE(availability.available);
@@ -194,7 +194,7 @@ TEST(PluginLoader, InitFailureCarriesTheBackendsCodeAndMessage) {
   Registry registry;
   PluginLoader loader(registry, only({}));
   ASSERT_TRUE(loader.load(plugin_file("init_fails")).is_ok());
-  Result<Backend> backend = registry.find_backend("flaky");
+  Result<RegisteredBackend> backend = registry.find_backend("flaky");
   ASSERT_TRUE(backend.is_ok());
   const float offset = 1.0f;
   Result<DelegateHandle> handle = backend->init(offset_blob(offset));
@@ -212,7 +212,7 @@ TEST(PluginLoader, BackendErrorsOnBadBlobsAndArguments) {
   Registry registry;
   PluginLoader loader(registry, only({}));
   ASSERT_TRUE(loader.load(plugin_file("good")).is_ok());
-  Result<Backend> backend = registry.find_backend("offset");
+  Result<RegisteredBackend> backend = registry.find_backend("offset");
   ASSERT_TRUE(backend.is_ok());
 
   const char short_blob[3] = {1, 2, 3};
@@ -264,7 +264,7 @@ TEST(PluginLoader, UnknownBackendNamesWhatExists) {
   PluginLoader loader(registry, only({dir.path()}));
   loader.discover();
   ASSERT_TRUE(registry.find_backend("offset").is_ok());
-  Result<Backend> missing = registry.find_backend("npu");
+  Result<RegisteredBackend> missing = registry.find_backend("npu");
   EXPECT_EQ(missing.code(), Error::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("no backend named 'npu'"));
   EXPECT_THAT(missing.status().message(), HasSubstr("known: offset"));
@@ -279,7 +279,7 @@ TEST(PluginLoader, ALiveHandlePinsItsPluginUntilDestroyed) {
   const float offset = 2.0f;
   std::optional<DelegateHandle> handle;
   {  // after this block only the handle holds the plugin
-    Result<Backend> backend = registry.find_backend("offset");
+    Result<RegisteredBackend> backend = registry.find_backend("offset");
     ASSERT_TRUE(backend.is_ok());
     Result<DelegateHandle> made = backend->init(offset_blob(offset));
     ASSERT_TRUE(made.is_ok());
@@ -386,7 +386,7 @@ TEST(PluginLoader, AStaticallyLinkedBackendRegistersThroughTheSameTable) {
   loader.discover();
 
   // The built-in one was registered first at the same rank, so it wins: no dlopen.
-  Result<Backend> backend = registry.find_backend("offset");
+  Result<RegisteredBackend> backend = registry.find_backend("offset");
   ASSERT_TRUE(backend.is_ok());
   EXPECT_EQ(backend->plugin().origin, "built-in");
   EXPECT_EQ(backend->plugin().name, "good_static");

@@ -301,7 +301,7 @@ TEST(Stress, EightThreadsRunProgramsWhilePluginsLoadAndUnload) {
         InitOptions init;
         init.blob = &idle_offset;
         init.blob_size = sizeof(idle_offset);
-        Result<Backend> backend = registry.find_backend("private_b");
+        Result<RegisteredBackend> backend = registry.find_backend("private_b");
         Result<DelegateHandle> handle =
             backend.is_ok() ? backend->init(init) : Result<DelegateHandle>(backend.status());
         if (!handle.is_ok()) {

@@ -11,16 +11,16 @@ constexpr size_t kReasonCapacity = 512;
 
 }  // namespace
 
-const std::string& Backend::name() const { return table_->name; }
-const std::string& Backend::description() const { return table_->description; }
-const PluginInfo& Backend::plugin() const { return plugin_->info; }
-plugrt_backend_capabilities Backend::capabilities() const { return table_->capabilities; }
-bool Backend::can_execute_concurrently() const {
+const std::string& RegisteredBackend::name() const { return table_->name; }
+const std::string& RegisteredBackend::description() const { return table_->description; }
+const PluginInfo& RegisteredBackend::plugin() const { return plugin_->info; }
+plugrt_backend_capabilities RegisteredBackend::capabilities() const { return table_->capabilities; }
+bool RegisteredBackend::can_execute_concurrently() const {
   return (table_->capabilities & PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE) != 0;
 }
-bool Backend::has_aot() const { return table_->partition != nullptr; }
+bool RegisteredBackend::has_aot() const { return table_->partition != nullptr; }
 
-Status Backend::failure(std::string_view call, plugrt_status status) const {
+Status RegisteredBackend::failure(std::string_view call, plugrt_status status) const {
   std::string message = "backend '" + table_->name + "' (" + plugin_->info.origin + "): " +
                         std::string(call) + " failed";
   Error code = error_from_abi(status);
@@ -33,7 +33,7 @@ Status Backend::failure(std::string_view call, plugrt_status status) const {
   return Status(code, std::move(message));
 }
 
-Availability Backend::is_available() const {
+Availability RegisteredBackend::is_available() const {
   char reason[kReasonCapacity];
   plugrt_text_buffer buffer{reason, sizeof(reason), 0};
   Availability availability;
@@ -45,7 +45,7 @@ Availability Backend::is_available() const {
   return availability;
 }
 
-Result<std::vector<bool>> Backend::partition(Span<const uint8_t> graph, size_t num_nodes,
+Result<std::vector<bool>> RegisteredBackend::partition(Span<const uint8_t> graph, size_t num_nodes,
                                              Span<const plugrt_option> compile_specs) const {
   if (table_->partition == nullptr) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
@@ -60,7 +60,7 @@ Result<std::vector<bool>> Backend::partition(Span<const uint8_t> graph, size_t n
   return std::vector<bool>(taken.begin(), taken.end());
 }
 
-Result<std::vector<uint8_t>> Backend::preprocess(Span<const uint8_t> graph,
+Result<std::vector<uint8_t>> RegisteredBackend::preprocess(Span<const uint8_t> graph,
                                                  Span<const plugrt_option> compile_specs) const {
   if (table_->preprocess == nullptr) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
@@ -85,7 +85,7 @@ Result<std::vector<uint8_t>> Backend::preprocess(Span<const uint8_t> graph,
   return blob;
 }
 
-Result<DelegateHandle> Backend::init(const InitOptions& options) const {
+Result<DelegateHandle> RegisteredBackend::init(const InitOptions& options) const {
   plugrt_init_args args{};
   args.struct_size = sizeof(args);
   args.blob = options.blob;
@@ -112,7 +112,7 @@ Result<DelegateHandle> Backend::init(const InitOptions& options) const {
   return DelegateHandle(*this, handle);
 }
 
-DelegateHandle::DelegateHandle(Backend backend, plugrt_delegate_handle handle)
+DelegateHandle::DelegateHandle(RegisteredBackend backend, plugrt_delegate_handle handle)
     : backend_(std::move(backend)), handle_(handle) {
   if (!backend_.can_execute_concurrently()) serialize_ = std::make_unique<std::mutex>();
 }

@@ -22,7 +22,7 @@ Status register_builtin_backends(Registry& registry) {
   return Status::ok();
 }
 
-const Backend& builtin_portable_backend() {
+const RegisteredBackend& builtin_portable_backend() {
   // Never destroyed: method instances may outlive static destruction order.
   static Registry* const registry = [] {
     auto* builtins = new Registry();
@@ -30,7 +30,8 @@ const Backend& builtin_portable_backend() {
     (void)status;  // the built-in table is validated by tests; it cannot fail here
     return builtins;
   }();
-  static const Backend* const backend = new Backend(registry->find_registered_backend(kPortableBackendName).value());
+  static const RegisteredBackend* const backend =
+      new RegisteredBackend(registry->find_registered_backend(kPortableBackendName).value());
   return *backend;
 }
 

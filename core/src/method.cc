@@ -117,16 +117,16 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
   const std::string where = "delegate '" + placement->delegate + "' (backend '" + backend_name + "')";
 
   // A backend that is not allowed is never looked up, so its plugin is not loaded.
-  auto find = [&]() -> Result<Backend> {
+  auto find = [&]() -> Result<RegisteredBackend> {
     if (!is_allowed(options, backend_name)) {
       return Status(Error::kNotSupported, "backend '" + backend_name + "' is not among the allowed backends");
     }
-    Result<Backend> found = registry.find_backend(backend_name);
+    Result<RegisteredBackend> found = registry.find_backend(backend_name);
     if (!found.is_ok() && backend_name == kPortableBackendName) return builtin_portable_backend();
     return found;
   };
   std::string reason;
-  if (Result<Backend> backend = find(); !backend.is_ok()) {
+  if (Result<RegisteredBackend> backend = find(); !backend.is_ok()) {
     reason = backend.code() == Error::kNotFound ? "backend '" + backend_name + "' is not installed"
                                                  : backend.status().message();
   } else if (Availability availability = backend->is_available(); !availability.available) {
@@ -152,8 +152,8 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
     return Status(Error::kDelegateUnavailable,
                   where + ": " + reason + ", and the program has no portable fallback for it");
   }
-  Result<Backend> portable = registry.find_backend(kPortableBackendName);
-  const Backend fallback = portable.is_ok() ? *portable : builtin_portable_backend();
+  Result<RegisteredBackend> portable = registry.find_backend(kPortableBackendName);
+  const RegisteredBackend fallback = portable.is_ok() ? *portable : builtin_portable_backend();
   Span<const uint8_t> fallback_blob = program.segment(static_cast<uint32_t>(delegate.fallback_segment()));
   Result<DelegateHandle> handle = fallback.init(init_options(fallback_blob, {}, options));
   if (!handle.is_ok()) return handle.status().with_context(where + ": its portable fallback");
@@ -171,8 +171,8 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
 /// workers instead of leaving them spinning on the cores the next backend needs.
 void Method::State::mark_turn_ends() {
   for (size_t i = 0; i < calls.size(); ++i) {
-    const Backend& current = calls[i].handle->backend();
-    const Backend& next = calls[(i + 1) % calls.size()].handle->backend();
+    const RegisteredBackend& current = calls[i].handle->backend();
+    const RegisteredBackend& next = calls[(i + 1) % calls.size()].handle->backend();
     if (current.name() != next.name() || current.plugin().id != next.plugin().id) {
       calls[i].flags |= PLUGRT_EXECUTE_PARK_WORKERS;
     }
@@ -321,7 +321,7 @@ Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
   init.blob = fallback.blob.data();
   init.blob_size = fallback.blob.size();
   init.num_threads = report.num_threads;
-  const Backend portable = builtin_portable_backend();
+  const RegisteredBackend portable = builtin_portable_backend();
   Result<DelegateHandle> handle = portable.init(init);
   if (!handle.is_ok()) return handle.status().with_context(crash.message() + "; its portable fallback");
   handles[call.delegate] = std::move(handle).value();

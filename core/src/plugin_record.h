@@ -1,5 +1,5 @@
 // One registered plugin as the host holds it. Shared by the registry and by every
-// Backend and DelegateHandle taken from it; the last owner lets the code go.
+// RegisteredBackend and DelegateHandle taken from it; the last owner lets the code go.
 #ifndef PLUGRT_CORE_PLUGIN_RECORD_H_
 #define PLUGRT_CORE_PLUGIN_RECORD_H_
 
@@ -22,7 +22,7 @@ struct PluginRecord {
   PluginInfo info;
   std::vector<BackendTable> backends;
 
-  /// Init failures per backend name, for reports. Recorded by Backend::init.
+  /// Init failures per backend name, for reports. Recorded by RegisteredBackend::init.
   void record_init_failure(const std::string& backend, const Status& status) const {
     std::lock_guard<std::mutex> lock(init_failures_mutex_);
     InitFailures& failures = init_failures_[backend];

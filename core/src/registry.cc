@@ -107,17 +107,17 @@ Status Registry::unregister_plugin(PluginId id) {
   return Status::ok();
 }
 
-std::optional<Backend> Registry::lookup_locked(std::string_view name, int64_t* rank) const {
+std::optional<RegisteredBackend> Registry::lookup_locked(std::string_view name, int64_t* rank) const {
   auto found = by_name_.find(name);
   if (found == by_name_.end() || found->second.empty()) return std::nullopt;
   const Entry& winner = found->second.front();
   if (rank != nullptr) *rank = winner.rank;
-  return Backend(winner.plugin, winner.table);
+  return RegisteredBackend(winner.plugin, winner.table);
 }
 
-Result<Backend> Registry::find_backend(std::string_view name) {
+Result<RegisteredBackend> Registry::find_backend(std::string_view name) {
   std::vector<BackendProvider*> providers;
-  std::optional<Backend> registered;
+  std::optional<RegisteredBackend> registered;
   int64_t registered_rank = 0;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
@@ -129,21 +129,21 @@ Result<Backend> Registry::find_backend(std::string_view name) {
   for (BackendProvider* provider : providers) {
     std::optional<int64_t> rank = provider->candidate_rank(name);
     if (!rank || (registered && *rank >= registered_rank)) continue;
-    Result<Backend> provided = provider->provide(name, *this);
+    Result<RegisteredBackend> provided = provider->provide(name, *this);
     if (provided.is_ok()) return provided;
     if (load_error.is_ok()) load_error = provided.status();
   }
   // What was found stays usable even if it was unregistered meanwhile: it is held.
   if (registered) return *std::move(registered);
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  if (std::optional<Backend> backend = lookup_locked(name, nullptr)) return *std::move(backend);
+  if (std::optional<RegisteredBackend> backend = lookup_locked(name, nullptr)) return *std::move(backend);
   if (!load_error.is_ok()) return load_error;
   return not_found_locked(name);
 }
 
-Result<Backend> Registry::find_registered_backend(std::string_view name) const {
+Result<RegisteredBackend> Registry::find_registered_backend(std::string_view name) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  if (std::optional<Backend> backend = lookup_locked(name, nullptr)) return *std::move(backend);
+  if (std::optional<RegisteredBackend> backend = lookup_locked(name, nullptr)) return *std::move(backend);
   return not_found_locked(name);
 }
 

@@ -64,7 +64,7 @@ TEST(Registry, RegistersFindsAndListsABackend) {
   Result<PluginId> id = register_fake(registry, plugin);
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
 
-  Result<Backend> backend = registry.find_backend("fake");
+  Result<RegisteredBackend> backend = registry.find_backend("fake");
   ASSERT_TRUE(backend.is_ok());
   EXPECT_EQ(backend->name(), "fake");
   EXPECT_EQ(backend->description(), "a fake");
@@ -212,7 +212,7 @@ TEST(Registry, EqualRanksGoToTheFirstRegistered) {
 class MockProvider : public BackendProvider {
  public:
   MOCK_METHOD(std::optional<int64_t>, candidate_rank, (std::string_view), (override));
-  MOCK_METHOD(Result<Backend>, provide, (std::string_view, Registry&), (override));
+  MOCK_METHOD(Result<RegisteredBackend>, provide, (std::string_view, Registry&), (override));
 };
 
 TEST(Registry, AsksProvidersOnlyForBetterRankedCandidates) {
@@ -231,15 +231,15 @@ TEST(Registry, AsksProvidersOnlyForBetterRankedCandidates) {
   // A better candidate that fails to load: the registered one still serves.
   EXPECT_CALL(provider, candidate_rank(std::string_view("fake"))).WillOnce(Return(1));
   EXPECT_CALL(provider, provide(std::string_view("fake"), ::testing::Ref(registry)))
-      .WillOnce(Return(Result<Backend>(Status(Error::kPluginInvalid, "bad.so: truncated"))));
+      .WillOnce(Return(Result<RegisteredBackend>(Status(Error::kPluginInvalid, "bad.so: truncated"))));
   EXPECT_EQ(registry.find_backend("fake")->plugin().origin, "registered.so");
   ::testing::Mock::VerifyAndClearExpectations(&provider);
 
   // A name nothing has: the provider's refusal is the answer.
   EXPECT_CALL(provider, candidate_rank(std::string_view("npu"))).WillOnce(Return(0));
   EXPECT_CALL(provider, provide(std::string_view("npu"), ::testing::_))
-      .WillOnce(Return(Result<Backend>(Status(Error::kPluginInvalid, "npu.so: truncated"))));
-  Result<Backend> missing = registry.find_backend("npu");
+      .WillOnce(Return(Result<RegisteredBackend>(Status(Error::kPluginInvalid, "npu.so: truncated"))));
+  Result<RegisteredBackend> missing = registry.find_backend("npu");
   EXPECT_EQ(missing.code(), Error::kPluginInvalid);
   EXPECT_EQ(missing.status().message(), "npu.so: truncated");
   registry.remove_provider(&provider);

@@ -148,7 +148,7 @@ void CostProfile::set(const std::string& build, const std::string& signature, do
   costs_[{build, signature}] = microseconds;
 }
 
-std::string backend_build(const Backend& backend) {
+std::string backend_build(const RegisteredBackend& backend) {
   return backend.name() + "@" + backend.plugin().name + "/" + backend.plugin().version;
 }
 

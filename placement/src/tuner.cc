@@ -96,8 +96,8 @@ Partition single_node(const ir::Graph& graph, uint32_t n) {
 }
 
 /// Median microseconds of `runs` timed executions after one untimed one.
-Result<double> measure(const Backend& backend, const std::vector<uint8_t>& blob, const PartitionTensors& tensors,
-                       const TuneOptions& options) {
+Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8_t>& blob,
+                       const PartitionTensors& tensors, const TuneOptions& options) {
   const int runs = options.runs;
   InitOptions init;
   init.num_threads = options.threads;
@@ -157,7 +157,7 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       }
       break;
     }
-    const Backend& backend = backends[job.backend].backend;
+    const RegisteredBackend& backend = backends[job.backend].backend;
     const Partition partition = single_node(graph, job.node);
     Result<double> us = [&]() -> Result<double> {
       const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);

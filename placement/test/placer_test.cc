@@ -54,7 +54,7 @@ TEST(Placer, MergesARunRatherThanSplittingIt) {
 }
 
 TEST(Placer, CrossesWhenTheGainOutweighsTheCrossingCost) {
-  // Backend 1 takes only node 2, where it is far faster; it is worth two crossings and a
+  // RegisteredBackend 1 takes only node 2, where it is far faster; it is worth two crossings and a
   // partition. A small gain is not.
   std::vector<std::vector<double>> costs(5, {10, kNotTaken});
   costs[2] = {500, 20};
@@ -78,7 +78,7 @@ TEST(Placer, KeepsWithinAPartitionBound) {
 }
 
 TEST(Placer, GivesARunToAFasterBackendButNotALoneNode) {
-  // Backend 1 is 3 us faster on nodes 1..6, which pays for two crossings and a partition;
+  // RegisteredBackend 1 is 3 us faster on nodes 1..6, which pays for two crossings and a partition;
   // on node 9 it is 0.5 us faster, which does not, so the local moves take node 9 back.
   std::vector<std::vector<double>> costs(12, {10, kNotTaken});
   for (size_t n = 1; n <= 6; ++n) costs[n] = {10, 7};
@@ -97,7 +97,7 @@ TEST(Placer, GivesTheFallbackOnlyWhatNothingElseTakes) {
 }
 
 TEST(Placer, TakesTheBackendThatTakesEverythingAsOnePartition) {
-  // Backend 0 takes every other node of a chain, backend 1 all of them at the same cost:
+  // RegisteredBackend 0 takes every other node of a chain, backend 1 all of them at the same cost:
   // one partition on 1, not a shredded chain.
   std::vector<std::vector<double>> costs;
   for (size_t n = 0; n < 10; ++n) costs.push_back({n % 2 ? kNotTaken : 9.0, 10, 100});

@@ -34,7 +34,7 @@ std::vector<uint8_t> relu_relu_sigmoid() {
 TEST(Tuner, MeasuresEachSignatureOnceAndSkipsWhatIsKnown) {
   const std::vector<uint8_t> bytes = relu_relu_sigmoid();
   const ir::Graph& graph = *ir::GetGraph(bytes.data());
-  const Backend& portable = builtin_portable_backend();
+  const RegisteredBackend& portable = builtin_portable_backend();
   CostProfile profile("cpu");
   std::ostringstream progress;
   TuneOptions options;

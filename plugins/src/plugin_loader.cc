@@ -320,7 +320,7 @@ std::optional<int64_t> PluginLoader::candidate_rank(std::string_view backend_nam
   return std::nullopt;
 }
 
-Result<Backend> PluginLoader::provide(std::string_view backend_name, Registry& registry) {
+Result<RegisteredBackend> PluginLoader::provide(std::string_view backend_name, Registry& registry) {
   if (&registry != &registry_) {
     return Status(Error::kInvalidArgument, "this plugin loader serves another registry");
   }

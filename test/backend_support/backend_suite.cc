@@ -25,13 +25,13 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 /// The backend's blob of conv_relu_graph() (empty, with a test failure, when preprocess fails).
-std::vector<uint8_t> conv_relu_blob(const Backend& backend) {
+std::vector<uint8_t> conv_relu_blob(const RegisteredBackend& backend) {
   Result<std::vector<uint8_t>> blob = backend.preprocess(conv_relu_graph());
   EXPECT_TRUE(blob.is_ok()) << blob.status().to_string();
   return blob.is_ok() ? std::move(blob).value() : std::vector<uint8_t>();
 }
 
-Result<DelegateHandle> init_blob(const Backend& backend, const std::vector<uint8_t>& blob) {
+Result<DelegateHandle> init_blob(const RegisteredBackend& backend, const std::vector<uint8_t>& blob) {
   InitOptions options;
   options.blob = blob.data();
   options.blob_size = blob.size();
@@ -44,7 +44,7 @@ std::string backend_suite_name(const ::testing::TestParamInfo<BackendUnderTest>&
 
 TEST_P(BackendSuite, IsAvailableAndDescribesItself) {
   PluginEnvironment env(GetParam().plugin_file);
-  Result<Backend> backend = env.registry().find_backend(GetParam().name);
+  Result<RegisteredBackend> backend = env.registry().find_backend(GetParam().name);
   ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
   Availability availability = backend->is_available();
   EXPECT_TRUE(availability.available) << availability.reason;
@@ -62,7 +62,7 @@ TEST_P(BackendSuite, ABlobOfAnotherVersionFallsBackToPortable) {
 
 TEST_P(BackendSuite, InitRefusesForeignDamagedAndTruncatedBlobs) {
   PluginEnvironment env(GetParam().plugin_file);
-  Result<Backend> backend = env.registry().find_backend(GetParam().name);
+  Result<RegisteredBackend> backend = env.registry().find_backend(GetParam().name);
   ASSERT_TRUE(backend.is_ok());
   const std::vector<uint8_t> blob = conv_relu_blob(*backend);
   Result<DelegateHandle> good = init_blob(*backend, blob);
@@ -91,7 +91,7 @@ TEST_P(BackendSuite, InitRefusesForeignDamagedAndTruncatedBlobs) {
 
 TEST_P(BackendSuite, ExecuteChecksItsArguments) {
   PluginEnvironment env(GetParam().plugin_file);
-  Result<Backend> backend = env.registry().find_backend(GetParam().name);
+  Result<RegisteredBackend> backend = env.registry().find_backend(GetParam().name);
   ASSERT_TRUE(backend.is_ok());
   Result<DelegateHandle> handle = init_blob(*backend, conv_relu_blob(*backend));
   ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
@@ -184,7 +184,7 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path) {
 // ahead-of-time fuzzer's findings (corpus/graph_ir/crash-<backend>-*): preprocess refuses them.
 TEST_P(BackendSuite, TheFuzzerSeedsInitAndItsFindingsAreRefused) {
   PluginEnvironment env(GetParam().plugin_file);
-  Result<Backend> backend = env.registry().find_backend(GetParam().name);
+  Result<RegisteredBackend> backend = env.registry().find_backend(GetParam().name);
   ASSERT_TRUE(backend.is_ok());
   const std::filesystem::path corpus = PLUGRT_FUZZ_CORPUS_DIR;
   size_t seeds = 0, findings = 0;

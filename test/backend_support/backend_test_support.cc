@@ -133,7 +133,7 @@ std::vector<uint8_t> conv_relu_graph() {
 }
 
 void expect_parked_workers_wake_for_the_next_call(PluginEnvironment& env, const std::string& backend_name) {
-  Result<Backend> backend = env.registry().find_backend(backend_name);
+  Result<RegisteredBackend> backend = env.registry().find_backend(backend_name);
   ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
   Result<std::vector<uint8_t>> blob = backend->preprocess(conv_relu_graph());
   ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();

@@ -27,7 +27,7 @@ std::string node_label(const ir::Node& node, int opset) {
 /// The chosen backends, resolved, with "portable" last.
 struct ChosenBackends {
   std::vector<std::string> names;
-  std::vector<Backend> backends;  // same order
+  std::vector<RegisteredBackend> backends;  // same order
   size_t portable = 0;            // index of "portable"
 };
 
@@ -41,8 +41,8 @@ Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions&
         names.begin() + static_cast<std::ptrdiff_t>(i)) {
       return Status(Error::kInvalidArgument, "backend '" + names[i] + "' is listed twice");
     }
-    Result<Backend> backend = [&]() -> Result<Backend> {
-      Result<Backend> found = registry.find_backend(names[i]);
+    Result<RegisteredBackend> backend = [&]() -> Result<RegisteredBackend> {
+      Result<RegisteredBackend> found = registry.find_backend(names[i]);
       if (!found.is_ok() && names[i] == kPortableBackendName) return builtin_portable_backend();
       return found;
     }();
@@ -116,7 +116,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     result.summary.tune = placement::tune(graph_bytes, to_tune, *options.profile, options.tune_options);
   }
   std::vector<std::string> builds;
-  for (const Backend& backend : chosen.backends) builds.push_back(placement::backend_build(backend));
+  for (const RegisteredBackend& backend : chosen.backends) builds.push_back(placement::backend_build(backend));
   std::vector<std::vector<double>> measured(num_nodes, std::vector<double>(chosen.backends.size(), -1));
   std::vector<bool> taken_by_other(num_nodes, false);
   for (size_t n = 0; n < num_nodes; ++n) {
@@ -235,7 +235,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
 
   for (const Partition& partition : partitions) {
     const std::vector<uint8_t> subgraph = placement::extract_subgraph(graph, partition);
-    const Backend& backend = chosen.backends[partition.backend];
+    const RegisteredBackend& backend = chosen.backends[partition.backend];
     const std::string name = chosen.names[partition.backend] + ":" + std::to_string(result.summary.partitions.size());
     Result<std::vector<uint8_t>> blob = backend.preprocess(subgraph);
     if (!blob.is_ok()) return blob.status().with_context("partition " + name);

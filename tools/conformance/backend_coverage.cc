@@ -35,7 +35,7 @@ Result<Coverage> partition_coverage(Registry& registry, const std::string& backe
   }
   const ir::Graph& root = *ir::GetGraph(graph.data());
   const size_t num_nodes = root.nodes() == nullptr ? 0 : root.nodes()->size();
-  PLUGRT_ASSIGN_OR_RETURN(Backend found, registry.find_backend(backend));
+  PLUGRT_ASSIGN_OR_RETURN(RegisteredBackend found, registry.find_backend(backend));
   Coverage coverage;
   if (num_nodes == 0) return coverage;
   PLUGRT_ASSIGN_OR_RETURN(std::vector<bool> taken, found.partition(graph, num_nodes));

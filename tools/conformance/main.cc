@@ -77,7 +77,7 @@ std::string check_backends(Registry& registry, const std::vector<std::string>& b
       return "backend '" + name + "' is listed twice";
     }
     if (name == kPortableBackendName) continue;
-    Result<Backend> backend = registry.find_backend(name);
+    Result<RegisteredBackend> backend = registry.find_backend(name);
     if (!backend.is_ok()) return backend.status().message();
     if (!backend->has_aot()) return "backend '" + name + "' has no ahead-of-time entries, so it cannot compile";
     const Availability availability = backend->is_available();

@@ -70,7 +70,7 @@ int run_backends(const PluginOptions& options) {
     if (info.shadowed_by) {
       entry["shadowed_by"] = *info.shadowed_by;
       available = "shadowed by " + *info.shadowed_by;
-    } else if (Result<Backend> backend = registry.find_registered_backend(info.name);
+    } else if (Result<RegisteredBackend> backend = registry.find_registered_backend(info.name);
                backend.is_ok()) {
       const Availability availability = backend->is_available();
       entry["available"] = availability.available;

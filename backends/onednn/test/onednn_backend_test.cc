@@ -54,7 +54,7 @@ TEST_F(OnednnBackendTest, TinyCnnRunsMixedWithPortableAndMatchesPyTorch) {
 // overflows int64, and an int64 constant whose shape claims far more elements than its
 // data holds (once, reading it allocated 13 GB for the shape before checking the data).
 TEST_F(OnednnBackendTest, TheFuzzersFindingsAreRefusedWithTheirReasons) {
-  Result<Backend> backend = env_.registry().find_backend("onednn");
+  Result<RegisteredBackend> backend = env_.registry().find_backend("onednn");
   ASSERT_TRUE(backend.is_ok());
   const std::filesystem::path corpus = PLUGRT_FUZZ_CORPUS_DIR;
   auto read = [](const std::filesystem::path& path) {

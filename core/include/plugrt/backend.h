@@ -1,4 +1,4 @@
-// Backend and DelegateHandle: the host's C++ view of one backend table and of one
+// RegisteredBackend and DelegateHandle: the host's C++ view of one backend table and of one
 // delegate instance. Both keep the plugin that provides them loaded while they live.
 #ifndef PLUGRT_BACKEND_H_
 #define PLUGRT_BACKEND_H_
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/availability.h"
 #include "plugrt/span.h"
 #include "plugrt/status.h"
 
@@ -35,11 +36,9 @@ struct PluginInfo {
   bool isolated = false;
 };
 
-/// The answer of a backend's is_available.
-struct Availability {
-  bool available = false;
-  std::string reason;  // why not, when not available
-};
+/// The answer of a backend's is_available: the SDK's type, so that it means the same
+/// to a backend author and to the host.
+using Availability = sdk::Availability;
 
 /// The init failures of one backend since its plugin was registered, for reports
 /// (`plugrt doctor`): how many, and the last one (its code and message).
@@ -61,7 +60,7 @@ struct InitOptions {
 class DelegateHandle;
 
 /// One backend of a registered plugin. Cheap to copy; keeps the plugin loaded.
-class Backend {
+class RegisteredBackend {
  public:
   const std::string& name() const;
   const std::string& description() const;
@@ -91,7 +90,7 @@ class Backend {
  private:
   friend class Registry;
   friend class DelegateHandle;
-  Backend(std::shared_ptr<const internal::PluginRecord> plugin, const internal::BackendTable* table)
+  RegisteredBackend(std::shared_ptr<const internal::PluginRecord> plugin, const internal::BackendTable* table)
       : plugin_(std::move(plugin)), table_(table) {}
   Status failure(std::string_view call, plugrt_status status) const;
 
@@ -114,14 +113,14 @@ class DelegateHandle {
   Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
                  plugrt_execute_flags flags = 0);
 
-  const Backend& backend() const { return backend_; }
+  const RegisteredBackend& backend() const { return backend_; }
 
  private:
-  friend class Backend;
-  DelegateHandle(Backend backend, plugrt_delegate_handle handle);
+  friend class RegisteredBackend;
+  DelegateHandle(RegisteredBackend backend, plugrt_delegate_handle handle);
   void reset();
 
-  Backend backend_;
+  RegisteredBackend backend_;
   plugrt_delegate_handle handle_ = nullptr;
   std::unique_ptr<std::mutex> serialize_;  // null when the backend allows concurrency
 };

@@ -21,7 +21,7 @@ inline constexpr char kPortableBackendName[] = "portable";
 Status register_builtin_backends(Registry& registry);
 
 /// The built-in portable backend, for runs whose registry lacks one. Process-wide.
-const Backend& builtin_portable_backend();
+const RegisteredBackend& builtin_portable_backend();
 
 /// For each node of a graph IR buffer, why the portable backend cannot run it (empty
 /// when it can): what the ABI's partition answers with a yes or no, with the reason.

@@ -66,7 +66,7 @@ class BackendProvider {
   virtual std::optional<int64_t> candidate_rank(std::string_view backend_name) = 0;
   /// Registers that candidate into `registry` and returns the backend it now provides
   /// under that name (taken while nothing can unload it). Errors say why it could not.
-  virtual Result<Backend> provide(std::string_view backend_name, Registry& registry) = 0;
+  virtual Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) = 0;
 };
 
 class Registry {
@@ -94,11 +94,11 @@ class Registry {
   /// The backend called `name`, asking the attached providers first when one of them
   /// has a better-ranked candidate than what is registered. Errors: kNotFound (listing
   /// the names that exist), or the provider's error when loading the candidate failed.
-  Result<Backend> find_backend(std::string_view name);
+  Result<RegisteredBackend> find_backend(std::string_view name);
 
   /// The registered backend called `name`, without consulting any provider.
   /// Errors: kNotFound, listing the names that exist.
-  Result<Backend> find_registered_backend(std::string_view name) const;
+  Result<RegisteredBackend> find_registered_backend(std::string_view name) const;
 
   /// Every registered backend, sorted by name, winners before the ones they shadow.
   std::vector<BackendInfo> list_backends() const;
@@ -112,7 +112,7 @@ class Registry {
 
  private:
   struct Entry;
-  std::optional<Backend> lookup_locked(std::string_view name, int64_t* rank) const;
+  std::optional<RegisteredBackend> lookup_locked(std::string_view name, int64_t* rank) const;
   Status not_found_locked(std::string_view name) const;
 
   std::shared_ptr<HostEnvironment> environment_;

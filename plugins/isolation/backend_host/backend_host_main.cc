@@ -98,7 +98,7 @@ class Server {
     writer.u32(plugin.abi_minor);
     writer.u32(static_cast<uint32_t>(backends.size()));
     for (const BackendInfo& info : backends) {
-      Result<Backend> backend = registry_.find_registered_backend(info.name);
+      Result<RegisteredBackend> backend = registry_.find_registered_backend(info.name);
       const Availability availability = backend.is_ok() ? backend->is_available() : Availability{false, "not found"};
       writer.bytes(info.name);
       writer.bytes(info.description);
@@ -142,7 +142,7 @@ class Server {
     }
     Result<PluginId> id = loader_.load(path_);
     if (!id.is_ok()) return id.status();
-    Result<Backend> backend = registry_.find_registered_backend(name);
+    Result<RegisteredBackend> backend = registry_.find_registered_backend(name);
     if (!backend.is_ok()) return backend.status();
     blob_ = std::make_unique<Mapping>();
     if (blob_size > 0) {

@@ -89,7 +89,7 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
   for (const DelegatePlacement& placement : method->report().delegates) {
     if (placement.fell_back) return fail("init: " + placement.delegate + " fell back to portable: " + placement.reason);
   }
-  Result<plugrt::Backend> runs_on = session.run_registry().find_backend(backend);
+  Result<plugrt::RegisteredBackend> runs_on = session.run_registry().find_backend(backend);
   const bool isolated = runs_on.is_ok() && runs_on->plugin().isolated;
   std::cout << "  init: " << method->report().delegates.size() << " handle(s)"
             << (isolated ? ", isolated in plugrt-backend-host processes" : "") << "\n";

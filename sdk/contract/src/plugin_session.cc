@@ -54,7 +54,7 @@ Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& pa
   }
   for (const std::string& name : info.metadata.backends) {
     if (!backend.empty() && name != backend) continue;
-    PLUGRT_ASSIGN_OR_RETURN(plugrt::Backend found, session->registry_.find_backend(name));
+    PLUGRT_ASSIGN_OR_RETURN(plugrt::RegisteredBackend found, session->registry_.find_backend(name));
     if (!found.has_aot()) {
       return plugrt::Status(Error::kNotSupported, path + ": backend '" + name +
                                               "' has no ahead-of-time table (partition/preprocess): the kit cannot "

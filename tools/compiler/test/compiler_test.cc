@@ -207,7 +207,7 @@ TEST_F(CompilerTest, MeasuredCostsChooseTheBackendButDoNotSplit) {
   picky_ops() = {"Conv", "Relu", "Add"};  // both take everything: the estimate ties, eager is first
   const std::vector<uint8_t> graph = conv_relu_add_graph();
   const ir::Graph& ir_graph = *ir::GetGraph(graph.data());
-  Result<Backend> picky = registry_.find_backend("picky"), eager = registry_.find_backend("eager");
+  Result<RegisteredBackend> picky = registry_.find_backend("picky"), eager = registry_.find_backend("eager");
   ASSERT_TRUE(picky.is_ok() && eager.is_ok());
   CompileOptions options;
   options.backends = {"eager", "picky"};

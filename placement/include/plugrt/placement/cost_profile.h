@@ -54,7 +54,7 @@ class CostProfile {
 };
 
 /// "<backend>@<plugin name>/<plugin version>": a profile's figures hold for one build.
-std::string backend_build(const Backend& backend);
+std::string backend_build(const RegisteredBackend& backend);
 
 }  // namespace plugrt::placement
 

@@ -28,7 +28,7 @@ struct TuneOptions {
 
 /// One backend to measure, and which nodes of the graph its `partition` takes.
 struct TuneBackend {
-  Backend backend;
+  RegisteredBackend backend;
   std::vector<bool> taken;
 };
 

@@ -80,7 +80,7 @@ class PluginLoader final : public BackendProvider {
 
   // BackendProvider: lazy loading on the first lookup of a backend name.
   std::optional<int64_t> candidate_rank(std::string_view backend_name) override;
-  Result<Backend> provide(std::string_view backend_name, Registry& registry) override;
+  Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) override;
 
  private:
   struct Candidate {

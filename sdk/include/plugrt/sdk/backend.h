@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/availability.h"
 #include "plugrt/sdk/host.h"
 #include "plugrt/sdk/options.h"
 #include "plugrt/sdk/plugin_export.h"
@@ -67,14 +68,6 @@
 #endif
 
 namespace plugrt::sdk {
-
-/// The answer of Backend::is_available.
-struct Availability {
-  bool available = true;
-  std::string reason;  ///< why not, when not available
-  static Availability yes() { return {true, {}}; }
-  static Availability no(std::string reason) { return {false, std::move(reason)}; }
-};
 
 /// What init gets. `blob` stays valid and unmoved until the delegate is destroyed (it
 /// usually lies in a mapped program file), so a delegate may keep pointers into it. The

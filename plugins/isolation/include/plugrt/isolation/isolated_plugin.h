@@ -70,7 +70,7 @@ const plugrt_backend* proxy_table(const IsolatedPlugin& plugin, std::string_view
 /// Each backend of `plugin` whose processes crashed at least once, with its record.
 std::vector<std::pair<std::string, CrashRecord>> crash_records(const IsolatedPlugin& plugin);
 
-/// Backend host processes of this process still running or not yet reaped, for tests.
+/// RegisteredBackend host processes of this process still running or not yet reaped, for tests.
 size_t live_backend_hosts();
 
 }  // namespace plugrt::isolation
