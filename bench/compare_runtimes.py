@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Times plugrt against ONNX Runtime over the model zoo, after checking each program against PyTorch.
 
 The zoo (models/export_zoo.py) is public architectures with random weights: torchvision

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Times one ONNX model on ONNX Runtime's CPU execution provider (the npm package
 // onnxruntime-node), the way `plugrt bench` times a program: untimed warm-up runs,
 // then the latency of each timed run, summarised as median, p90 and min.

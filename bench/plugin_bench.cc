@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The costs DESIGN.md budgets for the plugin machinery:
 //   - looking a backend up by name,
 //   - discovering 100 plugin files (metadata only, no dlopen),
@@ -20,10 +21,8 @@
 #include "plugrt/registry.h"
 
 extern "C" {
-plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*,
-                                              const plugrt_plugin_descriptor**);
-plugrt_status plugrt_static_entry_bench_sdk_offset(const plugrt_host_services*,
-                                                   const plugrt_plugin_descriptor**);
+plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*, const plugrt_plugin_descriptor**);
+plugrt_status plugrt_static_entry_bench_sdk_offset(const plugrt_host_services*, const plugrt_plugin_descriptor**);
 plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle, const plugrt_execute_args*);
 }
 
@@ -82,8 +81,7 @@ struct HundredPlugins {
       std::snprintf(name, sizeof(name), "offset_%03d", i);
       std::string copy = image;
       std::memcpy(&copy[names], name, std::strlen(name) + 1);
-      std::ofstream(directory + "/libplugrt_good_" + std::to_string(i) + ".so", std::ios::binary)
-          << copy;
+      std::ofstream(directory + "/libplugrt_good_" + std::to_string(i) + ".so", std::ios::binary) << copy;
     }
   }
   ~HundredPlugins() { std::filesystem::remove_all(directory); }
@@ -121,8 +119,7 @@ BENCHMARK(BM_LoadRegisterUnloadOnePlugin)->Unit(benchmark::kMicrosecond);
 // Execute on a tiny tensor, so the call overhead is what is measured.
 struct ExecuteFixture {
   explicit ExecuteFixture(DelegateHandle made) : handle(std::move(made)) {
-    tensor = DLTensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, shape,
-                      nullptr, 0};
+    tensor = DLTensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr, 0};
   }
   DelegateHandle handle;
   std::vector<float> data = std::vector<float>(4, 1.0f);
@@ -159,8 +156,7 @@ void BM_ExecuteDirectCall(benchmark::State& state) {
 
   std::vector<float> data(4, 1.0f);
   int64_t shape[1] = {4};
-  DLTensor tensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, shape,
-                  nullptr, 0};
+  DLTensor tensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr, 0};
   const DLTensor* tensors[] = {&tensor};
   const plugrt_execute_args args{sizeof(args), tensors, 1, tensors, 1, 0};
   for (auto _ : state) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The costs DESIGN.md budgets for programs:
 //   - loading a program: constant in the size of its weights (1 MB vs 200 MB of
 //     constants; mapped, against a copying read for contrast),
@@ -33,13 +34,26 @@ plugrt_status empty_execute(plugrt_delegate_handle, const plugrt_execute_args*) 
 void empty_destroy(plugrt_delegate_handle) {}
 
 const plugrt_backend kEmptyBackend = {
-    PLUGRT_BACKEND_SIZE, PLUGRT_LITERAL("empty"), PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE, nullptr,
-    empty_is_available, empty_init, empty_execute, empty_destroy, nullptr, PLUGRT_LITERAL("does nothing"),
+    PLUGRT_BACKEND_SIZE,
+    PLUGRT_LITERAL("empty"),
+    PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE,
+    nullptr,
+    empty_is_available,
+    empty_init,
+    empty_execute,
+    empty_destroy,
+    nullptr,
+    PLUGRT_LITERAL("does nothing"),
 };
 const plugrt_backend* const kEmptyBackends[] = {&kEmptyBackend};
 const plugrt_plugin_descriptor kEmptyPlugin = {
-    PLUGRT_PLUGIN_DESCRIPTOR_SIZE, PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR, PLUGRT_LITERAL("empty"),
-    PLUGRT_LITERAL("1.0.0"), kEmptyBackends, 1,
+    PLUGRT_PLUGIN_DESCRIPTOR_SIZE,
+    PLUGRT_ABI_MAJOR,
+    PLUGRT_ABI_MINOR,
+    PLUGRT_LITERAL("empty"),
+    PLUGRT_LITERAL("1.0.0"),
+    kEmptyBackends,
+    1,
 };
 plugrt_status empty_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
   *descriptor = &kEmptyPlugin;
@@ -47,8 +61,8 @@ plugrt_status empty_entry(const plugrt_host_services*, const plugrt_plugin_descr
 }
 
 std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string("plugrt_bench_") + name + "_" +
-                                                     std::to_string(getpid()) + ".prt"))
+  return (std::filesystem::temp_directory_path() /
+          (std::string("plugrt_bench_") + name + "_" + std::to_string(getpid()) + ".prt"))
       .string();
 }
 

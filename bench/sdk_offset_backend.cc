@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test plugin's "offset" backend (test/plugins/test_plugin.c) written on the SDK, as a
 // first-party backend is: the same work and checks per call, so that the benchmark's
 // difference between the two is what the SDK's adapter costs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PLUGRT_SANITIZE: build the whole tree (core, tools, tests, every plugin) with the
 # compiler's sanitizers, so that a dlopen'd plugin is instrumented like the host that
 # loads it. Values, separated by ',' or ';':

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugrt_warnings: the project's own warning flags. Linked privately through
 # $<BUILD_INTERFACE:...> so they never leak into an installed package's users.
 add_library(plugrt_warnings INTERFACE)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Exports the small models plugrt bundles, with inputs and PyTorch's outputs.
 
 Uses Debian's python3-torch (run it with /usr/bin/python3). For each model NAME it

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Exports the model zoo: public architectures with random weights, inputs and PyTorch's outputs.
 
 The zoo is what bench/compare_runtimes.py times and checks: torchvision classification,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds plugrt into build/ (or $PLUGRT_BUILD_DIR). Extra arguments go to
 # the CMake configure step. Warnings are errors when CI is set.
 set -euo pipefail

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The hardening jobs, run by CI (.ci/run) after scripts/test.sh (see SECURITY.md,
 # "Sanitizers and fuzzing"):
+#   format  scripts/check-format.sh: clang-format 14 and the SPDX license lines;
 #   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
 #         included) in build-asan, and the whole ctest suite there;
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
@@ -9,13 +11,13 @@
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
 #         (default 60) on its corpus in test/fuzz/corpus/.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
-# parts (default: asan tsan fuzz). Sanitizer builds use -O1 and skip the benchmarks
+# parts (default: format asan tsan fuzz). Sanitizer builds use -O1 and skip the benchmarks
 # (CMakePresets.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(asan tsan fuzz)
+[ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz)
 jobs="${PLUGRT_JOBS:-2}"
 fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-60}"
 
@@ -109,10 +111,11 @@ run_fuzzers() {
 status=0
 for part in "${parts[@]}"; do
   case "$part" in
+    format) step "format: clang-format and license lines" scripts/check-format.sh || status=1 ;;
     asan) run_asan || status=1 ;;
     tsan) run_tsan || status=1 ;;
     fuzz) run_fuzzers || status=1 ;;
-    *) echo "unknown part '$part' (asan, tsan, fuzz)" >&2; exit 2 ;;
+    *) echo "unknown part '$part' (format, asan, tsan, fuzz)" >&2; exit 2 ;;
   esac
 done
 echo "=== times"

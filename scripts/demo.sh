@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds, and runs the main job on the bundled default model
 # (models/tiny_cnn.onnx, a small image classifier exported from PyTorch): compile it for
 # every backend present, run it, say where each part ran, its latency, and how far its

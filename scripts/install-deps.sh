@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages plugrt builds with (see setup.md for what each is for).
 # Skips apt entirely when everything is already installed.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds, and runs every test with ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."

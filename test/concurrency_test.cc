@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lookups that lazily load plugins, racing registration, unregistration and unloading.
 #include <gtest/gtest.h>
 
@@ -11,8 +12,7 @@
 #include "plugrt/registry.h"
 #include "test_plugin_files.h"
 
-extern "C" plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*,
-                                                        const plugrt_plugin_descriptor**);
+extern "C" plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*, const plugrt_plugin_descriptor**);
 
 namespace plugrt::plugins {
 namespace {

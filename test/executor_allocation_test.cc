@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Executing a method allocates nothing: every operator new in this binary is counted,
 // and the count must not move across execute() calls, on a plugin backend and on the
 // portable fallback alike. (A separate binary, because it replaces operator new.)

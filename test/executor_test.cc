@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The executor over real plugins: where each delegate runs, the portable fallback when
 // a backend is missing, unavailable or refuses its blob, and parallel method instances.
 #include <atomic>
@@ -16,10 +17,10 @@
 namespace plugrt::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using plugins::PluginLoader;
 using plugins::SearchPathOptions;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 /// A registry with the built-in backends and a loader over one directory of test plugins.
 class ExecutorTest : public ::testing::Test {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults: backends whose init or execute fails (the "faulty" test plugin, driven by its
 // options), plugin files removed or replaced while loaded, and error reports that must
 // not outlive the call they were made in.
@@ -26,12 +27,12 @@
 namespace plugrt::testing {
 namespace {
 
+using plugins::PluginLoader;
+using plugins::SearchPathOptions;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using plugins::PluginLoader;
-using plugins::SearchPathOptions;
 
 CompileSpec spec(const std::string& key, const std::string& value) {
   return CompileSpec{key, std::vector<uint8_t>(value.begin(), value.end())};
@@ -81,9 +82,8 @@ TEST_F(Faults, AnInitFailureFailsTheLoadWithTheBackendsMessage) {
   Result<Method> method = load("faulty", {spec("init_error", "the device fell off the bus")});
   ASSERT_FALSE(method.is_ok());
   EXPECT_EQ(method.code(), Error::kDelegateUnavailable);
-  EXPECT_THAT(method.status().message(),
-              AllOf(HasSubstr("method 'forward': delegate 'faulty:0' (backend 'faulty')"),
-                    HasSubstr("init failed: the device fell off the bus")));
+  EXPECT_THAT(method.status().message(), AllOf(HasSubstr("method 'forward': delegate 'faulty:0' (backend 'faulty')"),
+                                               HasSubstr("init failed: the device fell off the bus")));
 
   // The process is fine: the same plugin, and others, load and run.
   Result<Method> healthy = load("faulty");
@@ -138,10 +138,9 @@ TEST_F(Faults, AFailedExecuteSaysWhyAndTheNextCallWorks) {
     Status status = run(*method, base);
     if (call % 3 == 0) {
       EXPECT_EQ(status.code(), Error::kInternal) << "call " << call;
-      EXPECT_THAT(status.message(),
-                  AllOf(HasSubstr("method 'forward', delegate 'faulty:0'"),
-                        HasSubstr("backend 'faulty' (" + faulty_path_ + "): execute failed"),
-                        HasSubstr("execute call " + std::to_string(call) + " failed on purpose")));
+      EXPECT_THAT(status.message(), AllOf(HasSubstr("method 'forward', delegate 'faulty:0'"),
+                                          HasSubstr("backend 'faulty' (" + faulty_path_ + "): execute failed"),
+                                          HasSubstr("execute call " + std::to_string(call) + " failed on purpose")));
     } else {
       ASSERT_TRUE(status.is_ok()) << "call " << call << ": " << status.to_string();
       // The failed call scribbled over the output; the next one computes it afresh.
@@ -197,8 +196,7 @@ TEST_F(Faults, AReportBeforeASuccessfulCallIsNotBlamedOnALaterFailure) {
   EXPECT_EQ(output_floats(*chatty, 0), plus(0, 1.5f));
   Status status = run(*silent, 0);
   EXPECT_EQ(status.code(), Error::kInternal);
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("reported no reason"), Not(HasSubstr("a complaint about nothing"))));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("reported no reason"), Not(HasSubstr("a complaint about nothing"))));
 }
 
 TEST_F(Faults, AFailingMethodDoesNotDisturbOthersRunningAtTheSameTime) {

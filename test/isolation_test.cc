@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Isolation: backends run in plugrt-backend-host processes. The "crashy" test plugin
 // crashes, hangs or overruns its output on request; the host must survive each, give the
 // right result through the portable fallback within the same call, and leak no process
@@ -26,11 +27,11 @@
 namespace plugrt::testing {
 namespace {
 
+using plugins::PluginLoader;
+using plugins::PluginReport;
 using ::testing::AllOf;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
-using plugins::PluginLoader;
-using plugins::PluginReport;
 
 CompileSpec spec(const std::string& key, const std::string& value) {
   return CompileSpec{key, std::vector<uint8_t>(value.begin(), value.end())};
@@ -167,8 +168,8 @@ TEST_F(Isolation, ACrashInInitFallsBackLikeAnUnavailableBackend) {
   const DelegatePlacement& placement = method->report().delegates.at(0);
   EXPECT_TRUE(placement.fell_back);
   EXPECT_EQ(placement.backend, "portable");
-  EXPECT_THAT(placement.reason, AllOf(HasSubstr("backend 'crashy'"), HasSubstr("init failed"),
-                                      HasSubstr("isolated process")));
+  EXPECT_THAT(placement.reason,
+              AllOf(HasSubstr("backend 'crashy'"), HasSubstr("init failed"), HasSubstr("isolated process")));
   ASSERT_TRUE(run(*method, 2).is_ok());
   EXPECT_EQ(output_floats(*method, 0), plus(2, 1.5f));
   const PluginReport report = crashy_report();
@@ -210,9 +211,9 @@ TEST_F(Isolation, AHangInExecuteIsKilledAtTheTimeLimitAndFallsBack) {
   ASSERT_TRUE(run(*method, 1).is_ok());
   ASSERT_TRUE(run(*method, 2).is_ok());  // hangs on crashy, finishes on the fallback
   EXPECT_EQ(output_floats(*method, 0), plus(2, 1.5f));
-  EXPECT_THAT(method->report().delegates.at(0).reason,
-              AllOf(HasSubstr("did not answer within the 200 ms time limit (--execute-timeout-ms)"),
-                    HasSubstr("killed")));
+  EXPECT_THAT(
+      method->report().delegates.at(0).reason,
+      AllOf(HasSubstr("did not answer within the 200 ms time limit (--execute-timeout-ms)"), HasSubstr("killed")));
 }
 
 TEST_F(Isolation, AHangInInitIsKilledAtTheInitTimeLimitAndFallsBack) {
@@ -279,7 +280,8 @@ TEST_F(Isolation, AMissingBackendHostRefusesThePluginWithItsPath) {
 
 TEST_F(Isolation, AHostileBackendHostGetsAnErrorNotACrash) {
   // A "backend host" that answers with garbage, then with a frame announcing a huge payload.
-  const std::string fake = plugins_.write("fake-backend-host", "#!/bin/sh\nprintf 'JUNK-not-a-frame-at-all-xxxxxxxxxxxxxxxxxxx' >&3\nexec sleep 5\n");
+  const std::string fake = plugins_.write(
+      "fake-backend-host", "#!/bin/sh\nprintf 'JUNK-not-a-frame-at-all-xxxxxxxxxxxxxxxxxxx' >&3\nexec sleep 5\n");
   ASSERT_EQ(chmod(fake.c_str(), 0755), 0);
   plugins::SearchPathOptions options = only({plugins_.path()});
   options.isolated_backends = {"crashy"};
@@ -289,7 +291,8 @@ TEST_F(Isolation, AHostileBackendHostGetsAnErrorNotACrash) {
   Result<Method> method = load();
   ASSERT_TRUE(method.is_ok()) << method.status().to_string();
   EXPECT_TRUE(method->report().delegates.at(0).fell_back);
-  EXPECT_THAT(method->report().delegates.at(0).reason, HasSubstr("malformed response (a frame has a bad magic number)"));
+  EXPECT_THAT(method->report().delegates.at(0).reason,
+              HasSubstr("malformed response (a frame has a bad magic number)"));
   ASSERT_TRUE(run(*method, 6).is_ok());
   EXPECT_EQ(output_floats(*method, 0), plus(6, 1.5f));
 }

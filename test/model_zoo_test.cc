@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model zoo in models/ (recurrent taggers, a GroupNorm CNN, an einsum attention
 // block, a head with an If that folds, an RNN cell in a Loop with an If at run time;
 // exported from PyTorch by models/export_models.py with
@@ -72,8 +73,7 @@ TEST_P(ModelZooTest, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ModelZooTest,
                          ::testing::Combine(::testing::Values("lstm_tagger", "gru_tagger", "groupnorm_cnn",
-                                                              "einsum_attention", "control_flow_head",
-                                                              "loop_rnn"),
+                                                              "einsum_attention", "control_flow_head", "loop_rnn"),
                                             ::testing::Values("portable", "xnnpack", "onednn")),
                          zoo_test_name);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The models in models/ (exported from PyTorch by models/export_models.py, with the
 // outputs PyTorch computed): compiled from ONNX, run, and checked against PyTorch.
 #include <cmath>
@@ -37,8 +38,13 @@ TEST_P(ModelTest, MatchesPyTorchOnThePortableBackend) {
   Result<tools::NpyArray> input = tools::read_npy(model_path(name + ".input.npy"));
   Result<tools::NpyArray> expected = tools::read_npy(model_path(name + ".output.npy"));
   ASSERT_TRUE(input.is_ok() && expected.is_ok());
-  DLTensor tensor{input->data.data(), {kDLCPU, 0}, static_cast<int32_t>(input->shape.size()),
-                  to_dlpack(input->dtype), input->shape.data(), nullptr, 0};
+  DLTensor tensor{input->data.data(),
+                  {kDLCPU, 0},
+                  static_cast<int32_t>(input->shape.size()),
+                  to_dlpack(input->dtype),
+                  input->shape.data(),
+                  nullptr,
+                  0};
   ASSERT_TRUE(method->set_input(0, tensor).is_ok());
   Status status = method->execute();
   ASSERT_TRUE(status.is_ok()) << status.to_string();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every plugin built with plugrt_add_backend() exports only its entry function and its
 // metadata record, and does not link the runtime: proven on the built files themselves.
 #include <gmock/gmock.h>

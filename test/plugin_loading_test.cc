@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading real plugin files: the good one, each broken one, lazy loading, unloading.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,11 +14,11 @@ namespace plugrt::plugins {
 namespace {
 
 using ::plugrt::testing::FloatTensor;
-using ::plugrt::testing::LogCapture;
-using ::plugrt::testing::TempDirectory;
 using ::plugrt::testing::is_mapped;
+using ::plugrt::testing::LogCapture;
 using ::plugrt::testing::only;
 using ::plugrt::testing::plugin_file;
+using ::plugrt::testing::TempDirectory;
 using ::testing::ElementsAre;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
@@ -93,21 +94,20 @@ std::string patched_good(TempDirectory& dir, size_t offset, std::string bytes, s
 const BrokenCase kBrokenCases[] = {
     {"NotAnElfFile", [](TempDirectory& d) { return d.write("libplugrt_text.so", "#!/bin/sh\necho hi\n"); },
      Error::kPluginInvalid, "not an ELF file"},
-    {"TruncatedElf", [](TempDirectory& d) { return patched_good(d, 0, "", 300); },
-     Error::kPluginInvalid, "truncated"},
+    {"TruncatedElf", [](TempDirectory& d) { return patched_good(d, 0, "", 300); }, Error::kPluginInvalid, "truncated"},
     {"WrongMachine",  // e_machine (offset 18) = EM_AARCH64 (183)
-     [](TempDirectory& d) { return patched_good(d, 18, std::string("\xb7\x00", 2), 0); },
-     Error::kPluginInvalid, "AArch64"},
-    {"MissingEntrySymbol", [](TempDirectory& d) { return d.add_plugin("no_entry"); },
-     Error::kPluginInvalid, "does not export its entry function plugrt_plugin_entry_v1"},
-    {"AbiMajorMismatch", [](TempDirectory& d) { return d.add_plugin("abi_major_2"); },
-     Error::kPluginAbiMismatch, "built for plugin ABI 2."},
-    {"RequiredFunctionNull", [](TempDirectory& d) { return d.add_plugin("null_execute"); },
-     Error::kPluginInvalid, "required function 'execute' is NULL"},
-    {"StructSizeTooSmall", [](TempDirectory& d) { return d.add_plugin("small_struct"); },
-     Error::kPluginInvalid, "struct_size is 8 bytes"},
-    {"EntryPointFails", [](TempDirectory& d) { return d.add_plugin("entry_fails"); },
-     Error::kNotSupported, "the test licence file is missing"},
+     [](TempDirectory& d) { return patched_good(d, 18, std::string("\xb7\x00", 2), 0); }, Error::kPluginInvalid,
+     "AArch64"},
+    {"MissingEntrySymbol", [](TempDirectory& d) { return d.add_plugin("no_entry"); }, Error::kPluginInvalid,
+     "does not export its entry function plugrt_plugin_entry_v1"},
+    {"AbiMajorMismatch", [](TempDirectory& d) { return d.add_plugin("abi_major_2"); }, Error::kPluginAbiMismatch,
+     "built for plugin ABI 2."},
+    {"RequiredFunctionNull", [](TempDirectory& d) { return d.add_plugin("null_execute"); }, Error::kPluginInvalid,
+     "required function 'execute' is NULL"},
+    {"StructSizeTooSmall", [](TempDirectory& d) { return d.add_plugin("small_struct"); }, Error::kPluginInvalid,
+     "struct_size is 8 bytes"},
+    {"EntryPointFails", [](TempDirectory& d) { return d.add_plugin("entry_fails"); }, Error::kNotSupported,
+     "the test licence file is missing"},
     {"MetadataDisagreesWithEntry", [](TempDirectory& d) { return d.add_plugin("metadata_lies"); },
      Error::kPluginInvalid, "its metadata says plugin 'metadata_lies' with backends [not_honest]"},
 };
@@ -373,8 +373,7 @@ TEST(PluginLoader, DiscoveryReportsEveryFileAndKeepsGoodOnesUsable) {
   EXPECT_THAT(run_offset(registry, "offset"), ElementsAre(1.5f, 2.5f, 3.5f));
 }
 
-extern "C" plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*,
-                                                        const plugrt_plugin_descriptor**);
+extern "C" plugrt_status plugrt_static_entry_test_plugin(const plugrt_host_services*, const plugrt_plugin_descriptor**);
 
 TEST(PluginLoader, AStaticallyLinkedBackendRegistersThroughTheSameTable) {
   TempDirectory dir;
@@ -415,8 +414,8 @@ TEST(SearchPath, FollowsTheDocumentedOrder) {
   const std::string prefix = executable_directory().substr(0, executable_directory().rfind('/'));
   EXPECT_THAT(install_plugin_directory(), StartsWith(prefix + "/"));
   EXPECT_THAT(install_plugin_directory(), EndsWith("/plugrt/plugins"));
-  EXPECT_THAT(sources, ElementsAre("application", "application", "PLUGRT_PLUGIN_PATH",
-                                   "PLUGRT_PLUGIN_PATH", "install", "executable"));
+  EXPECT_THAT(sources, ElementsAre("application", "application", "PLUGRT_PLUGIN_PATH", "PLUGRT_PLUGIN_PATH", "install",
+                                   "executable"));
 }
 
 }  // namespace

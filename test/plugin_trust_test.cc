@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plugin trust: files others could have written are refused unless the application
 // allows them, and an allow-list pins plugins by SHA-256. Real plugin files, real modes.
 #include <sys/stat.h>
@@ -13,9 +14,9 @@
 namespace plugrt::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using plugins::PluginLoader;
 using plugins::SearchPathOptions;
+using ::testing::HasSubstr;
 
 TEST(PluginTrust, AFileEveryoneCanWriteIsRefusedUnlessAllowed) {
   TempDirectory dir;

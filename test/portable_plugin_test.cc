@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend built as a plugin (libplugrt_portable.so) is the same backend as
 // the built-in one: same metadata, same ABI table, same results.
 #include <gmock/gmock.h>

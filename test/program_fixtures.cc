@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "program_fixtures.h"
 
 #include <cstring>
@@ -37,8 +38,7 @@ std::vector<uint8_t> offset_program(const OffsetProgramOptions& options) {
     const std::string& backend = options.backends.empty() ? options.backend : options.backends[static_cast<size_t>(d)];
     uint32_t next = method.add_value(last ? "y" : "t" + std::to_string(d), DType::kFloat32, shape);
     uint32_t delegate = method.add_delegate(
-        backend + ":" + std::to_string(d), backend, Span<const uint8_t>(blob),
-        options.compile_specs,
+        backend + ":" + std::to_string(d), backend, Span<const uint8_t>(blob), options.compile_specs,
         options.with_fallback ? Span<const uint8_t>(fallback) : Span<const uint8_t>());
     method.add_instruction(delegate, {current}, {next});
     current = next;
@@ -51,8 +51,8 @@ std::vector<uint8_t> offset_program(const OffsetProgramOptions& options) {
 Status set_floats(Method& method, size_t input, std::vector<float> values) {
   const TensorSpec& spec = method.input_spec(input);
   std::vector<int64_t> shape = spec.shape;
-  DLTensor tensor{values.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1},
-                  shape.data(), nullptr, 0};
+  DLTensor tensor{
+      values.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
   return method.set_input(input, tensor);
 }
 

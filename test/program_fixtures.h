@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small programs for the executor tests, built with the real ProgramBuilder.
 #ifndef PLUGRT_TEST_PROGRAM_FIXTURES_H_
 #define PLUGRT_TEST_PROGRAM_FIXTURES_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stress: eight threads run methods of several programs over several backends (the
 // built-in portable backend, the portable plugin, test plugins and, when built, the
 // XNNPACK plugin; test plugins isolated in backend host processes, one of which crashes)
@@ -250,8 +251,7 @@ TEST(Stress, EightThreadsRunProgramsWhilePluginsLoadAndUnload) {
     for (uint64_t run = 0;; ++run) {
       const size_t index = (run + static_cast<uint64_t>(seed)) % programs.size();
       // Stop after a whole round, once the time is up and the churner has done enough.
-      if (index == 0 && run >= programs.size() && Clock::now() >= deadline &&
-          churn_cycles.load() >= kMinChurnCycles) {
+      if (index == 0 && run >= programs.size() && Clock::now() >= deadline && churn_cycles.load() >= kMinChurnCycles) {
         break;
       }
       StressProgram& p = *programs[index];
@@ -345,12 +345,12 @@ TEST(Stress, EightThreadsRunProgramsWhilePluginsLoadAndUnload) {
   RecordProperty("method_loads", std::to_string(loads.load()));
   RecordProperty("churn_cycles", std::to_string(churn_cycles.load()));
   RecordProperty("xnnpack", xnnpack_note);
-  std::printf("[ stress   ] %d threads, %.1f s: %llu operations (%llu executes, %llu method loads), "
-              "%llu churn cycles (%llu plugin unloads), %zu programs, XNNPACK %s\n",
-              kWorkers, elapsed, static_cast<unsigned long long>(operations),
-              static_cast<unsigned long long>(executes.load()), static_cast<unsigned long long>(loads.load()),
-              static_cast<unsigned long long>(churn_cycles.load()), static_cast<unsigned long long>(unloads.load()),
-              programs.size(), xnnpack_note.c_str());
+  std::printf(
+      "[ stress   ] %d threads, %.1f s: %llu operations (%llu executes, %llu method loads), "
+      "%llu churn cycles (%llu plugin unloads), %zu programs, XNNPACK %s\n",
+      kWorkers, elapsed, static_cast<unsigned long long>(operations), static_cast<unsigned long long>(executes.load()),
+      static_cast<unsigned long long>(loads.load()), static_cast<unsigned long long>(churn_cycles.load()),
+      static_cast<unsigned long long>(unloads.load()), programs.size(), xnnpack_note.c_str());
   for (const auto& p : programs) {
     std::printf("[ stress   ]   %-26s %llu runs\n", p->name.c_str(), static_cast<unsigned long long>(p->runs.load()));
     EXPECT_GT(p->runs.load(), 0u) << p->name;

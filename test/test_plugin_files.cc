@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "test_plugin_files.h"
 
 #include <dlfcn.h>
@@ -35,8 +36,7 @@ TempDirectory::~TempDirectory() {
 
 std::string TempDirectory::add_plugin(const std::string& name, const std::string& as_name) {
   const std::string target = path_ + "/libplugrt_" + (as_name.empty() ? name : as_name) + ".so";
-  std::filesystem::copy_file(plugin_file(name), target,
-                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(plugin_file(name), target, std::filesystem::copy_options::overwrite_existing);
   return target;
 }
 
@@ -62,11 +62,11 @@ bool is_mapped(const std::string& path) {
 
 LogCapture::LogCapture(HostEnvironment& environment) {
   environment.set_min_log_level(LogLevel::kDebug);
-  environment.set_log_sink([mutex = mutex_, lines = lines_](LogLevel, std::string_view source,
-                                                            std::string_view message) {
-    std::lock_guard<std::mutex> lock(*mutex);
-    lines->push_back(std::string(source) + ": " + std::string(message));
-  });
+  environment.set_log_sink(
+      [mutex = mutex_, lines = lines_](LogLevel, std::string_view source, std::string_view message) {
+        std::lock_guard<std::mutex> lock(*mutex);
+        lines->push_back(std::string(source) + ": " + std::string(message));
+      });
 }
 
 std::vector<std::string> LogCapture::lines() const {
@@ -83,8 +83,7 @@ bool LogCapture::contains(const std::string& text) const {
 
 FloatTensor::FloatTensor(std::vector<float> values) : data(std::move(values)) {
   shape[0] = static_cast<int64_t>(data.size());
-  tensor = DLTensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1},
-                    shape, nullptr, 0};
+  tensor = DLTensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr, 0};
 }
 
 }  // namespace plugrt::testing

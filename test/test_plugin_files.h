@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for tests that use the plugin files built in test/plugins/.
 #ifndef PLUGRT_TEST_TEST_PLUGIN_FILES_H_
 #define PLUGRT_TEST_TEST_PLUGIN_FILES_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The method's thread budget and the hand-off between backends, seen from real plugins:
 // the probe test plugins log the budget init gets and the flags of every execute call.
 #include <sched.h>
@@ -107,7 +108,8 @@ TEST_F(ThreadBudgetTest, TheCallThatEndsABackendsTurnParksItsWorkers) {
   // a, a, b, then a again at the next execute: the second a and the b end their turns.
   Result<Method> method = run({"probe_a", "probe_a", "probe_b"}, 2);
   ASSERT_TRUE(method.is_ok()) << method.status().to_string();
-  EXPECT_THAT(probe_lines("execute "), ElementsAre("execute flags=0", "execute flags=" + kPark, "execute flags=" + kPark));
+  EXPECT_THAT(probe_lines("execute "),
+              ElementsAre("execute flags=0", "execute flags=" + kPark, "execute flags=" + kPark));
 }
 
 TEST_F(ThreadBudgetTest, OneBackendAloneNeverParks) {

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // One model split between two plugins: xnnpack takes the convolution block and onednn
 // the transpose / batched matmul / layer normalization part, with the compiler's default
 // priority (xnnpack before onednn). The result must match the portable backend's.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <set>
@@ -76,8 +77,8 @@ std::vector<float> run(const std::vector<uint8_t>& bytes, Registry& registry, co
   }
   std::vector<float> data = input;
   std::vector<int64_t> shape = method->input_spec(0).shape;
-  DLTensor tensor{data.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1},
-                  shape.data(), nullptr, 0};
+  DLTensor tensor{
+      data.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
   EXPECT_TRUE(method->set_input(0, tensor).is_ok());
   // Several runs: from the second on, each backend wakes workers the other's turn parked.
   for (int run = 0; run < 3; ++run) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "compiled_graph.h"
 
 #include <cstdio>
@@ -92,8 +93,7 @@ enum class Origin : uint8_t { kUndefined, kInput, kConstant, kNode };
 
 /// Checks indices, definitions before use and single definition. `producer` gets, per
 /// value, the step that defines it (-1 for inputs and constants).
-std::string check_structure(const ir::Graph& graph, std::vector<Origin>* origin,
-                            std::vector<int64_t>* producer) {
+std::string check_structure(const ir::Graph& graph, std::vector<Origin>* origin, std::vector<int64_t>* producer) {
   const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
   origin->assign(num_values, Origin::kUndefined);
   producer->assign(num_values, -1);
@@ -217,9 +217,7 @@ struct CompiledGraph::Step {
 CompiledGraph::~CompiledGraph() = default;
 size_t CompiledGraph::num_nodes() const { return steps_.size(); }
 const TensorInfo& CompiledGraph::input_info(size_t k) const { return values_[static_cast<size_t>(inputs_[k])].info; }
-const TensorInfo& CompiledGraph::output_info(size_t k) const {
-  return values_[static_cast<size_t>(outputs_[k])].info;
-}
+const TensorInfo& CompiledGraph::output_info(size_t k) const { return values_[static_cast<size_t>(outputs_[k])].info; }
 
 namespace {
 
@@ -441,8 +439,8 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
   return compiled;
 }
 
-bool CompiledGraph::check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index,
-                          char* error, size_t error_capacity) const {
+bool CompiledGraph::check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,
+                          size_t error_capacity) const {
   const char* problem = nullptr;
   if (tensor == nullptr || tensor->data == nullptr) {
     problem = "is null";
@@ -460,15 +458,15 @@ bool CompiledGraph::check(const DLTensor* tensor, const ValueSlot& slot, const c
     }
   }
   if (problem != nullptr) {
-    std::snprintf(error, error_capacity, "%s %zu ('%s') %s: expected %s %s", role, index, slot.name.c_str(),
-                  problem, std::string(to_string(slot.info.dtype)).c_str(), to_string(slot.info.shape).c_str());
+    std::snprintf(error, error_capacity, "%s %zu ('%s') %s: expected %s %s", role, index, slot.name.c_str(), problem,
+                  std::string(to_string(slot.info.dtype)).c_str(), to_string(slot.info.shape).c_str());
     return false;
   }
   return true;
 }
 
-bool CompiledGraph::bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index,
-                         char* error, size_t error_capacity) {
+bool CompiledGraph::bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,
+                         size_t error_capacity) {
   if (!check(tensor, slot, role, index, error, error_capacity)) return false;
   value_data_[slot.location] = static_cast<std::byte*>(tensor->data) + tensor->byte_offset;
   return true;
@@ -477,8 +475,8 @@ bool CompiledGraph::bind(const DLTensor* tensor, const ValueSlot& slot, const ch
 bool CompiledGraph::run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs,
                         size_t num_outputs, char* error, size_t error_capacity) {
   if (num_inputs != inputs_.size() || num_outputs != outputs_.size()) {
-    std::snprintf(error, error_capacity, "expected %zu inputs and %zu outputs, got %zu and %zu",
-                  inputs_.size(), outputs_.size(), num_inputs, num_outputs);
+    std::snprintf(error, error_capacity, "expected %zu inputs and %zu outputs, got %zu and %zu", inputs_.size(),
+                  outputs_.size(), num_inputs, num_outputs);
     return false;
   }
   for (size_t k = 0; k < num_inputs; ++k) {
@@ -516,8 +514,7 @@ bool CompiledGraph::run(const DLTensor* const* inputs, size_t num_inputs, const 
   }
   for (const auto& [k, v] : output_copies_) {
     const ValueSlot& slot = values_[static_cast<size_t>(v)];
-    std::memcpy(static_cast<std::byte*>(outputs[k]->data) + outputs[k]->byte_offset, data_of(v),
-                slot.info.num_bytes());
+    std::memcpy(static_cast<std::byte*>(outputs[k]->data) + outputs[k]->byte_offset, data_of(v), slot.info.num_bytes());
   }
   return true;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CompiledGraph: a graph IR blob checked, planned and prepared for the portable kernels.
 //
 // Loading verifies the flatbuffer and every index, dtype, shape and constant size
@@ -45,8 +46,8 @@ class CompiledGraph {
   /// Runs the graph. Checks each argument's device, dtype, shape and layout; on a
   /// mismatch returns false and writes the reason into `error`. Allocates nothing on
   /// success.
-  bool run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs,
-           size_t num_outputs, char* error, size_t error_capacity);
+  bool run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs, size_t num_outputs,
+           char* error, size_t error_capacity);
 
   size_t num_nodes() const;
   size_t num_inputs() const { return inputs_.size(); }
@@ -62,8 +63,8 @@ class CompiledGraph {
 
   bool check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,
              size_t error_capacity) const;
-  bool bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index,
-            char* error, size_t error_capacity);
+  bool bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,
+            size_t error_capacity);
 
   std::vector<ValueSlot> values_;
   std::vector<Step> steps_;
@@ -74,7 +75,7 @@ class CompiledGraph {
   std::vector<void*> value_data_;
   /// Outputs that no node writes (a graph input or constant passed through): copied.
   std::vector<std::pair<size_t, int32_t>> output_copies_;  // (output index, source value)
-  std::unique_ptr<std::byte[]> owned_blob_;  // an aligned copy of a misaligned blob
+  std::unique_ptr<std::byte[]> owned_blob_;                // an aligned copy of a misaligned blob
   std::vector<std::unique_ptr<std::byte[]>> owned_constants_;
   std::unique_ptr<std::byte[]> arena_storage_;
   std::byte* arena_ = nullptr;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernel.h"
 
 #include <cstring>
@@ -35,9 +36,7 @@ std::string_view NodeContext::name() const {
   return node_.name() != nullptr ? node_.name()->string_view() : std::string_view();
 }
 
-bool NodeContext::has_attribute(std::string_view name) const {
-  return find_attribute(node_, name) != nullptr;
-}
+bool NodeContext::has_attribute(std::string_view name) const { return find_attribute(node_, name) != nullptr; }
 
 int64_t NodeContext::attr_int(std::string_view name, int64_t fallback) const {
   const ir::Attribute* attribute = find_attribute(node_, name);
@@ -108,19 +107,18 @@ Prepared prepare_error(const NodeContext& node, std::string why) {
   return Prepared{nullptr, message + ": " + why};
 }
 
-std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs,
-                        size_t min_outputs, size_t max_outputs) {
+std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs, size_t min_outputs,
+                        size_t max_outputs) {
   if (node.num_inputs() < min_inputs || node.num_inputs() > max_inputs) {
     return "takes " + std::to_string(min_inputs) +
-           (max_inputs != min_inputs ? " to " + std::to_string(max_inputs) : std::string()) +
-           " inputs, got " + std::to_string(node.num_inputs());
+           (max_inputs != min_inputs ? " to " + std::to_string(max_inputs) : std::string()) + " inputs, got " +
+           std::to_string(node.num_inputs());
   }
   for (size_t i = 0; i < min_inputs; ++i) {
     if (node.input(i) == nullptr) return "input " + std::to_string(i) + " is required";
   }
   if (node.num_outputs() < min_outputs || node.num_outputs() > max_outputs) {
-    return "has " + std::to_string(node.num_outputs()) + " outputs, expected " +
-           std::to_string(min_outputs) +
+    return "has " + std::to_string(node.num_outputs()) + " outputs, expected " + std::to_string(min_outputs) +
            (max_outputs != min_outputs ? " to " + std::to_string(max_outputs) : std::string());
   }
   for (size_t i = 0; i < min_outputs; ++i) {
@@ -140,8 +138,8 @@ std::string check_output(const NodeContext& node, size_t index, const Shape& exp
   if (output == nullptr) return "output " + std::to_string(index) + " is missing";
   if (output->dtype != dtype) return check_dtype("output", index, output, dtype);
   if (output->shape != expected) {
-    return "output " + std::to_string(index) + " has shape " + to_string(output->shape) +
-           ", but the inputs give " + to_string(expected);
+    return "output " + std::to_string(index) + " has shape " + to_string(output->shape) + ", but the inputs give " +
+           to_string(expected);
   }
   return {};
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend's kernel interface.
 //
 // A kernel is prepared once per node when a delegate is initialised: it reads the
@@ -118,8 +119,8 @@ class ConstantInt64Kernel final : public Kernel {
 };
 
 /// Checks the node's input and output counts: an empty string when fine, else the reason.
-std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs,
-                        size_t min_outputs, size_t max_outputs);
+std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs, size_t min_outputs,
+                        size_t max_outputs);
 /// Checks that input or output `what` has `dtype`; the reason when not.
 std::string check_dtype(const char* what, size_t index, const TensorInfo* info, DType dtype);
 /// Checks that output `index` has shape `expected` and dtype `dtype`; the reason when not.

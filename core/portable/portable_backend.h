@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend: the reference interpreter of graph IR blobs that runs whatever no
 // other backend can. It is written on the SDK like any vendor's backend; the same class
 // serves the copy built into the core and the copy built as a plugin (portable_entry.cc).
@@ -11,7 +12,8 @@ namespace plugrt::portable {
 class PortableBackend : public sdk::Backend {
  public:
   static constexpr char kName[] = "portable";
-  static constexpr char kDescription[] = "reference kernels for every op plugrt imports; float32, and int64 for indices";
+  static constexpr char kDescription[] =
+      "reference kernels for every op plugrt imports; float32, and int64 for indices";
   // No CONCURRENT_EXECUTE: one handle runs one call at a time, its arena is shared by its calls.
   static constexpr bool kHasAot = true;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend's entry point and metadata, made by the SDK's export macro.
 // Compiled twice: with PLUGRT_STATIC_PLUGIN into the core (as plugrt_static_entry_portable),
 // and without it into libplugrt_portable.so.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "shape.h"
 
 namespace plugrt::portable {
@@ -72,8 +73,7 @@ std::array<int64_t, kMaxRank> broadcast_strides(const Shape& shape, const Shape&
   return strides;
 }
 
-BroadcastIterator::BroadcastIterator(const Shape& shape, int num_operands,
-                                     const std::array<int64_t, kMaxRank>* strides)
+BroadcastIterator::BroadcastIterator(const Shape& shape, int num_operands, const std::array<int64_t, kMaxRank>* strides)
     : shape_(shape), num_operands_(num_operands) {
   for (int i = 0; i < num_operands; ++i) strides_[static_cast<size_t>(i)] = strides[i];
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape and TensorInfo: static tensor shapes as the portable kernels see them, and the
 // NumPy-style broadcasting rules that ONNX uses.
 #ifndef PLUGRT_PORTABLE_SHAPE_H_
@@ -66,8 +67,7 @@ std::array<int64_t, kMaxRank> broadcast_strides(const Shape& shape, const Shape&
 class BroadcastIterator {
  public:
   static constexpr int kMaxOperands = 3;
-  BroadcastIterator(const Shape& shape, int num_operands,
-                    const std::array<int64_t, kMaxRank>* strides);
+  BroadcastIterator(const Shape& shape, int num_operands, const std::array<int64_t, kMaxRank>* strides);
   /// Element offset of operand `i` at the current index.
   int64_t offset(int i) const { return offsets_[static_cast<size_t>(i)]; }
   void next();

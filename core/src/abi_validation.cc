@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "abi_validation.h"
 
 #include <algorithm>
@@ -17,20 +18,16 @@ constexpr size_t kMaxDescriptionLength = 1024;
 
 Status invalid(std::string message) { return Status(Error::kPluginInvalid, std::move(message)); }
 
-std::string version_text(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
+std::string version_text(uint32_t major, uint32_t minor) { return std::to_string(major) + "." + std::to_string(minor); }
 
 // The smallest backend table a plugin built for `minor` may hand over.
-size_t min_backend_size(uint32_t minor) {
-  return minor >= 1 ? PLUGRT_BACKEND_SIZE_1_1 : PLUGRT_BACKEND_SIZE_1_0;
-}
+size_t min_backend_size(uint32_t minor) { return minor >= 1 ? PLUGRT_BACKEND_SIZE_1_1 : PLUGRT_BACKEND_SIZE_1_0; }
 
 // Reads a plugrt_string the plugin owns, refusing one whose pointer and size disagree.
 Result<std::string> read_string(plugrt_string text, size_t max_size, const std::string& what) {
   if (text.size > max_size) {
-    return invalid(what + " is " + std::to_string(text.size) + " bytes, more than the " +
-                   std::to_string(max_size) + " allowed");
+    return invalid(what + " is " + std::to_string(text.size) + " bytes, more than the " + std::to_string(max_size) +
+                   " allowed");
   }
   if (text.data == nullptr && text.size != 0) return invalid(what + " has a NULL pointer");
   return std::string(text.data == nullptr ? "" : text.data, text.size);
@@ -46,29 +43,26 @@ T copy_known_prefix(const T* source, size_t struct_size) {
   return copy;
 }
 
-Result<BackendTable> read_backend(const plugrt_backend* backend, uint32_t plugin_minor,
-                                  size_t index) {
+Result<BackendTable> read_backend(const plugrt_backend* backend, uint32_t plugin_minor, size_t index) {
   const std::string where = "backend #" + std::to_string(index);
   if (backend == nullptr) return invalid(where + " is NULL");
   const size_t size = backend->struct_size;
   const size_t needed = min_backend_size(std::min<uint32_t>(plugin_minor, PLUGRT_ABI_MINOR));
   if (size < needed || size > kMaxStructSize) {
     return invalid(where + ": struct_size is " + std::to_string(size) + " bytes; a table for ABI " +
-                   version_text(PLUGRT_ABI_MAJOR, plugin_minor) + " needs at least " +
-                   std::to_string(needed));
+                   version_text(PLUGRT_ABI_MAJOR, plugin_minor) + " needs at least " + std::to_string(needed));
   }
   const plugrt_backend known = copy_known_prefix(backend, size);
 
   BackendTable table;
   PLUGRT_ASSIGN_OR_RETURN(table.name, read_string(known.name, kMaxNameLength, where + " name"));
   if (!is_valid_name(table.name)) {
-    return invalid(where + " has the invalid name '" + table.name +
-                   "' (1 to 63 characters of a-z, 0-9 and _)");
+    return invalid(where + " has the invalid name '" + table.name + "' (1 to 63 characters of a-z, 0-9 and _)");
   }
   const std::string named = "backend '" + table.name + "'";
   if (size >= PLUGRT_BACKEND_SIZE_1_1) {
-    PLUGRT_ASSIGN_OR_RETURN(table.description, read_string(known.description, kMaxDescriptionLength,
-                                                            named + " description"));
+    PLUGRT_ASSIGN_OR_RETURN(table.description,
+                            read_string(known.description, kMaxDescriptionLength, named + " description"));
   }
   const std::pair<const char*, bool> required[] = {
       {"is_available", known.is_available != nullptr},
@@ -89,8 +83,8 @@ Result<BackendTable> read_backend(const plugrt_backend* backend, uint32_t plugin
   if (known.aot != nullptr) {
     const size_t aot_size = known.aot->struct_size;
     if (aot_size < PLUGRT_AOT_BACKEND_SIZE_1_0 || aot_size > kMaxStructSize) {
-      return invalid(named + ": AOT table struct_size is " + std::to_string(aot_size) +
-                     " bytes, at least " + std::to_string(PLUGRT_AOT_BACKEND_SIZE_1_0) + " needed");
+      return invalid(named + ": AOT table struct_size is " + std::to_string(aot_size) + " bytes, at least " +
+                     std::to_string(PLUGRT_AOT_BACKEND_SIZE_1_0) + " needed");
     }
     const plugrt_aot_backend aot = copy_known_prefix(known.aot, aot_size);
     if (aot.partition == nullptr || aot.preprocess == nullptr) {
@@ -117,18 +111,16 @@ Result<PluginDescription> read_plugin_descriptor(const plugrt_plugin_descriptor*
   description.abi_major = known.abi_major;
   description.abi_minor = known.abi_minor;
   if (known.abi_major != PLUGRT_ABI_MAJOR) {
-    return Status(Error::kPluginAbiMismatch,
-                  "plugin built for ABI " + version_text(known.abi_major, known.abi_minor) +
-                      ", this host implements ABI " +
-                      version_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR) + " (majors must match)");
+    return Status(Error::kPluginAbiMismatch, "plugin built for ABI " + version_text(known.abi_major, known.abi_minor) +
+                                                 ", this host implements ABI " +
+                                                 version_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR) +
+                                                 " (majors must match)");
   }
   PLUGRT_ASSIGN_OR_RETURN(description.name, read_string(known.name, kMaxNameLength, "plugin name"));
   if (!is_valid_name(description.name)) {
-    return invalid("invalid plugin name '" + description.name +
-                   "' (1 to 63 characters of a-z, 0-9 and _)");
+    return invalid("invalid plugin name '" + description.name + "' (1 to 63 characters of a-z, 0-9 and _)");
   }
-  PLUGRT_ASSIGN_OR_RETURN(description.version,
-                          read_string(known.version, kMaxVersionLength, "plugin version"));
+  PLUGRT_ASSIGN_OR_RETURN(description.version, read_string(known.version, kMaxVersionLength, "plugin version"));
   if (description.version.empty()) return invalid("plugin version is empty");
 
   if (known.num_backends == 0) return invalid("the plugin provides no backends");
@@ -140,8 +132,7 @@ Result<PluginDescription> read_plugin_descriptor(const plugrt_plugin_descriptor*
 
   std::set<std::string> seen;
   for (size_t i = 0; i < known.num_backends; ++i) {
-    PLUGRT_ASSIGN_OR_RETURN(BackendTable table,
-                            read_backend(known.backends[i], known.abi_minor, i));
+    PLUGRT_ASSIGN_OR_RETURN(BackendTable table, read_backend(known.backends[i], known.abi_minor, i));
     if (!seen.insert(table.name).second) {
       return invalid("backend '" + table.name + "' is listed twice");
     }

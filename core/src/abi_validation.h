@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checking what a plugin's entry function hands back, and copying it into host-owned
 // tables that have every field this host knows (absent ones zero), whichever minor
 // version the plugin was built with.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/backend.h"
 
 #include <algorithm>
@@ -21,8 +22,8 @@ bool RegisteredBackend::can_execute_concurrently() const {
 bool RegisteredBackend::has_aot() const { return table_->partition != nullptr; }
 
 Status RegisteredBackend::failure(std::string_view call, plugrt_status status) const {
-  std::string message = "backend '" + table_->name + "' (" + plugin_->info.origin + "): " +
-                        std::string(call) + " failed";
+  std::string message =
+      "backend '" + table_->name + "' (" + plugin_->info.origin + "): " + std::string(call) + " failed";
   Error code = error_from_abi(status);
   if (std::optional<ReportedError> reported = take_reported_error()) {
     message += ": " + reported->message;
@@ -46,13 +47,13 @@ Availability RegisteredBackend::is_available() const {
 }
 
 Result<std::vector<bool>> RegisteredBackend::partition(Span<const uint8_t> graph, size_t num_nodes,
-                                             Span<const plugrt_option> compile_specs) const {
+                                                       Span<const plugrt_option> compile_specs) const {
   if (table_->partition == nullptr) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") has no ahead-of-time entries (partition, preprocess)");
   }
   std::vector<uint8_t> taken(num_nodes, 0);
-  plugrt_partition_args args{sizeof(args), graph.data(), graph.size(), compile_specs.data(),
+  plugrt_partition_args args{sizeof(args),         graph.data(), graph.size(), compile_specs.data(),
                              compile_specs.size(), taken.data(), num_nodes};
   clear_reported_error();
   const plugrt_status status = table_->partition(table_->context, plugin_->host->table(), &args);
@@ -61,13 +62,13 @@ Result<std::vector<bool>> RegisteredBackend::partition(Span<const uint8_t> graph
 }
 
 Result<std::vector<uint8_t>> RegisteredBackend::preprocess(Span<const uint8_t> graph,
-                                                 Span<const plugrt_option> compile_specs) const {
+                                                           Span<const plugrt_option> compile_specs) const {
   if (table_->preprocess == nullptr) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") has no ahead-of-time entries (partition, preprocess)");
   }
-  plugrt_preprocess_args args{sizeof(args), graph.data(), graph.size(), compile_specs.data(),
-                              compile_specs.size(), nullptr, 0};
+  plugrt_preprocess_args args{
+      sizeof(args), graph.data(), graph.size(), compile_specs.data(), compile_specs.size(), nullptr, 0};
   clear_reported_error();
   const plugrt_status status = table_->preprocess(table_->context, plugin_->host->table(), &args);
   const plugrt_host_services* host = plugin_->host->table();
@@ -98,14 +99,12 @@ Result<DelegateHandle> RegisteredBackend::init(const InitOptions& options) const
 
   clear_reported_error();  // a stale report must not explain this call
   plugrt_delegate_handle handle = nullptr;
-  const plugrt_status status =
-      table_->init(table_->context, plugin_->host->table(), &args, &handle);
+  const plugrt_status status = table_->init(table_->context, plugin_->host->table(), &args, &handle);
   if (status != PLUGRT_STATUS_OK || handle == nullptr) {
-    Status failed = status != PLUGRT_STATUS_OK
-                        ? failure("init", status)
-                        : Status(Error::kDelegateInvalidHandle, "backend '" + table_->name + "' (" +
-                                                                    plugin_->info.origin +
-                                                                    "): init succeeded but returned a NULL handle");
+    Status failed = status != PLUGRT_STATUS_OK ? failure("init", status)
+                                               : Status(Error::kDelegateInvalidHandle,
+                                                        "backend '" + table_->name + "' (" + plugin_->info.origin +
+                                                            "): init succeeded but returned a NULL handle");
     plugin_->record_init_failure(table_->name, failed);
     return failed;
   }
@@ -140,13 +139,13 @@ void DelegateHandle::reset() {
   handle_ = nullptr;
 }
 
-Status DelegateHandle::execute(Span<const DLTensor* const> inputs,
-                               Span<const DLTensor* const> outputs, plugrt_execute_flags flags) {
+Status DelegateHandle::execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
+                               plugrt_execute_flags flags) {
   if (handle_ == nullptr) {
     return Status(Error::kDelegateInvalidHandle, "execute on a moved-from or destroyed handle");
   }
-  const plugrt_execute_args args{sizeof(plugrt_execute_args), inputs.data(), inputs.size(),
-                                 outputs.data(), outputs.size(), flags};
+  const plugrt_execute_args args{
+      sizeof(plugrt_execute_args), inputs.data(), inputs.size(), outputs.data(), outputs.size(), flags};
   // A report left by an earlier call that succeeded must not explain a failure here.
   clear_reported_error();
   plugrt_status status;

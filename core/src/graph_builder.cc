@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/graph_builder.h"
 
 #include <cstring>
@@ -60,8 +61,7 @@ ValueId GraphBuilder::add_constant(std::string name, DType dtype, std::vector<in
   return static_cast<ValueId>(values_.size() - 1);
 }
 
-ValueId GraphBuilder::add_constant_f32(std::string name, std::vector<int64_t> shape,
-                                       const std::vector<float>& values) {
+ValueId GraphBuilder::add_constant_f32(std::string name, std::vector<int64_t> shape, const std::vector<float>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(float));
   if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return add_constant(std::move(name), DType::kFloat32, std::move(shape), std::move(bytes));
@@ -76,8 +76,8 @@ ValueId GraphBuilder::add_constant_i64(std::string name, std::vector<int64_t> sh
 
 void GraphBuilder::add_node(std::string op_type, std::string name, std::vector<ValueId> inputs,
                             std::vector<ValueId> outputs, std::vector<Attribute> attributes) {
-  nodes_.push_back(Node{std::move(op_type), std::move(name), std::move(inputs), std::move(outputs),
-                        std::move(attributes)});
+  nodes_.push_back(
+      Node{std::move(op_type), std::move(name), std::move(inputs), std::move(outputs), std::move(attributes)});
 }
 
 namespace {
@@ -92,9 +92,18 @@ flatbuffers::Offset<ir::Attribute> write_attribute(flatbuffers::FlatBufferBuilde
   switch (a.kind) {
     case Attribute::Kind::kFloat: kind = ir::AttributeKind::Float; break;
     case Attribute::Kind::kInt: kind = ir::AttributeKind::Int; break;
-    case Attribute::Kind::kString: kind = ir::AttributeKind::String; s = fbb.CreateString(a.s); break;
-    case Attribute::Kind::kFloats: kind = ir::AttributeKind::Floats; floats = fbb.CreateVector(a.floats); break;
-    case Attribute::Kind::kInts: kind = ir::AttributeKind::Ints; ints = fbb.CreateVector(a.ints); break;
+    case Attribute::Kind::kString:
+      kind = ir::AttributeKind::String;
+      s = fbb.CreateString(a.s);
+      break;
+    case Attribute::Kind::kFloats:
+      kind = ir::AttributeKind::Floats;
+      floats = fbb.CreateVector(a.floats);
+      break;
+    case Attribute::Kind::kInts:
+      kind = ir::AttributeKind::Ints;
+      ints = fbb.CreateVector(a.ints);
+      break;
     case Attribute::Kind::kGraph:
       kind = ir::AttributeKind::Graph;
       fbb.ForceVectorAlignment(a.graph.size(), 1, 64);  // keeps the subgraph's constants aligned

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/host_services.h"
 
 #include <cstddef>
@@ -65,8 +66,7 @@ void clear_reported_error() {
   if (tls_reported_error.has_value()) tls_reported_error.reset();
 }
 
-PluginHostServices::PluginHostServices(std::shared_ptr<HostEnvironment> environment,
-                                       std::string source)
+PluginHostServices::PluginHostServices(std::shared_ptr<HostEnvironment> environment, std::string source)
     : environment_(std::move(environment)), source_(std::move(source)) {
   table_.struct_size = sizeof(plugrt_host_services);
   table_.abi_major = PLUGRT_ABI_MAJOR;
@@ -116,8 +116,7 @@ void PluginHostServices::profile_end(void* context, uint64_t token) {
 
 void PluginHostServices::report_error(void* context, plugrt_status status, plugrt_string message) {
   PluginHostServices& host = self(context);
-  tls_reported_error = ReportedError{host.source_, error_from_abi(status),
-                                     std::string(view_of(message))};
+  tls_reported_error = ReportedError{host.source_, error_from_abi(status), std::string(view_of(message))};
   host.environment_->log(LogLevel::kDebug, host.source_, view_of(message));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/mapped_file.h"
 
 #include <fcntl.h>
@@ -56,8 +57,7 @@ class FileDescriptor {
 
 }  // namespace
 
-MappedFile::MappedFile(std::string path, const uint8_t* data, size_t size, bool mapped,
-                       Buffer owned)
+MappedFile::MappedFile(std::string path, const uint8_t* data, size_t size, bool mapped, Buffer owned)
     : path_(std::move(path)), data_(data), size_(size), mapped_(mapped), owned_(std::move(owned)) {}
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
@@ -110,16 +110,14 @@ Result<MappedFile> MappedFile::open_impl(const std::string& path, bool allow_map
   const uint64_t file_size = static_cast<uint64_t>(info.st_size);
   if (info.st_size < 0 || file_size > std::numeric_limits<size_t>::max() / 2) {
     return Status(Error::kMemoryAllocationFailed,
-                  path + ": file of " + std::to_string(info.st_size) +
-                      " bytes is too large for this address space");
+                  path + ": file of " + std::to_string(info.st_size) + " bytes is too large for this address space");
   }
 
   if (allow_map && file_size > 0) {
-    void* mapping = ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ, MAP_PRIVATE,
-                           fd.get(), 0);
+    void* mapping = ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (mapping != MAP_FAILED) {
-      return MappedFile(path, static_cast<const uint8_t*>(mapping),
-                        static_cast<size_t>(file_size), /*mapped=*/true, Buffer());
+      return MappedFile(path, static_cast<const uint8_t*>(mapping), static_cast<size_t>(file_size), /*mapped=*/true,
+                        Buffer());
     }
     // Some files cannot be mapped (certain file systems); reading them still works.
   }

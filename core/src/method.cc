@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Method: loading (resolve, init, fall back), inputs and outputs, and execution.
 #include "plugrt/method.h"
 
@@ -34,8 +35,8 @@ struct Method::State {
     std::vector<const DLTensor*> arguments;
     size_t num_inputs;
     plugrt_execute_flags flags;  // PLUGRT_EXECUTE_PARK_WORKERS when the next call is another backend's
-    std::string_view backend;  // into the report
-    std::string_view label;    // into the report
+    std::string_view backend;    // into the report
+    std::string_view label;      // into the report
     size_t delegate;
   };
   /// The portable fallback blob of each delegate, for an isolated backend that crashes.
@@ -128,11 +129,12 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
   std::string reason;
   if (Result<RegisteredBackend> backend = find(); !backend.is_ok()) {
     reason = backend.code() == Error::kNotFound ? "backend '" + backend_name + "' is not installed"
-                                                 : backend.status().message();
+                                                : backend.status().message();
   } else if (Availability availability = backend->is_available(); !availability.available) {
     reason = "backend '" + backend_name + "' is unavailable: " + availability.reason;
   } else {
-    Result<DelegateHandle> handle = backend->init(init_options(program.segment(delegate.blob_segment()), specs, options));
+    Result<DelegateHandle> handle =
+        backend->init(init_options(program.segment(delegate.blob_segment()), specs, options));
     if (handle.is_ok()) {
       placement->backend = backend_name;
       placement->origin = backend->plugin().origin;
@@ -330,8 +332,9 @@ Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
   placement.origin = portable.plugin().origin;
   placement.fell_back = true;
   placement.reason = crash.message();
-  environment->log(LogLevel::kWarning, "method", "method '" + name + "', delegate '" + placement.delegate +
-                                                     "' runs on its portable fallback from now on: " + crash.message());
+  environment->log(LogLevel::kWarning, "method",
+                   "method '" + name + "', delegate '" + placement.delegate +
+                       "' runs on its portable fallback from now on: " + crash.message());
   for (Call& other : calls) {
     if (other.delegate == call.delegate) other.backend = placement.backend;  // the string moved
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One registered plugin as the host holds it. Shared by the registry and by every
 // RegisteredBackend and DelegateHandle taken from it; the last owner lets the code go.
 #ifndef PLUGRT_CORE_PLUGIN_RECORD_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/program.h"
 
 #include <cstring>
@@ -96,7 +97,8 @@ Result<MethodSummary> Program::describe(std::string_view name) const {
           d.fallback_size = data_->segment(static_cast<uint32_t>(delegate->fallback_segment())).size();
         }
         if (delegate->compile_specs() != nullptr) {
-          for (const program::Option* spec : *delegate->compile_specs()) d.compile_spec_keys.push_back(spec->key()->str());
+          for (const program::Option* spec : *delegate->compile_specs())
+            d.compile_spec_keys.push_back(spec->key()->str());
         }
         summary.delegates.push_back(std::move(d));
       }

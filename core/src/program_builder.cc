@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/program_builder.h"
 
 #include <cstdio>
@@ -169,9 +170,9 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       for (const CompileSpec& spec : delegate.compile_specs) {
         specs.push_back(program::CreateOption(fbb, fbb.CreateString(spec.key), fbb.CreateVector(spec.value)));
       }
-      delegates.push_back(program::CreateDelegate(fbb, fbb.CreateString(delegate.name),
-                                                  fbb.CreateString(delegate.backend), delegate.blob_segment,
-                                                  fbb.CreateVector(specs), static_cast<int32_t>(delegate.fallback_segment)));
+      delegates.push_back(program::CreateDelegate(
+          fbb, fbb.CreateString(delegate.name), fbb.CreateString(delegate.backend), delegate.blob_segment,
+          fbb.CreateVector(specs), static_cast<int32_t>(delegate.fallback_segment)));
     }
     std::vector<flatbuffers::Offset<program::Instruction>> instructions;
     for (const MethodBuilder::Instruction& instruction : method.instructions_) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a loaded Program holds: the file's bytes (a mapping or an owned copy) and the
 // verified pointers into them. Shared by the Program and its Method instances.
 #ifndef PLUGRT_SRC_PROGRAM_DATA_H_
@@ -19,7 +20,7 @@ namespace plugrt::internal {
 
 struct ProgramData {
   std::string origin;
-  std::optional<MappedFile> file;  // set when loaded from a path
+  std::optional<MappedFile> file;                                      // set when loaded from a path
   std::unique_ptr<uint8_t, void (*)(void*)> copy{nullptr, std::free};  // from_bytes()
   Span<const uint8_t> bytes;
 

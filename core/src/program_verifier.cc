@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "program_verifier.h"
 
 #include <algorithm>
@@ -160,8 +161,7 @@ class MethodChecker {
       const uint64_t offset = static_cast<uint64_t>(tensor.arena_offset());
       if (offset % kArenaAlignment != 0 || !fits(offset, bytes, method_.arena_size())) {
         return fail(value_name(v) + " (arena offset " + std::to_string(offset) + ", " + std::to_string(bytes) +
-                    " bytes) is misaligned or outside the arena of " + std::to_string(method_.arena_size()) +
-                    " bytes");
+                    " bytes) is misaligned or outside the arena of " + std::to_string(method_.arena_size()) + " bytes");
       }
       return true;
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks a program file before anything uses it: header, flatbuffer, then every
 // index, offset, size, shape and dtype, with overflow-safe arithmetic.
 #ifndef PLUGRT_SRC_PROGRAM_VERIFIER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/registry.h"
 
 #include <algorithm>
@@ -76,9 +77,8 @@ Result<PluginId> Registry::register_plugin(plugrt_plugin_entry_fn entry, PluginS
       if (!entries.empty()) {
         const Entry& winner = std::min(entries.front(), added);
         const Entry& loser = (&winner == &added) ? entries.front() : added;
-        warnings.push_back("backend '" + table.name + "' is provided by both " +
-                           winner.plugin->info.origin + " and " + loser.plugin->info.origin +
-                           "; using " + winner.plugin->info.origin +
+        warnings.push_back("backend '" + table.name + "' is provided by both " + winner.plugin->info.origin + " and " +
+                           loser.plugin->info.origin + "; using " + winner.plugin->info.origin +
                            " (lower rank, or registered first)");
       }
       entries.insert(std::upper_bound(entries.begin(), entries.end(), added), std::move(added));
@@ -98,9 +98,9 @@ Status Registry::unregister_plugin(PluginId id) {
   }
   for (auto it = by_name_.begin(); it != by_name_.end();) {
     std::vector<Entry>& entries = it->second;
-    entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                 [&](const Entry& e) { return e.plugin->info.id == id; }),
-                  entries.end());
+    entries.erase(
+        std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.plugin->info.id == id; }),
+        entries.end());
     it = entries.empty() ? by_name_.erase(it) : std::next(it);
   }
   plugins_.erase(found);  // handles and Backends still hold the record

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/mapped_file.h"
 
 #include <gmock/gmock.h>
@@ -23,9 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::vector<uint8_t> to_vector(Span<const uint8_t> bytes) {
-  return std::vector<uint8_t>(bytes.begin(), bytes.end());
-}
+std::vector<uint8_t> to_vector(Span<const uint8_t> bytes) { return std::vector<uint8_t>(bytes.begin(), bytes.end()); }
 
 class MappedFileTest : public ::testing::Test {
  protected:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/memory_planner.h"
 
 #include <gmock/gmock.h>
@@ -41,9 +42,7 @@ TEST(MemoryPlanner, AlignsEveryOffsetAndNeverOverlapsLiveBuffers) {
   EXPECT_LT(plan.arena_size, total);  // some reuse happened
 }
 
-TEST(MemoryPlanner, AnEmptyPlanHasNoArena) {
-  EXPECT_EQ(plan_memory({}, 64).arena_size, 0u);
-}
+TEST(MemoryPlanner, AnEmptyPlanHasNoArena) { EXPECT_EQ(plan_memory({}, 64).arena_size, 0u); }
 
 }  // namespace
 }  // namespace plugrt

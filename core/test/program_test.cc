@@ -1,7 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // Program files: written by ProgramBuilder, loaded (mapped and copied), described and
 // run on the built-in portable backend.
 #include "plugrt/program.h"
-
 
 #include <cstring>
 

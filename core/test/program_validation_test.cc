@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Program file validation: one crafted bad file for every failure the verifier
 // (core/src/program_verifier.cc) reports, plus random corruptions and truncations of a
 // valid file, and the load paths (mapped, copied, missing file).
@@ -13,8 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -149,8 +150,8 @@ std::vector<uint8_t> serialize(const ProgramSpec& spec, bool shift) {
         specs.push_back(program::CreateOption(fbb, fbb.CreateString(option.key), vec(option.value)));
       }
       delegates.push_back(program::CreateDelegate(fbb, fbb.CreateString(delegate.name),
-                                                  fbb.CreateString(delegate.backend), delegate.blob_segment,
-                                                  vec(specs), delegate.fallback_segment));
+                                                  fbb.CreateString(delegate.backend), delegate.blob_segment, vec(specs),
+                                                  delegate.fallback_segment));
     }
     std::vector<flatbuffers::Offset<program::Instruction>> instructions;
     for (const InstructionSpec& instruction : method.instructions) {
@@ -158,8 +159,7 @@ std::vector<uint8_t> serialize(const ProgramSpec& spec, bool shift) {
           program::CreateInstruction(fbb, instruction.delegate, vec(instruction.inputs), vec(instruction.outputs)));
     }
     methods.push_back(program::CreateMethod(fbb, fbb.CreateString(method.name), vec(values), vec(method.inputs),
-                                            vec(method.outputs), vec(delegates), vec(instructions),
-                                            method.arena_size));
+                                            vec(method.outputs), vec(delegates), vec(instructions), method.arena_size));
   }
   std::vector<program::Segment> segments;
   std::vector<uint32_t> segment_words;
@@ -194,8 +194,10 @@ std::vector<uint8_t> serialize(const ProgramSpec& spec) {
     for (size_t m = 0; m < spec.methods.size(); ++m) {
       for (size_t v = 0; v < spec.methods[m].values.size(); ++v) {
         if (!spec.methods[m].values[v].misalign_shape) continue;
-        const program::TensorValue* value = root->methods()->Get(static_cast<flatbuffers::uoffset_t>(m))->values()->Get(
-            static_cast<flatbuffers::uoffset_t>(v));
+        const program::TensorValue* value = root->methods()
+                                                ->Get(static_cast<flatbuffers::uoffset_t>(m))
+                                                ->values()
+                                                ->Get(static_cast<flatbuffers::uoffset_t>(v));
         as_asked = as_asked && misaligned_in(flatbuffer, value->shape());
       }
     }
@@ -224,8 +226,8 @@ ProgramFileHeader make_header(uint64_t flatbuffer_size, uint64_t segments_size) 
 /// as the furthest of them). The segment area holds `segment_bytes`.
 std::vector<uint8_t> assemble(const ProgramFileHeader& header, const std::vector<uint8_t>& flatbuffer,
                               const std::vector<uint8_t>& segment_bytes) {
-  const uint64_t end = std::max<uint64_t>({sizeof(header), header.flatbuffer_offset + flatbuffer.size(),
-                                           header.segments_offset + segment_bytes.size()});
+  const uint64_t end = std::max<uint64_t>(
+      {sizeof(header), header.flatbuffer_offset + flatbuffer.size(), header.segments_offset + segment_bytes.size()});
   std::vector<uint8_t> file(static_cast<size_t>(end), 0);
   std::memcpy(file.data(), &header, sizeof(header));
   if (!flatbuffer.empty()) std::memcpy(file.data() + header.flatbuffer_offset, flatbuffer.data(), flatbuffer.size());
@@ -419,13 +421,15 @@ TEST(ProgramValidation, ValuesMayShareArenaBytesWhenTheirLifetimesDoNotMeet) {
   ProgramSpec spec = valid_spec();
   MethodSpec& method = forward(spec);
   method.values = {
-      ValueSpec{"x", 1, {2, 2}, 0, -1},   ValueSpec{"t", 1, {2, 2}, 64, -1},
-      ValueSpec{"u", 1, {2, 2}, 128, -1}, ValueSpec{"y", 1, {2, 2}, 64, -1},
+      ValueSpec{"x", 1, {2, 2}, 0, -1},
+      ValueSpec{"t", 1, {2, 2}, 64, -1},
+      ValueSpec{"u", 1, {2, 2}, 128, -1},
+      ValueSpec{"y", 1, {2, 2}, 64, -1},
   };
   method.outputs = {3};
   method.instructions = {InstructionSpec{0, {0}, {1}}, InstructionSpec{0, {1}, {2}}, InstructionSpec{0, {2}, {3}}};
   method.arena_size = 192;
-  expect_valid(file_of(spec));  // t and y share offset 64
+  expect_valid(file_of(spec));       // t and y share offset 64
   method.values[1].shape = {2, 16};  // t grows to 128 bytes, over u's at 128
   expect_invalid(spec, "method 'forward': value 1 't' and value 2 'u' share arena bytes while both are live");
 }
@@ -483,8 +487,7 @@ TEST(ProgramValidation, RefusesAFlatbufferInsideTheHeader) {
   expect_invalid(patched([](ProgramFileHeader& h) { h.flatbuffer_offset = 32; }),
                  "the flatbuffer range (offset 32, size");
   // Inside a header that is declared larger than 64 bytes.
-  expect_invalid(patched([](ProgramFileHeader& h) { h.header_size = 72; }),
-                 "the flatbuffer range (offset 64, size");
+  expect_invalid(patched([](ProgramFileHeader& h) { h.header_size = 72; }), "the flatbuffer range (offset 64, size");
 }
 
 TEST(ProgramValidation, RefusesAMisalignedFlatbuffer) {
@@ -493,9 +496,9 @@ TEST(ProgramValidation, RefusesAMisalignedFlatbuffer) {
   ProgramFileHeader header = make_header(flatbuffer.size(), spec.segment_area_size);
   header.flatbuffer_offset = 68;
   header.segments_offset = round_up(68 + flatbuffer.size(), kSegmentAlignment);
-  expect_invalid(assemble(header, flatbuffer, segment_area(spec)),
-                 "the flatbuffer range (offset 68, size " + std::to_string(flatbuffer.size()) +
-                     ") is misaligned or outside the file");
+  expect_invalid(assemble(header, flatbuffer, segment_area(spec)), "the flatbuffer range (offset 68, size " +
+                                                                       std::to_string(flatbuffer.size()) +
+                                                                       ") is misaligned or outside the file");
 }
 
 TEST(ProgramValidation, RefusesAFlatbufferOutsideTheFile) {
@@ -506,9 +509,8 @@ TEST(ProgramValidation, RefusesAFlatbufferOutsideTheFile) {
   // Sizes that overflow offset + size.
   expect_invalid(patched([](ProgramFileHeader& h) { h.flatbuffer_size = std::numeric_limits<uint64_t>::max(); }),
                  "the flatbuffer range (offset 64, size 18446744073709551615) is misaligned or outside");
-  expect_invalid(
-      patched([](ProgramFileHeader& h) { h.flatbuffer_offset = std::numeric_limits<uint64_t>::max() - 7; }),
-      "the flatbuffer range (offset 18446744073709551608,");
+  expect_invalid(patched([](ProgramFileHeader& h) { h.flatbuffer_offset = std::numeric_limits<uint64_t>::max() - 7; }),
+                 "the flatbuffer range (offset 18446744073709551608,");
 }
 
 TEST(ProgramValidation, RefusesAMisalignedSegmentArea) {

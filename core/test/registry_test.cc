@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The registry with in-process plugins: descriptor validation, ranking, providers.
 #include "plugrt/registry.h"
 
@@ -23,23 +24,19 @@ plugrt_status init_counter(void* context, const plugrt_host_services*, const plu
   *handle = reinterpret_cast<plugrt_delegate_handle>(context);
   return PLUGRT_STATUS_OK;
 }
-plugrt_status execute_nothing(plugrt_delegate_handle, const plugrt_execute_args*) {
-  return PLUGRT_STATUS_OK;
-}
+plugrt_status execute_nothing(plugrt_delegate_handle, const plugrt_execute_args*) { return PLUGRT_STATUS_OK; }
 void destroy_counter(plugrt_delegate_handle handle) { --*reinterpret_cast<int*>(handle); }
-plugrt_status partition_nothing(void*, const plugrt_host_services*, plugrt_partition_args*) {
-  return PLUGRT_STATUS_OK;
-}
+plugrt_status partition_nothing(void*, const plugrt_host_services*, plugrt_partition_args*) { return PLUGRT_STATUS_OK; }
 
 struct FakePlugin {
   int live_handles = 0;
   plugrt_aot_backend aot{sizeof(plugrt_aot_backend), &partition_nothing, nullptr};
-  plugrt_backend backend{sizeof(plugrt_backend), {"fake", 4}, 0, &live_handles, &always_available,
-                         &init_counter, &execute_nothing, &destroy_counter, nullptr,
-                         {"a fake", 6}};
+  plugrt_backend backend{
+      sizeof(plugrt_backend), {"fake", 4},      0,       &live_handles, &always_available, &init_counter,
+      &execute_nothing,       &destroy_counter, nullptr, {"a fake", 6}};
   const plugrt_backend* backends[2] = {&backend, &backend};
-  plugrt_plugin_descriptor descriptor{sizeof(plugrt_plugin_descriptor), PLUGRT_ABI_MAJOR,
-                                      PLUGRT_ABI_MINOR, {"fakes", 5}, {"0.1", 3}, backends, 1};
+  plugrt_plugin_descriptor descriptor{
+      sizeof(plugrt_plugin_descriptor), PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR, {"fakes", 5}, {"0.1", 3}, backends, 1};
 };
 
 // The entry function reads the plugin to hand out from here (entries take no context).
@@ -49,8 +46,7 @@ plugrt_status fake_entry(const plugrt_host_services*, const plugrt_plugin_descri
   return PLUGRT_STATUS_OK;
 }
 
-Result<PluginId> register_fake(Registry& registry, FakePlugin& plugin, std::string origin = "fake",
-                               int64_t rank = 0) {
+Result<PluginId> register_fake(Registry& registry, FakePlugin& plugin, std::string origin = "fake", int64_t rank = 0) {
   current_plugin = &plugin;
   PluginSource source;
   source.origin = std::move(origin);
@@ -107,32 +103,42 @@ struct BadDescriptor {
 };
 
 const BadDescriptor kBadDescriptors[] = {
-    {"OtherMajor", [](FakePlugin& p) { p.descriptor.abi_major = PLUGRT_ABI_MAJOR + 1; },
-     Error::kPluginAbiMismatch, "plugin built for ABI 2.3, this host implements ABI 1.3"},
-    {"DescriptorTooSmall", [](FakePlugin& p) { p.descriptor.struct_size = 16; },
-     Error::kPluginInvalid, "descriptor struct_size is 16 bytes"},
-    {"BadPluginName", [](FakePlugin& p) { p.descriptor.name = {"Fakes!", 6}; },
+    {"OtherMajor", [](FakePlugin& p) { p.descriptor.abi_major = PLUGRT_ABI_MAJOR + 1; }, Error::kPluginAbiMismatch,
+     "plugin built for ABI 2.3, this host implements ABI 1.3"},
+    {"DescriptorTooSmall", [](FakePlugin& p) { p.descriptor.struct_size = 16; }, Error::kPluginInvalid,
+     "descriptor struct_size is 16 bytes"},
+    {"BadPluginName",
+     [](FakePlugin& p) {
+       p.descriptor.name = {"Fakes!", 6};
+     },
      Error::kPluginInvalid, "invalid plugin name 'Fakes!'"},
-    {"EmptyVersion", [](FakePlugin& p) { p.descriptor.version = {"", 0}; },
+    {"EmptyVersion",
+     [](FakePlugin& p) {
+       p.descriptor.version = {"", 0};
+     },
      Error::kPluginInvalid, "plugin version is empty"},
-    {"NoBackends", [](FakePlugin& p) { p.descriptor.num_backends = 0; },
-     Error::kPluginInvalid, "provides no backends"},
-    {"NullBackendArray", [](FakePlugin& p) { p.descriptor.backends = nullptr; },
-     Error::kPluginInvalid, "backends array is NULL"},
-    {"SameBackendTwice", [](FakePlugin& p) { p.descriptor.num_backends = 2; },
-     Error::kPluginInvalid, "backend 'fake' is listed twice"},
-    {"NullBackend", [](FakePlugin& p) { p.backends[0] = nullptr; },
-     Error::kPluginInvalid, "backend #0 is NULL"},
-    {"BackendTooSmall", [](FakePlugin& p) { p.backend.struct_size = PLUGRT_BACKEND_SIZE_1_0; },
-     Error::kPluginInvalid, "a table for ABI 1.3 needs at least"},
-    {"NullStringWithSize", [](FakePlugin& p) { p.backend.name = {nullptr, 4}; },
+    {"NoBackends", [](FakePlugin& p) { p.descriptor.num_backends = 0; }, Error::kPluginInvalid, "provides no backends"},
+    {"NullBackendArray", [](FakePlugin& p) { p.descriptor.backends = nullptr; }, Error::kPluginInvalid,
+     "backends array is NULL"},
+    {"SameBackendTwice", [](FakePlugin& p) { p.descriptor.num_backends = 2; }, Error::kPluginInvalid,
+     "backend 'fake' is listed twice"},
+    {"NullBackend", [](FakePlugin& p) { p.backends[0] = nullptr; }, Error::kPluginInvalid, "backend #0 is NULL"},
+    {"BackendTooSmall", [](FakePlugin& p) { p.backend.struct_size = PLUGRT_BACKEND_SIZE_1_0; }, Error::kPluginInvalid,
+     "a table for ABI 1.3 needs at least"},
+    {"NullStringWithSize",
+     [](FakePlugin& p) {
+       p.backend.name = {nullptr, 4};
+     },
      Error::kPluginInvalid, "backend #0 name has a NULL pointer"},
-    {"HugeName", [](FakePlugin& p) { p.backend.name = {"x", 1u << 20}; },
+    {"HugeName",
+     [](FakePlugin& p) {
+       p.backend.name = {"x", 1u << 20};
+     },
      Error::kPluginInvalid, "more than the 63 allowed"},
-    {"NullInit", [](FakePlugin& p) { p.backend.init = nullptr; },
-     Error::kPluginInvalid, "backend 'fake': required function 'init' is NULL"},
-    {"HalfAnAotTable", [](FakePlugin& p) { p.backend.aot = &p.aot; },
-     Error::kPluginInvalid, "needs both 'partition' and 'preprocess'"},
+    {"NullInit", [](FakePlugin& p) { p.backend.init = nullptr; }, Error::kPluginInvalid,
+     "backend 'fake': required function 'init' is NULL"},
+    {"HalfAnAotTable", [](FakePlugin& p) { p.backend.aot = &p.aot; }, Error::kPluginInvalid,
+     "needs both 'partition' and 'preprocess'"},
 };
 
 void PrintTo(const BadDescriptor& bad, std::ostream* out) { *out << bad.label; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ScratchDirectory: a fresh directory under the test temp dir for files a test writes,
 // removed with everything in it.
 #ifndef PLUGRT_CORE_TEST_SCRATCH_DIRECTORY_H_

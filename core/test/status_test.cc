@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/status.h"
 
 #include <gtest/gtest.h>
@@ -29,13 +30,11 @@ TEST(Status, OkHasNoMessageAndErrorsPrintTheirCode) {
   Status error(Error::kNotFound, "no backend named 'npu'");
   EXPECT_FALSE(error.is_ok());
   EXPECT_EQ(error.to_string(), "NotFound: no backend named 'npu'");
-  EXPECT_EQ(error.with_context("loading model.prt").message(),
-            "loading model.prt: no backend named 'npu'");
+  EXPECT_EQ(error.with_context("loading model.prt").message(), "loading model.prt: no backend named 'npu'");
 }
 
 TEST(Status, AbiCodesMapOneForOneAndUnknownOnesBecomeInternal) {
-  EXPECT_EQ(error_from_abi(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY),
-            Error::kDelegateInvalidCompatibility);
+  EXPECT_EQ(error_from_abi(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY), Error::kDelegateInvalidCompatibility);
   EXPECT_EQ(to_string(error_from_abi(PLUGRT_STATUS_PLUGIN_ABI_MISMATCH)), "PluginAbiMismatch");
   EXPECT_EQ(error_from_abi(999), Error::kInternal);
   EXPECT_EQ(error_from_abi(-1), Error::kInternal);

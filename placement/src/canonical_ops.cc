@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "canonical_ops.h"
 
 #include <cmath>
@@ -115,7 +116,8 @@ bool layer_norm_at(EditableGraph& graph, size_t first) {
   const std::optional<float> epsilon = float_scalar(graph, other_input(graph.nodes[*add], variance));
   if (!epsilon || *epsilon < 0) return false;
   const std::optional<size_t> sqrt = only_reader(graph, output(graph, *add), "Sqrt");
-  if (!sqrt || only_reader(graph, output(graph, *sqrt), "Div") != div || graph.nodes[*div].inputs[1] != output(graph, *sqrt)) {
+  if (!sqrt || only_reader(graph, output(graph, *sqrt), "Div") != div ||
+      graph.nodes[*div].inputs[1] != output(graph, *sqrt)) {
     return false;
   }
   std::vector<size_t> covered = {first, *sub, *pow, *reduce2, *add, *sqrt, *div};

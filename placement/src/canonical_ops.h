@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The graph pass that writes decomposed patterns as the single ONNX op naming them.
 #ifndef PLUGRT_PLACEMENT_SRC_CANONICAL_OPS_H_
 #define PLUGRT_PLACEMENT_SRC_CANONICAL_OPS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/placement/cost_profile.h"
 
 #include <cerrno>
@@ -37,7 +38,7 @@ std::vector<std::string> split_tabs(const std::string& line) {
 
 /// mkdir -p; true when the directory exists afterwards.
 bool make_directories(const std::string& path) {
-  for (size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     const std::string prefix = path.substr(0, slash);
     if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
     if (slash == std::string::npos) break;

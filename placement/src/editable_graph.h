@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EditableGraph: a graph IR held in plain vectors so that passes can rewrite it, then
 // written back with GraphBuilder (dropping removed nodes and the values left unused).
 #ifndef PLUGRT_PLACEMENT_EDITABLE_GRAPH_H_
@@ -14,7 +15,7 @@
 namespace plugrt::ir {
 struct Attribute;
 struct Graph;
-}
+}  // namespace plugrt::ir
 
 namespace plugrt::placement {
 

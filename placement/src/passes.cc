@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/placement/passes.h"
 
 #include <algorithm>
@@ -303,7 +304,8 @@ size_t gathers_to_slices(EditableGraph& graph) {
     slice.op_type = "Slice";
     slice.name = name;
     slice.inputs = {x, graph.add_constant_i64(name + "_starts", {start}),
-                    graph.add_constant_i64(name + "_ends", {start + 1}), graph.add_constant_i64(name + "_axes", {axis})};
+                    graph.add_constant_i64(name + "_ends", {start + 1}),
+                    graph.add_constant_i64(name + "_axes", {axis})};
     slice.outputs = {sliced_value};
     EditableNode reshape;
     reshape.op_type = "Reshape";
@@ -331,13 +333,10 @@ Result<PassResult> run_graph_passes(Span<const uint8_t> bytes) {
     const char* name;
     size_t (*run)(EditableGraph&);
   };
-  constexpr Pass kPasses[] = {{"no_op", remove_no_ops},
-                              {"transpose_chain", collapse_transposes},
-                              {"reshape_chain", collapse_reshapes},
-                              {"pad_fold", fold_pads},
-                              {"gather_to_slice", gathers_to_slices},
-                              {"canonical_op", name_decomposed_ops},
-                              {"dead_node", remove_dead_nodes}};
+  constexpr Pass kPasses[] = {
+      {"no_op", remove_no_ops},        {"transpose_chain", collapse_transposes}, {"reshape_chain", collapse_reshapes},
+      {"pad_fold", fold_pads},         {"gather_to_slice", gathers_to_slices},   {"canonical_op", name_decomposed_ops},
+      {"dead_node", remove_dead_nodes}};
   // Each pass can open work for another (a collapsed chain may become a no-op); every
   // change removes a node or a Gather, and none adds a Gather, so this ends.
   for (bool changed = true; changed;) {

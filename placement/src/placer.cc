@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/placement/placer.h"
 
 #include <algorithm>
@@ -77,7 +78,7 @@ class Search {
   /// help without regrouping: the exact change of the node and crossing costs, less one
   /// partition per distinct group among the nodes and their neighbours.
   double optimistic_delta(const std::vector<size_t>& node_backend, const std::vector<size_t>& group_of,
-                     const std::vector<uint32_t>& nodes, size_t b, std::vector<char>& moving) const {
+                          const std::vector<uint32_t>& nodes, size_t b, std::vector<char>& moving) const {
     double delta = 0;
     for (uint32_t n : nodes) moving[n] = 1;
     std::vector<size_t> groups;

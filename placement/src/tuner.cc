@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/placement/tuner.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,10 +51,16 @@ class PartitionTensors {
       fill(buffers_.back().data.get(), dtype, bytes, input);
       shapes_.emplace_back(value.shape() != nullptr ? std::vector<int64_t>(value.shape()->begin(), value.shape()->end())
                                                     : std::vector<int64_t>());
-      tensors_.push_back(DLTensor{buffers_.back().data.get(), {kDLCPU, 0}, static_cast<int32_t>(shapes_.back().size()),
-                                  to_dlpack(dtype), shapes_.back().data(), nullptr, 0});
+      tensors_.push_back(DLTensor{buffers_.back().data.get(),
+                                  {kDLCPU, 0},
+                                  static_cast<int32_t>(shapes_.back().size()),
+                                  to_dlpack(dtype),
+                                  shapes_.back().data(),
+                                  nullptr,
+                                  0});
     }
-    for (size_t i = 0; i < tensors_.size(); ++i) (i < partition.inputs.size() ? inputs_ : outputs_).push_back(&tensors_[i]);
+    for (size_t i = 0; i < tensors_.size(); ++i)
+      (i < partition.inputs.size() ? inputs_ : outputs_).push_back(&tensors_[i]);
   }
   bool ok() const { return ok_; }
   Span<const DLTensor* const> inputs() const { return inputs_; }
@@ -141,9 +148,8 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       }
     }
   }
-  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
-    return a.node != b.node ? a.node < b.node : a.backend < b.backend;
-  });
+  std::sort(jobs.begin(), jobs.end(),
+            [](const Job& a, const Job& b) { return a.node != b.node ? a.node < b.node : a.backend < b.backend; });
 
   const Clock::time_point start = Clock::now();
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -174,8 +180,8 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       ++report.failed;
     }
     if (options.progress != nullptr) {
-      *options.progress << "tune: [" << (j + 1) << "/" << jobs.size() << "] " << op << " (node " << job.node
-                        << ") on " << backend.name() << ": ";
+      *options.progress << "tune: [" << (j + 1) << "/" << jobs.size() << "] " << op << " (node " << job.node << ") on "
+                        << backend.name() << ": ";
       if (us.is_ok()) {
         *options.progress << *us << " us\n";
       } else {

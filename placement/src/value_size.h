@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes of graph IR values, for costs: saturating, since a cost never needs more.
 #ifndef PLUGRT_PLACEMENT_VALUE_SIZE_H_
 #define PLUGRT_PLACEMENT_VALUE_SIZE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost estimate: work from op signatures, the fallback factor, stable signatures.
 #include "plugrt/placement/cost_model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost profile file: round trip, location, and damaged or foreign files ignored.
 #include "plugrt/placement/cost_profile.h"
 

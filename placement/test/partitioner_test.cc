@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partition cutting: grouping by backend without cycles, boundaries, ordering.
 #include "plugrt/placement/partitioner.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph passes on small graphs: what each removes or merges, and that the portable
 // backend computes the same outputs before and after.
 #include "plugrt/placement/passes.h"
@@ -56,8 +57,8 @@ std::vector<std::vector<float>> run_portable(const std::vector<uint8_t>& bytes) 
   tensors.reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
     float* data = i < inputs.size() ? inputs[i].data() : outputs[i - inputs.size()].data();
-    tensors.push_back(DLTensor{data, {kDLCPU, 0}, static_cast<int32_t>(shapes[i].size()), {kDLFloat, 32, 1},
-                               shapes[i].data(), nullptr, 0});
+    tensors.push_back(DLTensor{
+        data, {kDLCPU, 0}, static_cast<int32_t>(shapes[i].size()), {kDLFloat, 32, 1}, shapes[i].data(), nullptr, 0});
   }
   for (size_t i = 0; i < tensors.size(); ++i) (i < inputs.size() ? in_views : out_views).push_back(&tensors[i]);
   Status status = handle->execute(in_views, out_views);
@@ -80,7 +81,8 @@ PassResult passes_keeping_results(const std::vector<uint8_t>& before) {
   EXPECT_EQ(actual.size(), expected.size());
   for (size_t o = 0; o < std::min(actual.size(), expected.size()); ++o) {
     EXPECT_EQ(actual[o].size(), expected[o].size());
-    for (size_t i = 0; i < std::min(actual[o].size(), expected[o].size()); ++i) EXPECT_NEAR(actual[o][i], expected[o][i], 1e-5) << o << ":" << i;
+    for (size_t i = 0; i < std::min(actual[o].size(), expected[o].size()); ++i)
+      EXPECT_NEAR(actual[o][i], expected[o][i], 1e-5) << o << ":" << i;
   }
   return std::move(after).value();
 }
@@ -391,13 +393,12 @@ TEST(GraphPasses, FoldMinusInfinityPadIntoMaxPoolOnly) {
 
 TEST(GraphPasses, LeavePadsThatCannotFold) {
   // Channels padded, a non-zero value, an AveragePool that excludes its own padding.
-  PassResult result =
-      passes_keeping_results(pad_then("AveragePool", {0, 1, 1, 1, 0, 0, 1, 1}, 0, {}, {1, 3, 5, 5}));
+  PassResult result = passes_keeping_results(pad_then("AveragePool", {0, 1, 1, 1, 0, 0, 1, 1}, 0, {}, {1, 3, 5, 5}));
   EXPECT_THAT(op_types(result.graph), ElementsAre("Pad", "AveragePool"));
   result = passes_keeping_results(pad_then("Conv", {0, 0, 1, 1, 0, 0, 1, 1}, 1.5f, {}, {1, 3, 5, 5}));
   EXPECT_THAT(op_types(result.graph), ElementsAre("Pad", "Conv"));
-  result = passes_keeping_results(pad_then("AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0,
-                                           {Attribute::Ints("pads", {1, 1, 1, 1})}, {1, 2, 7, 7}));
+  result = passes_keeping_results(
+      pad_then("AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0, {Attribute::Ints("pads", {1, 1, 1, 1})}, {1, 2, 7, 7}));
   EXPECT_THAT(op_types(result.graph), ElementsAre("Pad", "AveragePool"));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost-based placer on small node graphs with synthetic costs.
 #include "plugrt/placement/placer.h"
 
@@ -22,8 +23,7 @@ NodeGraph chain(size_t n, uint64_t bytes = 1000) {
   return graph;
 }
 
-PlacementProblem problem_for(NodeGraph graph, std::vector<std::vector<double>> costs,
-                             std::vector<bool> fallback) {
+PlacementProblem problem_for(NodeGraph graph, std::vector<std::vector<double>> costs, std::vector<bool> fallback) {
   PlacementProblem problem;
   problem.graph = std::move(graph);
   problem.node_cost = std::move(costs);

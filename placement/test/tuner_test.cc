@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tuner measures each op signature once per backend and keeps the figures.
 #include "plugrt/placement/tuner.h"
 

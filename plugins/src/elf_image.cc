@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/elf_image.h"
 
 #include <algorithm>
@@ -13,9 +14,7 @@ Status invalid(std::string message) { return Status(Error::kPluginInvalid, std::
 std::string str(uint64_t value) { return std::to_string(value); }
 
 // True when [offset, offset + size) lies inside `total` bytes; never overflows.
-bool fits(uint64_t offset, uint64_t size, uint64_t total) {
-  return offset <= total && size <= total - offset;
-}
+bool fits(uint64_t offset, uint64_t size, uint64_t total) { return offset <= total && size <= total - offset; }
 
 // Copies a structure out of the file: the bytes may sit at any alignment. The caller has
 // checked that sizeof(T) bytes at `offset` are inside `bytes`.
@@ -27,33 +26,29 @@ T load(Span<const uint8_t> bytes, uint64_t offset) {
 }
 
 uint16_t load_u16(const uint8_t* p, bool little_endian) {
-  return little_endian ? static_cast<uint16_t>(p[0] | (p[1] << 8))
-                       : static_cast<uint16_t>((p[0] << 8) | p[1]);
+  return little_endian ? static_cast<uint16_t>(p[0] | (p[1] << 8)) : static_cast<uint16_t>((p[0] << 8) | p[1]);
 }
 
 // Checks that a table of `count` entries of `entry_size` bytes at `offset` lies inside the
 // file. `what` names the table in the message.
-Status check_table(std::string_view what, uint64_t offset, uint64_t count, uint64_t entry_size,
-                   uint64_t file_size) {
+Status check_table(std::string_view what, uint64_t offset, uint64_t count, uint64_t entry_size, uint64_t file_size) {
   if (count != 0 && entry_size > std::numeric_limits<uint64_t>::max() / count) {
-    return invalid(std::string(what) + ": size overflows (" + str(count) + " entries of " +
-                   str(entry_size) + " bytes)");
+    return invalid(std::string(what) + ": size overflows (" + str(count) + " entries of " + str(entry_size) +
+                   " bytes)");
   }
   const uint64_t size = count * entry_size;
   if (!fits(offset, size, file_size)) {
-    return invalid("truncated: " + std::string(what) + " at offset " + str(offset) + ", size " +
-                   str(size) + " runs past end of file (" + str(file_size) + " bytes)");
+    return invalid("truncated: " + std::string(what) + " at offset " + str(offset) + ", size " + str(size) +
+                   " runs past end of file (" + str(file_size) + " bytes)");
   }
   return Status::ok();
 }
 
 // The NUL-terminated string at `index` in a string table, or the reason there is none (in
 // `why`, to be prefixed with what was being looked up).
-bool string_at(Span<const uint8_t> table, uint64_t index, std::string_view* out,
-               std::string* why) {
+bool string_at(Span<const uint8_t> table, uint64_t index, std::string_view* out, std::string* why) {
   if (index >= table.size()) {
-    *why = "offset " + str(index) + " is outside its string table (" + str(table.size()) +
-           " bytes)";
+    *why = "offset " + str(index) + " is outside its string table (" + str(table.size()) + " bytes)";
     return false;
   }
   const auto* start = table.data() + index;
@@ -72,8 +67,7 @@ bool string_at(Span<const uint8_t> table, uint64_t index, std::string_view* out,
 // table's size, which keeps memory linear in the size of the file.
 class NameBudget {
  public:
-  explicit NameBudget(size_t table_size)
-      : limit_(uint64_t{4} * table_size + (uint64_t{1} << 20)), left_(limit_) {}
+  explicit NameBudget(size_t table_size) : limit_(uint64_t{4} * table_size + (uint64_t{1} << 20)), left_(limit_) {}
   // Counts `size` bytes against the budget; false once it is spent.
   bool take(size_t size) {
     if (size > left_) return false;
@@ -81,8 +75,8 @@ class NameBudget {
     return true;
   }
   std::string exceeded(const std::string& what, size_t table_size) const {
-    return what + ": names total more than " + str(limit_) +
-           " bytes, out of proportion to their string table (" + str(table_size) + " bytes)";
+    return what + ": names total more than " + str(limit_) + " bytes, out of proportion to their string table (" +
+           str(table_size) + " bytes)";
   }
 
  private:
@@ -94,8 +88,7 @@ class NameBudget {
 // size this reader needs.
 Status check_entries(const std::string& what, const ElfSection& section, size_t needed) {
   if (section.entry_size < needed) {
-    return invalid(what + ": entry size " + str(section.entry_size) + " is smaller than " +
-                   str(needed) + " bytes");
+    return invalid(what + ": entry size " + str(section.entry_size) + " is smaller than " + str(needed) + " bytes");
   }
   if (section.size % section.entry_size != 0) {
     return invalid(what + ": size " + str(section.size) + " is not a multiple of its entry size " +
@@ -113,8 +106,8 @@ Result<ElfImage> ElfImage::parse(Span<const uint8_t> bytes) {
   // e_type and e_machine follow the 16-byte e_ident at the same offsets in both classes.
   constexpr size_t kMachineEnd = EI_NIDENT + 2 * sizeof(uint16_t);
   if (bytes.size() < kMachineEnd) {
-    return invalid("truncated: ELF header needs at least " + str(kMachineEnd) +
-                   " bytes, file is " + str(bytes.size()) + " bytes");
+    return invalid("truncated: ELF header needs at least " + str(kMachineEnd) + " bytes, file is " + str(bytes.size()) +
+                   " bytes");
   }
   ElfImage image;
   image.bytes_ = bytes;
@@ -135,8 +128,7 @@ Result<ElfImage> ElfImage::parse(Span<const uint8_t> bytes) {
 
   // The tables are read with <elf.h>'s structures in host byte order, so only files in
   // that order are read further; the others are reported by class and machine only.
-  if (image.elf_class_ == ELFCLASS64 && little_endian &&
-      host_elf_data_encoding() == ELFDATA2LSB) {
+  if (image.elf_class_ == ELFCLASS64 && little_endian && host_elf_data_encoding() == ELFDATA2LSB) {
     PLUGRT_RETURN_IF_ERROR(image.parse_elf64());
   }
   return Result<ElfImage>(std::move(image));
@@ -144,8 +136,8 @@ Result<ElfImage> ElfImage::parse(Span<const uint8_t> bytes) {
 
 Status ElfImage::parse_elf64() {
   if (bytes_.size() < sizeof(Elf64_Ehdr)) {
-    return invalid("truncated: ELF header needs " + str(sizeof(Elf64_Ehdr)) + " bytes, file is " +
-                   str(bytes_.size()) + " bytes");
+    return invalid("truncated: ELF header needs " + str(sizeof(Elf64_Ehdr)) + " bytes, file is " + str(bytes_.size()) +
+                   " bytes");
   }
   PLUGRT_RETURN_IF_ERROR(read_section_headers());
   // The ELF specification allows at most one of each; the first one counts.
@@ -169,20 +161,19 @@ Status ElfImage::read_section_headers() {
   const auto header = load<Elf64_Ehdr>(bytes_, 0);
   if (header.e_shoff == 0) return Status::ok();  // no section header table (allowed)
   if (header.e_shentsize < sizeof(Elf64_Shdr)) {
-    return invalid("section header entry size " + str(header.e_shentsize) +
-                   " is smaller than " + str(sizeof(Elf64_Shdr)) + " bytes");
+    return invalid("section header entry size " + str(header.e_shentsize) + " is smaller than " +
+                   str(sizeof(Elf64_Shdr)) + " bytes");
   }
   constexpr std::string_view kTable = "section header table";
   // With more than SHN_LORESERVE sections, e_shnum is 0 and section 0 holds the count (and,
   // when e_shstrndx is SHN_XINDEX, the string table index): read it first.
   uint64_t count = header.e_shnum;
-  PLUGRT_RETURN_IF_ERROR(check_table(kTable, header.e_shoff, std::max<uint64_t>(count, 1),
-                                     header.e_shentsize, bytes_.size()));
+  PLUGRT_RETURN_IF_ERROR(
+      check_table(kTable, header.e_shoff, std::max<uint64_t>(count, 1), header.e_shentsize, bytes_.size()));
   const auto first = load<Elf64_Shdr>(bytes_, header.e_shoff);
   if (count == 0) {
     count = first.sh_size;
-    PLUGRT_RETURN_IF_ERROR(
-        check_table(kTable, header.e_shoff, count, header.e_shentsize, bytes_.size()));
+    PLUGRT_RETURN_IF_ERROR(check_table(kTable, header.e_shoff, count, header.e_shentsize, bytes_.size()));
   }
   uint64_t names_index = header.e_shstrndx;
   if (names_index == SHN_XINDEX) names_index = first.sh_link;
@@ -205,21 +196,19 @@ Status ElfImage::read_section_headers() {
   // Names come from the section name string table; without one, sections stay unnamed.
   if (names_index != SHN_UNDEF) {
     if (names_index >= sections_.size()) {
-      return invalid("section name string table index " + str(names_index) +
-                     " is out of range (" + str(sections_.size()) + " sections)");
+      return invalid("section name string table index " + str(names_index) + " is out of range (" +
+                     str(sections_.size()) + " sections)");
     }
     const ElfSection& names = sections_[static_cast<size_t>(names_index)];
     if (names.type != SHT_STRTAB) {
-      return invalid("section name string table (section " + str(names_index) + ") has type " +
-                     str(names.type) + ", not SHT_STRTAB");
+      return invalid("section name string table (section " + str(names_index) + ") has type " + str(names.type) +
+                     ", not SHT_STRTAB");
     }
     if (!fits(names.offset, names.size, bytes_.size())) {
-      return invalid("truncated: section name string table at offset " + str(names.offset) +
-                     ", size " + str(names.size) + " runs past end of file (" +
-                     str(bytes_.size()) + " bytes)");
+      return invalid("truncated: section name string table at offset " + str(names.offset) + ", size " +
+                     str(names.size) + " runs past end of file (" + str(bytes_.size()) + " bytes)");
     }
-    const auto table = bytes_.subspan(static_cast<size_t>(names.offset),
-                                      static_cast<size_t>(names.size));
+    const auto table = bytes_.subspan(static_cast<size_t>(names.offset), static_cast<size_t>(names.size));
     NameBudget budget(table.size());
     for (size_t i = 0; i < sections_.size(); ++i) {
       if (sections_[i].type == SHT_NULL) continue;
@@ -241,9 +230,8 @@ Status ElfImage::read_section_headers() {
     const ElfSection& section = sections_[i];
     if (section.type == SHT_NULL || section.type == SHT_NOBITS) continue;
     if (!fits(section.offset, section.size, bytes_.size())) {
-      return invalid("truncated: " + describe_section(i) + " at offset " + str(section.offset) +
-                     ", size " + str(section.size) + " runs past end of file (" +
-                     str(bytes_.size()) + " bytes)");
+      return invalid("truncated: " + describe_section(i) + " at offset " + str(section.offset) + ", size " +
+                     str(section.size) + " runs past end of file (" + str(bytes_.size()) + " bytes)");
     }
   }
   return Status::ok();
@@ -258,13 +246,12 @@ std::string ElfImage::describe_section(size_t index) const {
 Result<Span<const uint8_t>> ElfImage::linked_string_table(size_t index) const {
   const uint32_t link = sections_[index].link;
   if (link == SHN_UNDEF || link >= sections_.size()) {
-    return invalid(describe_section(index) + ": linked string table index " + str(link) +
-                   " is out of range (" + str(sections_.size()) + " sections)");
+    return invalid(describe_section(index) + ": linked string table index " + str(link) + " is out of range (" +
+                   str(sections_.size()) + " sections)");
   }
   const ElfSection& table = sections_[link];
   if (table.type != SHT_STRTAB) {
-    return invalid(describe_section(index) + ": linked " + describe_section(link) +
-                   " is not a string table");
+    return invalid(describe_section(index) + ": linked " + describe_section(link) + " is not a string table");
   }
   // Its bounds were checked with every other section's.
   return bytes_.subspan(static_cast<size_t>(table.offset), static_cast<size_t>(table.size));
@@ -384,9 +371,7 @@ std::string ElfImage::target_name(uint16_t machine, int elf_class, int data_enco
   return text + ")";
 }
 
-std::string ElfImage::target_name() const {
-  return target_name(machine_, elf_class_, data_encoding_);
-}
+std::string ElfImage::target_name() const { return target_name(machine_, elf_class_, data_encoding_); }
 
 std::string ElfImage::host_target_name() {
   return target_name(host_elf_machine(), host_elf_class(), host_elf_data_encoding());

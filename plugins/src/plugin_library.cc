@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/plugin_library.h"
 
 #include <dlfcn.h>
@@ -22,8 +23,7 @@ Result<std::shared_ptr<PluginLibrary>> PluginLibrary::open(const std::string& pa
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* reason = dlerror();
-    return Status(Error::kPluginInvalid,
-                  path + ": dlopen failed: " + (reason != nullptr ? reason : "unknown reason"));
+    return Status(Error::kPluginInvalid, path + ": dlopen failed: " + (reason != nullptr ? reason : "unknown reason"));
   }
   return std::shared_ptr<PluginLibrary>(new PluginLibrary(path, handle));
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/plugins/plugin_trust.h"
 
@@ -44,15 +45,13 @@ Result<PluginMetadata> check_file(const std::string& path, const SearchPathOptio
   PLUGRT_ASSIGN_OR_RETURN(PluginFileInfo info, inspect_plugin_file(path));
   const PluginMetadata& metadata = info.metadata;
   if (metadata.abi_major != PLUGRT_ABI_MAJOR) {
-    return Status(Error::kPluginAbiMismatch,
-                  path + ": built for plugin ABI " + std::to_string(metadata.abi_major) + "." +
-                      std::to_string(metadata.abi_minor) + ", this host implements ABI " +
-                      std::to_string(PLUGRT_ABI_MAJOR) + "." + std::to_string(PLUGRT_ABI_MINOR) +
-                      " (majors must match)");
+    return Status(Error::kPluginAbiMismatch, path + ": built for plugin ABI " + std::to_string(metadata.abi_major) +
+                                                 "." + std::to_string(metadata.abi_minor) +
+                                                 ", this host implements ABI " + std::to_string(PLUGRT_ABI_MAJOR) +
+                                                 "." + std::to_string(PLUGRT_ABI_MINOR) + " (majors must match)");
   }
   if (!info.has_entry_symbol) {
-    return Status(Error::kPluginInvalid, path + ": does not export its entry function " +
-                                             PLUGRT_PLUGIN_ENTRY_SYMBOL);
+    return Status(Error::kPluginInvalid, path + ": does not export its entry function " + PLUGRT_PLUGIN_ENTRY_SYMBOL);
   }
   return info.metadata;
 }
@@ -92,16 +91,17 @@ bool PluginLoader::is_isolated_locked(const Candidate& candidate) const {
 
 Result<PluginId> PluginLoader::register_locked(Candidate& candidate) {
   if (is_isolated_locked(candidate)) {
-    PLUGRT_ASSIGN_OR_RETURN(isolation::IsolatedRegistration registration,
-                            isolation::register_isolated_plugin(registry_, candidate.path, candidate.rank,
-                                                                options_.isolation));
+    PLUGRT_ASSIGN_OR_RETURN(
+        isolation::IsolatedRegistration registration,
+        isolation::register_isolated_plugin(registry_, candidate.path, candidate.rank, options_.isolation));
     candidate.isolated = registration.plugin;
     return registration.id;
   }
   PLUGRT_ASSIGN_OR_RETURN(std::shared_ptr<PluginLibrary> library, PluginLibrary::open(candidate.path));
   auto entry = reinterpret_cast<plugrt_plugin_entry_fn>(library->symbol(PLUGRT_PLUGIN_ENTRY_SYMBOL));
   if (entry == nullptr) {
-    return Status(Error::kPluginInvalid, candidate.path + ": " + PLUGRT_PLUGIN_ENTRY_SYMBOL + " not found after loading");
+    return Status(Error::kPluginInvalid,
+                  candidate.path + ": " + PLUGRT_PLUGIN_ENTRY_SYMBOL + " not found after loading");
   }
   PluginSource source;
   source.origin = candidate.path;
@@ -138,8 +138,7 @@ void PluginLoader::refuse_locked(Candidate& candidate, Status why) {
   candidate.refusal = std::move(why);
 }
 
-PluginLoader::Candidate& PluginLoader::add_candidate_locked(std::string path, std::string found_in,
-                                                            int64_t rank) {
+PluginLoader::Candidate& PluginLoader::add_candidate_locked(std::string path, std::string found_in, int64_t rank) {
   auto candidate = std::make_unique<Candidate>();
   candidate->path = std::move(path);
   candidate->found_in = std::move(found_in);
@@ -165,10 +164,10 @@ PluginLoader::Candidate& PluginLoader::insert_locked(std::unique_ptr<Candidate> 
                                    [](const Candidate* a, const Candidate* b) { return a->rank < b->rank; }),
                   &candidate);
     if (offers.size() > 1) {
-      registry_.environment().log(
-          LogLevel::kWarning, "plugin loader",
-          "backend '" + backend + "' is offered by both " + offers[0]->path + " and " +
-              offers[1]->path + "; " + offers[0]->path + " comes first in the search order and wins");
+      registry_.environment().log(LogLevel::kWarning, "plugin loader",
+                                  "backend '" + backend + "' is offered by both " + offers[0]->path + " and " +
+                                      offers[1]->path + "; " + offers[0]->path +
+                                      " comes first in the search order and wins");
     }
   }
   return candidate;
@@ -201,8 +200,7 @@ void PluginLoader::discover() {
   for (const SearchDirectory& directory : search_path_) {
     for (std::string& file : list_plugin_files(directory.path)) {
       std::string path = canonical(file);
-      auto same = std::find_if(previous.begin(), previous.end(),
-                               [&](const auto& c) { return c && c->path == path; });
+      auto same = std::find_if(previous.begin(), previous.end(), [&](const auto& c) { return c && c->path == path; });
       if (same != previous.end()) {
         (*same)->rank = rank++;
         readd(std::move(*same));
@@ -239,11 +237,10 @@ Status PluginLoader::load_locked(Candidate& candidate) {
   std::sort(promised.begin(), promised.end());
   if (registered != promised || plugin_name != candidate.metadata->name) {
     (void)registry_.unregister_plugin(*id);
-    refuse_locked(candidate,
-                  Status(Error::kPluginInvalid,
-                         candidate.path + ": its metadata says plugin '" + candidate.metadata->name +
-                             "' with backends [" + join(promised) + "], its entry function says '" +
-                             plugin_name + "' with [" + join(registered) + "]"));
+    refuse_locked(candidate, Status(Error::kPluginInvalid, candidate.path + ": its metadata says plugin '" +
+                                                               candidate.metadata->name + "' with backends [" +
+                                                               join(promised) + "], its entry function says '" +
+                                                               plugin_name + "' with [" + join(registered) + "]"));
     return candidate.refusal;
   }
   candidate.id = *id;
@@ -290,8 +287,8 @@ std::vector<PluginReport> PluginLoader::report() const {
       report.crashes = isolation::crash_records(*isolated);
     }
     report.state = !candidate->refusal.is_ok() ? PluginReport::State::kRefused
-                   : candidate->id            ? PluginReport::State::kLoaded
-                                              : PluginReport::State::kAccepted;
+                   : candidate->id             ? PluginReport::State::kLoaded
+                                               : PluginReport::State::kAccepted;
     if (candidate->metadata) {
       for (const std::string& backend : candidate->metadata->backends) {
         const Candidate* first = by_backend_.find(backend)->second.front();
@@ -335,8 +332,7 @@ Result<RegisteredBackend> PluginLoader::provide(std::string_view backend_name, R
     if (status.is_ok()) return registry_.find_registered_backend(backend_name);
     if (first_failure.is_ok()) first_failure = std::move(status);
   }
-  return first_failure.with_context("no plugin offering backend '" + std::string(backend_name) +
-                                    "' could be loaded");
+  return first_failure.with_context("no plugin offering backend '" + std::string(backend_name) + "' could be loaded");
 }
 
 }  // namespace plugrt::plugins

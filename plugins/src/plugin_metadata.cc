@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/plugin_metadata.h"
 
 #include <cstddef>
@@ -46,8 +47,7 @@ std::string quoted(std::string_view text) {
 Result<std::string> field_text(const char* field, size_t capacity, std::string_view field_name) {
   const void* nul = std::memchr(field, 0, capacity);
   if (nul == nullptr) {
-    return invalid(std::string(field_name) + " is not NUL-terminated within its " +
-                   str(capacity) + " bytes");
+    return invalid(std::string(field_name) + " is not NUL-terminated within its " + str(capacity) + " bytes");
   }
   return std::string(field, static_cast<size_t>(static_cast<const char*>(nul) - field));
 }
@@ -63,8 +63,8 @@ Result<std::vector<std::string>> backend_names(const plugrt_plugin_metadata& rec
   while (pos < kCapacity && field[pos] != '\0') {
     const void* nul = std::memchr(field + pos, 0, kCapacity - pos);
     if (nul == nullptr) {
-      return invalid("backend_names: name " + str(names.size() + 1) +
-                     " is not NUL-terminated within the " + str(kCapacity) + "-byte field");
+      return invalid("backend_names: name " + str(names.size() + 1) + " is not NUL-terminated within the " +
+                     str(kCapacity) + "-byte field");
     }
     const size_t end = static_cast<size_t>(static_cast<const char*>(nul) - field);
     names.emplace_back(field + pos, end - pos);
@@ -78,14 +78,12 @@ Result<std::vector<std::string>> backend_names(const plugrt_plugin_metadata& rec
     }
   }
   if (names.size() != record.num_backends) {
-    return invalid("backend_names holds " + str(names.size()) + " name" +
-                   (names.size() == 1 ? "" : "s") + " but num_backends is " +
-                   str(record.num_backends));
+    return invalid("backend_names holds " + str(names.size()) + " name" + (names.size() == 1 ? "" : "s") +
+                   " but num_backends is " + str(record.num_backends));
   }
   for (size_t i = 0; i < names.size(); ++i) {
     if (!is_valid_name(names[i])) {
-      return invalid("backend name " + str(i + 1) + " " + quoted(names[i]) + " is invalid: " +
-                     kNameRule);
+      return invalid("backend name " + str(i + 1) + " " + quoted(names[i]) + " is invalid: " + kNameRule);
     }
     for (size_t j = 0; j < i; ++j) {
       if (names[j] == names[i]) {
@@ -100,14 +98,12 @@ Result<PluginMetadata> check_record(const plugrt_plugin_metadata& record) {
   PluginMetadata metadata;
   metadata.abi_major = record.abi_major;
   metadata.abi_minor = record.abi_minor;
-  PLUGRT_ASSIGN_OR_RETURN(metadata.name, field_text(record.plugin_name,
-                                                    sizeof(record.plugin_name), "plugin_name"));
+  PLUGRT_ASSIGN_OR_RETURN(metadata.name, field_text(record.plugin_name, sizeof(record.plugin_name), "plugin_name"));
   if (!is_valid_name(metadata.name)) {
     return invalid("plugin name " + quoted(metadata.name) + " is invalid: " + kNameRule);
   }
   PLUGRT_ASSIGN_OR_RETURN(metadata.version,
-                          field_text(record.plugin_version, sizeof(record.plugin_version),
-                                     "plugin_version"));
+                          field_text(record.plugin_version, sizeof(record.plugin_version), "plugin_version"));
   if (metadata.version.empty()) return invalid("plugin_version is empty");
   for (char c : metadata.version) {
     if (c < 0x20 || c >= 0x7f) {
@@ -131,8 +127,7 @@ Result<PluginMetadata> read_plugin_metadata(const ElfImage& image) {
                    " section: not a plugrt plugin (define it with PLUGRT_PLUGIN_METADATA)");
   }
   if (section->type == SHT_NOBITS) {
-    return invalid("the " + std::string(kSection) +
-                   " section has no contents in the file (SHT_NOBITS)");
+    return invalid("the " + std::string(kSection) + " section has no contents in the file (SHT_NOBITS)");
   }
   const Span<const uint8_t> bytes = *image.section(kSection);
   const std::string where = " in the " + std::string(kSection) + " section";
@@ -147,27 +142,24 @@ Result<PluginMetadata> read_plugin_metadata(const ElfImage& image) {
     return invalid("bad magic" + where + " (expected \"" PLUGRT_METADATA_MAGIC "\")");
   }
   uint32_t metadata_size = 0;
-  std::memcpy(&metadata_size, bytes.data() + offsetof(plugrt_plugin_metadata, metadata_size),
-              sizeof(metadata_size));
+  std::memcpy(&metadata_size, bytes.data() + offsetof(plugrt_plugin_metadata, metadata_size), sizeof(metadata_size));
   if (metadata_size > bytes.size()) {
-    return invalid("metadata_size " + str(metadata_size) + " is larger than the " +
-                   std::string(kSection) + " section (" + str(bytes.size()) + " bytes)");
+    return invalid("metadata_size " + str(metadata_size) + " is larger than the " + std::string(kSection) +
+                   " section (" + str(bytes.size()) + " bytes)");
   }
-  constexpr size_t kVersionEnd = offsetof(plugrt_plugin_metadata, metadata_version) +
-                                 sizeof(uint32_t);
+  constexpr size_t kVersionEnd = offsetof(plugrt_plugin_metadata, metadata_version) + sizeof(uint32_t);
   if (metadata_size < kVersionEnd) {
-    return invalid("metadata_size " + str(metadata_size) +
-                   " is too small to hold metadata_version (" + str(kVersionEnd) + " bytes)");
+    return invalid("metadata_size " + str(metadata_size) + " is too small to hold metadata_version (" +
+                   str(kVersionEnd) + " bytes)");
   }
   uint32_t metadata_version = 0;
-  std::memcpy(&metadata_version,
-              bytes.data() + offsetof(plugrt_plugin_metadata, metadata_version),
+  std::memcpy(&metadata_version, bytes.data() + offsetof(plugrt_plugin_metadata, metadata_version),
               sizeof(metadata_version));
   if (metadata_version == 0) return invalid("metadata_version is 0" + where);
   // Version 1 is the frozen layout; a later version only appends, so its prefix is read.
   if (metadata_size < kRecordSize) {
-    return invalid("metadata_size " + str(metadata_size) + " is smaller than the " +
-                   str(kRecordSize) + "-byte record of metadata_version 1" + where);
+    return invalid("metadata_size " + str(metadata_size) + " is smaller than the " + str(kRecordSize) +
+                   "-byte record of metadata_version 1" + where);
   }
   plugrt_plugin_metadata record;
   std::memcpy(&record, bytes.data(), kRecordSize);
@@ -182,17 +174,14 @@ Result<PluginFileInfo> inspect_plugin_file(const std::string& path) {
 
   if (image->machine() != host_elf_machine() || image->elf_class() != host_elf_class() ||
       image->data_encoding() != host_elf_data_encoding()) {
-    return invalid(path + ": built for " + image->target_name() + ", this host is " +
-                   ElfImage::host_target_name());
+    return invalid(path + ": built for " + image->target_name() + ", this host is " + ElfImage::host_target_name());
   }
   if (!image->is_fully_parsed()) {
     // Only reachable on a host whose byte order ElfImage does not read in full.
-    return Status(Error::kNotSupported,
-                  path + ": cannot read " + image->target_name() + " ELF files on this host");
+    return Status(Error::kNotSupported, path + ": cannot read " + image->target_name() + " ELF files on this host");
   }
   if (image->type() != ET_DYN) {
-    return invalid(path + ": not a shared object (e_type: " +
-                   ElfImage::type_name(image->type()) + ")");
+    return invalid(path + ": not a shared object (e_type: " + ElfImage::type_name(image->type()) + ")");
   }
   auto metadata = read_plugin_metadata(*image);
   if (!metadata.is_ok()) return metadata.status().with_context(path);
@@ -201,8 +190,7 @@ Result<PluginFileInfo> inspect_plugin_file(const std::string& path) {
   info.path = path;
   info.machine = image->machine();
   info.metadata = std::move(metadata).value();
-  info.has_entry_symbol =
-      image->exports("plugrt_plugin_entry_v" + std::to_string(info.metadata.abi_major));
+  info.has_entry_symbol = image->exports("plugrt_plugin_entry_v" + std::to_string(info.metadata.abi_major));
   info.exported_symbols = image->exported_symbols();
   info.needed_libraries = image->needed_libraries();
   return Result<PluginFileInfo>(std::move(info));

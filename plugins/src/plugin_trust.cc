@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/plugin_trust.h"
 
 #include <openssl/evp.h>
@@ -41,7 +42,8 @@ std::string untrusted_because(const struct stat& info, bool is_directory) {
            ") nor root";
   }
   const bool sticky = is_directory && (info.st_mode & S_ISVTX) != 0;
-  if ((info.st_mode & S_IWOTH) != 0 && !sticky) return "is writable by every user (mode " + octal_mode(info.st_mode) + ")";
+  if ((info.st_mode & S_IWOTH) != 0 && !sticky)
+    return "is writable by every user (mode " + octal_mode(info.st_mode) + ")";
   if ((info.st_mode & S_IWGRP) != 0 && !in_group(info.st_gid)) {
     return "is writable by group " + std::to_string(info.st_gid) + ", which this process is not in (mode " +
            octal_mode(info.st_mode) + ")";

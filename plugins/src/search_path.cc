@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/search_path.h"
 
 #include <dirent.h>
@@ -18,8 +19,7 @@ constexpr std::string_view kPrefix = "libplugrt_";
 constexpr std::string_view kSuffix = ".so";
 
 bool is_candidate_name(std::string_view name) {
-  return name.size() > kPrefix.size() + kSuffix.size() &&
-         name.substr(0, kPrefix.size()) == kPrefix &&
+  return name.size() > kPrefix.size() + kSuffix.size() && name.substr(0, kPrefix.size()) == kPrefix &&
          name.substr(name.size() - kSuffix.size()) == kSuffix;
 }
 

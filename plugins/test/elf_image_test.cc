@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/elf_image.h"
 
 #include <gmock/gmock.h>
@@ -14,16 +15,14 @@
 namespace plugrt::plugins {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test_support::patch;
 using test_support::peek;
 using test_support::read_bytes;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
-Span<const uint8_t> view(const std::vector<uint8_t>& bytes) {
-  return Span<const uint8_t>(bytes.data(), bytes.size());
-}
+Span<const uint8_t> view(const std::vector<uint8_t>& bytes) { return Span<const uint8_t>(bytes.data(), bytes.size()); }
 
 // Parses `bytes` and, when that succeeds, uses every accessor and reads the metadata, so
 // the sanitizers see each path that touches the file. Returns the parse status.
@@ -125,8 +124,7 @@ TEST(ElfImageTest, EveryTruncationFailsCleanly) {
   size_t errors = 0;
   for (size_t length = 0; length < bytes.size(); length += (length < 4096 ? 1 : 97)) {
     // An exact-size copy, so AddressSanitizer catches a read past the end.
-    const std::vector<uint8_t> prefix(bytes.begin(),
-                                      bytes.begin() + static_cast<ptrdiff_t>(length));
+    const std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(length));
     const Status status = parse_and_use(prefix);
     if (!status.is_ok()) {
       ++errors;
@@ -190,8 +188,8 @@ TEST(ElfImageTest, SectionHeaderTablePastEndIsReported) {
   auto image = ElfImage::parse(view(bytes));
   ASSERT_FALSE(image.is_ok());
   EXPECT_EQ(image.code(), Error::kPluginInvalid);
-  EXPECT_THAT(image.status().message(), HasSubstr("truncated: section header table at offset " +
-                                                  std::to_string(bytes.size() + 100)));
+  EXPECT_THAT(image.status().message(),
+              HasSubstr("truncated: section header table at offset " + std::to_string(bytes.size() + 100)));
   EXPECT_THAT(image.status().message(),
               HasSubstr("runs past end of file (" + std::to_string(bytes.size()) + " bytes)"));
 }
@@ -209,8 +207,7 @@ TEST(ElfImageTest, BadSectionNameTableIndexIsReported) {
   patch<uint16_t>(bytes, offsetof(Elf64_Ehdr, e_shstrndx), 0xfeff);
   auto image = ElfImage::parse(view(bytes));
   ASSERT_FALSE(image.is_ok());
-  EXPECT_THAT(image.status().message(),
-              HasSubstr("section name string table index 65279 is out of range"));
+  EXPECT_THAT(image.status().message(), HasSubstr("section name string table index 65279 is out of range"));
 }
 
 TEST(ElfImageTest, SmallSectionHeaderEntrySizeIsReported) {
@@ -218,8 +215,7 @@ TEST(ElfImageTest, SmallSectionHeaderEntrySizeIsReported) {
   patch<uint16_t>(bytes, offsetof(Elf64_Ehdr, e_shentsize), 12);
   auto image = ElfImage::parse(view(bytes));
   ASSERT_FALSE(image.is_ok());
-  EXPECT_THAT(image.status().message(),
-              HasSubstr("section header entry size 12 is smaller than 64 bytes"));
+  EXPECT_THAT(image.status().message(), HasSubstr("section header entry size 12 is smaller than 64 bytes"));
 }
 
 // A minimal ELF64 shared object: the header, a section name string table of `names`,
@@ -324,8 +320,7 @@ TEST(ElfImageTest, BadIdentificationIsReported) {
   bad_version[EI_VERSION] = 2;
   EXPECT_EQ(ElfImage::parse(view(bad_version)).status().message(), "unsupported ELF version 2");
   const std::vector<uint8_t> short_header(bytes.begin(), bytes.begin() + 18);
-  EXPECT_THAT(ElfImage::parse(view(short_header)).status().message(),
-              HasSubstr("truncated: ELF header"));
+  EXPECT_THAT(ElfImage::parse(view(short_header)).status().message(), HasSubstr("truncated: ELF header"));
 }
 
 TEST(ElfImageTest, NamesMachines) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the ELF image and plugin metadata tests: reading fixture files,
 // patching copies of them, and a temporary directory removed at the end of each test.
 #ifndef PLUGRT_PLUGINS_TEST_ELF_TEST_SUPPORT_H_
@@ -31,8 +32,7 @@ inline std::vector<uint8_t> read_bytes(const std::string& path) {
 /// Writes `bytes` to `path`, replacing it.
 inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
 

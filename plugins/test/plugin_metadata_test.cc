@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/plugin_metadata.h"
 
 #include <gmock/gmock.h>
@@ -12,13 +13,13 @@
 namespace plugrt::plugins {
 namespace {
 
+using test_support::patch;
+using test_support::peek;
+using test_support::read_bytes;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
-using test_support::patch;
-using test_support::peek;
-using test_support::read_bytes;
 
 class InspectPluginFileTest : public test_support::TempDirTest {};
 
@@ -34,8 +35,7 @@ TEST_F(InspectPluginFileTest, ReportsGoodFixture) {
   EXPECT_THAT(info->metadata.backends, ElementsAre("alpha", "beta"));
   EXPECT_TRUE(info->has_entry_symbol);
   // The SDK's version script leaves exactly these two.
-  EXPECT_THAT(info->exported_symbols,
-              UnorderedElementsAre(PLUGRT_PLUGIN_ENTRY_SYMBOL, PLUGRT_METADATA_SYMBOL));
+  EXPECT_THAT(info->exported_symbols, UnorderedElementsAre(PLUGRT_PLUGIN_ENTRY_SYMBOL, PLUGRT_METADATA_SYMBOL));
   EXPECT_THAT(info->needed_libraries, ::testing::Contains("libc.so.6"));
 }
 
@@ -43,18 +43,17 @@ TEST_F(InspectPluginFileTest, FileWithoutMetadataIsNotAPlugin) {
   auto info = inspect_plugin_file(PLUGRT_FIXTURE_NO_METADATA);
   ASSERT_FALSE(info.is_ok());
   EXPECT_EQ(info.code(), Error::kPluginInvalid);
-  EXPECT_EQ(info.status().message(),
-            std::string(PLUGRT_FIXTURE_NO_METADATA) +
-                ": no .plugrt_metadata section: not a plugrt plugin (define it with "
-                "PLUGRT_PLUGIN_METADATA)");
+  EXPECT_EQ(info.status().message(), std::string(PLUGRT_FIXTURE_NO_METADATA) +
+                                         ": no .plugrt_metadata section: not a plugrt plugin (define it with "
+                                         "PLUGRT_PLUGIN_METADATA)");
 }
 
 TEST_F(InspectPluginFileTest, BackendCountMismatchIsReported) {
   auto info = inspect_plugin_file(PLUGRT_FIXTURE_BAD_METADATA);
   ASSERT_FALSE(info.is_ok());
   EXPECT_EQ(info.code(), Error::kPluginInvalid);
-  EXPECT_EQ(info.status().message(), std::string(PLUGRT_FIXTURE_BAD_METADATA) +
-                                         ": backend_names holds 2 names but num_backends is 3");
+  EXPECT_EQ(info.status().message(),
+            std::string(PLUGRT_FIXTURE_BAD_METADATA) + ": backend_names holds 2 names but num_backends is 3");
 }
 
 TEST_F(InspectPluginFileTest, FutureLargerRecordIsReadByItsPrefix) {
@@ -73,12 +72,10 @@ TEST_F(InspectPluginFileTest, OtherMachineIsNamed) {
   auto info = inspect_plugin_file(file);
   ASSERT_FALSE(info.is_ok());
   EXPECT_EQ(info.code(), Error::kPluginInvalid);
-  EXPECT_EQ(info.status().message(),
-            file + ": built for " + ElfImage::machine_name(other) + " (64-bit), this host is " +
-                ElfImage::host_target_name());
+  EXPECT_EQ(info.status().message(), file + ": built for " + ElfImage::machine_name(other) +
+                                         " (64-bit), this host is " + ElfImage::host_target_name());
 #if defined(__x86_64__)
-  EXPECT_EQ(info.status().message(),
-            file + ": built for AArch64 (64-bit), this host is x86-64 (64-bit)");
+  EXPECT_EQ(info.status().message(), file + ": built for AArch64 (64-bit), this host is x86-64 (64-bit)");
 #endif
 }
 
@@ -88,9 +85,8 @@ TEST_F(InspectPluginFileTest, Elf32IsNamed) {
   const std::string file = write("elf32.so", bytes);
   auto info = inspect_plugin_file(file);
   ASSERT_FALSE(info.is_ok());
-  EXPECT_EQ(info.status().message(),
-            file + ": built for " + ElfImage::machine_name(host_elf_machine()) +
-                " (32-bit), this host is " + ElfImage::host_target_name());
+  EXPECT_EQ(info.status().message(), file + ": built for " + ElfImage::machine_name(host_elf_machine()) +
+                                         " (32-bit), this host is " + ElfImage::host_target_name());
 }
 
 TEST_F(InspectPluginFileTest, ExecutableIsNotASharedObject) {
@@ -104,8 +100,7 @@ TEST_F(InspectPluginFileTest, ExecutableIsNotASharedObject) {
 
 TEST_F(InspectPluginFileTest, TextFileIsNotElf) {
   const std::string text = "not a plugin\n";
-  const std::string file =
-      write("libplugrt_text.so", std::vector<uint8_t>(text.begin(), text.end()));
+  const std::string file = write("libplugrt_text.so", std::vector<uint8_t>(text.begin(), text.end()));
   auto info = inspect_plugin_file(file);
   ASSERT_FALSE(info.is_ok());
   EXPECT_EQ(info.code(), Error::kPluginInvalid);
@@ -118,8 +113,7 @@ TEST_F(InspectPluginFileTest, SectionHeaderTablePastEndNamesTheTable) {
   const std::string file = write("bad_shoff.so", bytes);
   auto info = inspect_plugin_file(file);
   ASSERT_FALSE(info.is_ok());
-  EXPECT_THAT(info.status().message(),
-              StartsWith(file + ": truncated: section header table at offset"));
+  EXPECT_THAT(info.status().message(), StartsWith(file + ": truncated: section header table at offset"));
 }
 
 TEST_F(InspectPluginFileTest, DirectoryIsAnAccessFailure) {
@@ -161,12 +155,10 @@ class MetadataRecordTest : public ::testing::Test {
   void set_text(size_t offset_in_record, size_t capacity, const std::string& text) {
     ASSERT_LE(text.size(), capacity);
     std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(field(offset_in_record)), capacity, 0);
-    std::copy(text.begin(), text.end(),
-              bytes_.begin() + static_cast<ptrdiff_t>(field(offset_in_record)));
+    std::copy(text.begin(), text.end(), bytes_.begin() + static_cast<ptrdiff_t>(field(offset_in_record)));
   }
   void set_backends(const std::string& names) {
-    set_text(offsetof(plugrt_plugin_metadata, backend_names), PLUGRT_METADATA_BACKENDS_CAPACITY,
-             names);
+    set_text(offsetof(plugrt_plugin_metadata, backend_names), PLUGRT_METADATA_BACKENDS_CAPACITY, names);
   }
 
   // The message of read_plugin_metadata's error, or "ok".
@@ -207,8 +199,8 @@ TEST_F(MetadataRecordTest, MetadataSizeIsChecked) {
   const size_t size_field = field(offsetof(plugrt_plugin_metadata, metadata_size));
   const std::string record_size = std::to_string(sizeof(plugrt_plugin_metadata));
   patch<uint32_t>(bytes_, size_field, 100000);
-  EXPECT_EQ(read_error(), "metadata_size 100000 is larger than the .plugrt_metadata section (" +
-                              record_size + " bytes)");
+  EXPECT_EQ(read_error(),
+            "metadata_size 100000 is larger than the .plugrt_metadata section (" + record_size + " bytes)");
   patch<uint32_t>(bytes_, size_field, 12);
   EXPECT_EQ(read_error(), "metadata_size 12 is too small to hold metadata_version (16 bytes)");
   patch<uint32_t>(bytes_, size_field, sizeof(plugrt_plugin_metadata) - 1);
@@ -224,26 +216,22 @@ TEST_F(MetadataRecordTest, MetadataVersionZeroIsRefused) {
 
 TEST_F(MetadataRecordTest, PluginNameIsChecked) {
   const size_t name = offsetof(plugrt_plugin_metadata, plugin_name);
-  std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(field(name)),
-              PLUGRT_METADATA_NAME_CAPACITY, 'a');
+  std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(field(name)), PLUGRT_METADATA_NAME_CAPACITY, 'a');
   EXPECT_EQ(read_error(), "plugin_name is not NUL-terminated within its 64 bytes");
   set_text(name, PLUGRT_METADATA_NAME_CAPACITY, "Fix\xffture");
-  EXPECT_EQ(read_error(),
-            "plugin name \"Fix\\xffture\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
+  EXPECT_EQ(read_error(), "plugin name \"Fix\\xffture\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
   set_text(name, PLUGRT_METADATA_NAME_CAPACITY, "");
   EXPECT_EQ(read_error(), "plugin name \"\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
 }
 
 TEST_F(MetadataRecordTest, PluginVersionIsChecked) {
   const size_t version = offsetof(plugrt_plugin_metadata, plugin_version);
-  std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(field(version)),
-              PLUGRT_METADATA_VERSION_CAPACITY, '1');
+  std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(field(version)), PLUGRT_METADATA_VERSION_CAPACITY, '1');
   EXPECT_EQ(read_error(), "plugin_version is not NUL-terminated within its 32 bytes");
   set_text(version, PLUGRT_METADATA_VERSION_CAPACITY, "");
   EXPECT_EQ(read_error(), "plugin_version is empty");
   set_text(version, PLUGRT_METADATA_VERSION_CAPACITY, "1.0\n");
-  EXPECT_EQ(read_error(),
-            "plugin_version \"1.0\\x0a\" contains a character that is not printable ASCII");
+  EXPECT_EQ(read_error(), "plugin_version \"1.0\\x0a\" contains a character that is not printable ASCII");
 }
 
 TEST_F(MetadataRecordTest, BackendCountIsChecked) {
@@ -262,20 +250,18 @@ TEST_F(MetadataRecordTest, BackendNamesAreChecked) {
   set_backends(std::string("alpha\0alpha", 11));
   EXPECT_EQ(read_error(), "backend name \"alpha\" is listed twice");
   set_backends(std::string("alpha\0Beta", 10));
-  EXPECT_EQ(read_error(),
-            "backend name 2 \"Beta\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
+  EXPECT_EQ(read_error(), "backend name 2 \"Beta\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
   set_backends(std::string("alpha\0\0beta", 11));
   EXPECT_EQ(read_error(),
             "backend_names: unexpected bytes at offset 7 after the end of the names (an empty "
             "name at offset 6)");
   set_backends(std::string(64, 'a') + std::string(1, '\0') + "b");
-  EXPECT_EQ(read_error(), "backend name 1 \"" + std::string(64, 'a') +
-                              "\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
+  EXPECT_EQ(read_error(),
+            "backend name 1 \"" + std::string(64, 'a') + "\" is invalid: must be 1 to 63 characters of [a-z0-9_]");
 }
 
 TEST_F(MetadataRecordTest, UnterminatedBackendNamesAreReported) {
-  std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(
-                                   field(offsetof(plugrt_plugin_metadata, backend_names))),
+  std::fill_n(bytes_.begin() + static_cast<ptrdiff_t>(field(offsetof(plugrt_plugin_metadata, backend_names))),
               PLUGRT_METADATA_BACKENDS_CAPACITY, 'z');
   EXPECT_EQ(read_error(), "backend_names: name 1 is not NUL-terminated within the 512-byte field");
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugrt_add_backend(NAME <name> SOURCES <src>... [OUTPUT_DIRECTORY <dir>]
 #                    [INSTALL | NO_INSTALL] [INSTALL_DIR <dir>] [NO_AOT])
 #

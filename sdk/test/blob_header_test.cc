@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SDK's versioned blob header: what write_header writes is what check_header
 // accepts; another format, another version or a short blob is refused as incompatible.
 #include <gmock/gmock.h>
@@ -45,8 +46,8 @@ TEST(BlobHeader, ReadsEveryVersionInItsRangeAndNoOther) {
     const std::vector<uint8_t> blob = header_with_version(version);
     const sdk::Status status = kFormat.check_header(blob.data(), blob.size());
     EXPECT_THAT(status, ErrorIs(PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY));
-    EXPECT_THAT(status.message(),
-                HasSubstr("test blob format version " + std::to_string(version) + "; this build reads versions 2 to 3"));
+    EXPECT_THAT(status.message(), HasSubstr("test blob format version " + std::to_string(version) +
+                                            "; this build reads versions 2 to 3"));
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract kit proven: it fails on deliberately broken plugins with a message naming
 // the problem, and passes on good ones (the portable backend, the example, a good plugin
 // written with the wrapper).
@@ -135,9 +136,9 @@ TEST(ContractKitIsolated, FailsOnAPluginThatCrashesOnARandomBlob) {
 }
 
 TEST(ContractKitIsolated, RunsAModelThroughTheIsolatedPlugin) {
-  RunResult r = run_kit(PORTABLE_PLUGIN, "--isolate --model " + model("tiny_cnn.onnx") + " --input input=" +
-                                             model("tiny_cnn.input.npy") + " --expect output=" +
-                                             model("tiny_cnn.output.npy"));
+  RunResult r = run_kit(PORTABLE_PLUGIN, "--isolate --model " + model("tiny_cnn.onnx") +
+                                             " --input input=" + model("tiny_cnn.input.npy") +
+                                             " --expect output=" + model("tiny_cnn.output.npy"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("init: 1 handle(s), isolated in plugrt-backend-host processes"));
   EXPECT_THAT(r.output, HasSubstr("output 'output': matches"));
@@ -152,9 +153,9 @@ TEST(ContractKitIsolated, ConformanceFailsWhenAnIsolatedOpComputesWrong) {
 // ---- --model: an author's model through the plugin alone -------------------------------
 
 TEST(ContractKitModel, RunsAModelThroughThePluginAndComparesItsOutput) {
-  RunResult r = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" +
-                                             model("tiny_cnn.input.npy") + " --expect output=" +
-                                             model("tiny_cnn.output.npy"));
+  RunResult r =
+      run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" + model("tiny_cnn.input.npy") +
+                                   " --expect output=" + model("tiny_cnn.output.npy"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("partition took 18 of 18 nodes"));
   EXPECT_THAT(r.output, HasSubstr("    took node '"));
@@ -163,25 +164,25 @@ TEST(ContractKitModel, RunsAModelThroughThePluginAndComparesItsOutput) {
 
 TEST(ContractKitModel, FailsWhenTheOutputDiffers) {
   // Another model's expected output.
-  RunResult r = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" +
-                                             model("tiny_cnn.input.npy") + " --expect output=" +
-                                             model("mlp.output.npy"));
+  RunResult r =
+      run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" + model("tiny_cnn.input.npy") +
+                                   " --expect output=" + model("mlp.output.npy"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("output 'output': DIFFERS: the plugin gives float32 [1, 10], expected"));
 }
 
 TEST(ContractKitModel, RefusesAModelThePluginDoesNotTakeWhole) {
-  RunResult r = run_kit(ELEMENTWISE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --input input=" +
-                                                model("tiny_cnn.input.npy") + " --expect output=" +
-                                                model("tiny_cnn.output.npy"));
+  RunResult r = run_kit(ELEMENTWISE_PLUGIN, "--model " + model("tiny_cnn.onnx") +
+                                                " --input input=" + model("tiny_cnn.input.npy") +
+                                                " --expect output=" + model("tiny_cnn.output.npy"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, ::testing::ContainsRegex("not: node '[^']*' \\(Conv\\)"));
   EXPECT_THAT(r.output, HasSubstr("does not take every node"));
 }
 
 TEST(ContractKitModel, NamesAMissingInputAndAMissingExpectation) {
-  RunResult no_input = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --expect output=" +
-                                                    model("tiny_cnn.output.npy"));
+  RunResult no_input = run_kit(
+      PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx") + " --expect output=" + model("tiny_cnn.output.npy"));
   EXPECT_EQ(no_input.exit_code, 1) << no_input.output;
   EXPECT_THAT(no_input.output, HasSubstr("--input: the model's input 'input' has no NAME=FILE.npy"));
   RunResult no_expect = run_kit(PORTABLE_PLUGIN, "--model " + model("tiny_cnn.onnx"));

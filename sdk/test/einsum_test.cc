@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Einsum equations: terms, ellipses, the implied output and what is refused.
 #include "plugrt/sdk/einsum.h"
 

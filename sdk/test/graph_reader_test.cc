@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sdk::read_graph: what it accepts and refuses before a backend walks a graph.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sdk::GraphView and the ONNX rules every backend shares (onnx_semantics.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

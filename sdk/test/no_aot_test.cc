@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An on-device build (PLUGRT_SDK_NO_AOT): a backend class that has the ahead-of-time half
 // in other builds hands the host no AOT table.
 #define PLUGRT_STATIC_PLUGIN 1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DBUILD_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DPLUGRT_COMMAND=... -P out_of_tree_test.cmake
 # Installs the SDK (component sdk) from BUILD_DIR into WORK_DIR/prefix, builds the backend in EXAMPLE_DIR
 # against it with find_package(plugrt) alone, runs the installed contract kit on it, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DBUILD_DIR=... -DWORK_DIR=... -DGENERATOR=... -DLIBDIR=lib -P relocated_install_test.cmake
 # Installs everything from BUILD_DIR into WORK_DIR/prefix, moves that prefix to WORK_DIR/moved,
 # and checks that the moved install still works: its `plugrt` searches its own plugin directory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ wrapper on its own: a backend class compiled into this test (statically, with
 // PLUGRT_STATIC_PLUGIN), driven through its C table with the published host mocks.
 #define PLUGRT_STATIC_PLUGIN 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tests every backend plugin in backends/ passes the same way, parameterised by
 // the backend: availability and self-description, blob compatibility and the fallback,
 // damaged blobs, execute's argument checks, thread counts, parked workers, concurrent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "backend_test_support.h"
 
 #include <algorithm>
@@ -71,8 +72,8 @@ std::vector<std::vector<float>> run_with_seed(Method& method, uint32_t seed) {
     std::vector<float> values(spec.num_bytes() / sizeof(float));
     for (float& value : values) value = uniform(generator);
     std::vector<int64_t> shape = spec.shape;
-    DLTensor tensor{values.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1},
-                    shape.data(), nullptr, 0};
+    DLTensor tensor{
+        values.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
     Status status = method.set_input(i, tensor);
     EXPECT_TRUE(status.is_ok()) << status.to_string();
   }
@@ -104,8 +105,13 @@ double difference_from_pytorch(Method& method, const std::string& name) {
   Result<tools::NpyArray> expected = tools::read_npy(model_path(name + ".output.npy"));
   EXPECT_TRUE(input.is_ok() && expected.is_ok());
   if (!input.is_ok() || !expected.is_ok()) return 1e9;
-  DLTensor tensor{input->data.data(), {kDLCPU, 0}, static_cast<int32_t>(input->shape.size()),
-                  to_dlpack(input->dtype), input->shape.data(), nullptr, 0};
+  DLTensor tensor{input->data.data(),
+                  {kDLCPU, 0},
+                  static_cast<int32_t>(input->shape.size()),
+                  to_dlpack(input->dtype),
+                  input->shape.data(),
+                  nullptr,
+                  0};
   Status status = method.set_input(0, tensor);
   EXPECT_TRUE(status.is_ok()) << status.to_string();
   status = method.execute();

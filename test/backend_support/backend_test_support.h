@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the tests of each backend in backends/: a registry with the built-in
 // backends and the backend's real plugin file, compiling graphs for a backend list,
 // running programs.

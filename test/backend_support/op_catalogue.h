@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The catalogue of op cases the backends' op tests pick from by name: small graphs of
 // the ONNX forms a fast backend takes whole (convolutions, dense layers, elementwise
 // ops, activations, pooling, softmax, normalization, layout changes, small blocks).

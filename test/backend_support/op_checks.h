@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two checks every backend's op tests make, one graph at a time: an op the backend
 // takes runs there and matches the portable backend; a form it refuses stays on portable
 // and the results still match.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "test_graph.h"
 
 #include <utility>
@@ -41,11 +42,12 @@ ValueId TestGraph::node(const std::string& op, std::vector<ValueId> inputs, Ints
 }
 
 std::vector<ValueId> TestGraph::node_outputs(const std::string& op, std::vector<ValueId> inputs,
-                                            std::vector<Ints> output_shapes, std::vector<Attribute> attributes) {
+                                             std::vector<Ints> output_shapes, std::vector<Attribute> attributes) {
   std::vector<ValueId> outs;
   for (Ints& shape : output_shapes) {
-    outs.push_back(shape.empty() ? kNoValue
-                                 : builder_.add_value("v" + std::to_string(counter_++), DType::kFloat32, std::move(shape)));
+    outs.push_back(shape.empty()
+                       ? kNoValue
+                       : builder_.add_value("v" + std::to_string(counter_++), DType::kFloat32, std::move(shape)));
   }
   builder_.add_node(op, op + std::to_string(counter_++), std::move(inputs), outs, std::move(attributes));
   return outs;

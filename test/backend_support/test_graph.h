@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A terse graph IR builder for the one-op (or few-op) graphs of the backends' op tests.
 #ifndef PLUGRT_TEST_BACKEND_SUPPORT_TEST_GRAPH_H_
 #define PLUGRT_TEST_BACKEND_SUPPORT_TEST_GRAPH_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer targets, built twice per backend (test/fuzz/CMakeLists.txt), for the two
 // readers every backend owns:
 //   <backend>_blob  the input is a delegate blob, handed to `init` as the executor hands
@@ -118,4 +119,3 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (g_host->live_blocks != 0) std::abort();  // a host allocation outlived its handle
   return 0;
 }
-

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt_fuzz_extract_blobs PROGRAM.prt OUT_DIR: writes every delegate blob of a program
 // to OUT_DIR/<backend>_blob/ and every portable fallback to OUT_DIR/portable_blob/, named
 // <program>.<delegate>.bin. The fuzz targets' seeds are made this way from programs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host services table the fuzz targets hand to a backend: a plain aligned allocator
 // that counts live blocks (a backend must release in destroy() all it allocated through
 // the host in init()), and log and error sinks that drop what they get.

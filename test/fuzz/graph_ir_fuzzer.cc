@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a graph IR buffer (core/schema/graph_ir.fbs) through everything that
 // reads one: the SDK's reader (plugrt/sdk/graph.h), which backends use in partition and
 // preprocess; the core's query of what the portable backend supports; and the portable

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the seed inputs of the fuzz targets from real files into OUT_DIR (then
 # review and copy what is wanted into test/fuzz/corpus/; keep each target under 200 KB):
 #   graph_ir/        the whole graph IR of models/mlp.onnx and models/loop_rnn.onnx (its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: an ONNX model's bytes through the importer (protobuf parse, the
 // checks of what plugrt handles, ONNX's checker, shape inference node by node with the
 // guards of onnx_inference.cc, constant folding, writing the graph IR). Must never crash,
@@ -18,10 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     switch (model.code()) {
       case plugrt::Error::kInvalidArgument:
       case plugrt::Error::kNotSupported:
-      case plugrt::Error::kMemoryAllocationFailed:
-        return 0;
-      default:
-        std::abort();  // kInternal and the rest mean the importer itself went wrong
+      case plugrt::Error::kMemoryAllocationFailed: return 0;
+      default: std::abort();  // kInternal and the rest mean the importer itself went wrong
     }
   }
   // What the importer writes is what every backend reads: it must be a valid graph.

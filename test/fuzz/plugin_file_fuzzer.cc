@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a plugin file's bytes through everything plugrt reads before it
 // decides to dlopen: the ELF image (sections, dynamic symbols, DT_NEEDED) and the
 // metadata record. Must never crash, hang or read out of bounds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a program file's bytes through the loader (header, FlatBuffers
 // verification and every check of core/src/program_verifier.cc), then describe() on
 // every method of a file that loads, which reads through the verified indices. Must
@@ -15,8 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       plugrt::Program::from_bytes(plugrt::Span<const uint8_t>(data, size), "fuzz.prt");
   if (!program.is_ok()) {
     // Anything but an invalid program (an allocation failure aside) is a bug.
-    if (program.code() != plugrt::Error::kInvalidProgram &&
-        program.code() != plugrt::Error::kMemoryAllocationFailed) {
+    if (program.code() != plugrt::Error::kInvalidProgram && program.code() != plugrt::Error::kMemoryAllocationFailed) {
       std::abort();
     }
     return 0;

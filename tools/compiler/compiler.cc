@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "compiler.h"
 
 #include <algorithm>
@@ -28,7 +29,7 @@ std::string node_label(const ir::Node& node, int opset) {
 struct ChosenBackends {
   std::vector<std::string> names;
   std::vector<RegisteredBackend> backends;  // same order
-  size_t portable = 0;            // index of "portable"
+  size_t portable = 0;                      // index of "portable"
 };
 
 Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions& options) {
@@ -143,8 +144,8 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     if (taken_by_other[n]) continue;
     const ir::Node& node = *graph.nodes()->Get(static_cast<uoffset_t>(n));
     if (!portable_reasons[n].empty()) {
-      return Status(Error::kNotSupported, node_label(node, graph.opset()) +
-                                              ": no chosen backend takes it, and " + portable_reasons[n]);
+      return Status(Error::kNotSupported,
+                    node_label(node, graph.opset()) + ": no chosen backend takes it, and " + portable_reasons[n]);
     }
     if (chosen.backends.size() > 1) ++result.summary.untaken_ops[node.op_type()->str()];
   }
@@ -170,8 +171,8 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
       for (size_t n = 0; n < num_nodes; ++n) {
         for (size_t b = 0; b < chosen.backends.size(); ++b) {
           if (measured[n][b] >= 0) {
-            estimated.node_cost[n][b] = placement::estimated_node_us(placement::node_work(graph, n),
-                                                                     b == chosen.portable, estimate);
+            estimated.node_cost[n][b] =
+                placement::estimated_node_us(placement::node_work(graph, n), b == chosen.portable, estimate);
           }
         }
       }
@@ -243,8 +244,9 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     std::vector<uint32_t> inputs, outputs;
     for (int32_t v : partition.inputs) inputs.push_back(value_of(v));
     for (int32_t v : partition.outputs) outputs.push_back(value_of(v));
-    const uint32_t delegate = method.add_delegate(name, chosen.names[partition.backend], *blob, {},
-                                                  with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>());
+    const uint32_t delegate =
+        method.add_delegate(name, chosen.names[partition.backend], *blob, {},
+                            with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>());
     method.add_instruction(delegate, std::move(inputs), std::move(outputs));
 
     PartitionSummary summary;

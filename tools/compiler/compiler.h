@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ahead-of-time compiler: graph IR -> graph passes -> placement over the chosen
 // backends (plugrt::placement) -> partitions ->
 // each backend's blob (its `preprocess`, through the ABI) plus the portable fallback
@@ -49,7 +50,7 @@ struct CompileOptions {
 };
 
 struct PartitionSummary {
-  std::string name;     ///< the delegate's label, "<backend>:<index>"
+  std::string name;  ///< the delegate's label, "<backend>:<index>"
   std::string backend;
   std::map<std::string, size_t> op_counts;  ///< op type -> nodes
   size_t num_nodes = 0;
@@ -61,14 +62,14 @@ struct PartitionSummary {
 };
 
 struct CompileSummary {
-  std::vector<std::string> backends;  ///< the backends considered, "portable" last
-  std::string placement;              ///< "cost" or "first"
-  size_t num_nodes = 0;               ///< after the graph passes
-  size_t num_nodes_imported = 0;      ///< before them
+  std::vector<std::string> backends;           ///< the backends considered, "portable" last
+  std::string placement;                       ///< "cost" or "first"
+  size_t num_nodes = 0;                        ///< after the graph passes
+  size_t num_nodes_imported = 0;               ///< before them
   std::map<std::string, size_t> pass_changes;  ///< pass name -> nodes it changed or removed
-  double estimated_us = 0;            ///< the placer's estimate of the whole graph
-  size_t measured_nodes = 0;          ///< nodes whose cost came from the profile
-  placement::TuneReport tune;         ///< what --tune measured
+  double estimated_us = 0;                     ///< the placer's estimate of the whole graph
+  size_t measured_nodes = 0;                   ///< nodes whose cost came from the profile
+  placement::TuneReport tune;                  ///< what --tune measured
   std::vector<PartitionSummary> partitions;
   /// Op types (with node counts) that no chosen backend other than portable took.
   std::map<std::string, size_t> untaken_ops;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control flow in the ONNX importer: an If whose condition is a constant at import is
 // replaced by the nodes of the branch it takes; any other If, Loop or Scan keeps its
 // subgraphs, each imported as a graph of its own (subgraph_model makes it one).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Einsum's output shape. ONNX 1.12's inference gives Einsum only a rank; plugrt needs
 // static dimensions, which the equation and the input shapes fix.
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Constant folding for the ONNX importer: a node whose inputs are all constant is run at
 // import, as a one-node graph on the built-in portable backend (ConstantOfShape and
 // Range, which it lacks, are computed here), and replaced by its results.
@@ -57,7 +58,8 @@ bool fill_range(const std::vector<const Tensor*>& inputs, Tensor* out) {
   for (int k = 0; k < 3; ++k) std::memcpy(&v[k], inputs[static_cast<size_t>(k)]->bytes.data(), sizeof(T));
   const T start = v[0], limit = v[1], delta = v[2];
   if (delta == T(0)) return false;
-  const double steps = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
+  const double steps =
+      std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
   if (!(steps <= static_cast<double>(kMaxFoldedBytes / sizeof(T)))) return false;  // also refuses NaN
   const auto count = static_cast<size_t>(std::max(steps, 0.0));
   out->shape = {static_cast<int64_t>(count)};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph-level helpers of the ONNX importer: node order, dead nodes, Constant and
 // Dropout nodes, attribute checks that must run before ONNX's own code does.
 #include <algorithm>
@@ -39,8 +40,7 @@ Status check_node_attributes(const onnx::NodeProto& node) {
         positive = positive && attribute.i() >= 1;
       }
       if (!positive) {
-        return Status(Error::kInvalidArgument,
-                      "attribute '" + attribute.name() + "' must hold integers of at least 1");
+        return Status(Error::kInvalidArgument, "attribute '" + attribute.name() + "' must hold integers of at least 1");
       }
     }
     if (node.op_type() != "Constant") continue;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ONNX importer: ModelProto -> graph IR. See onnx_importer.h.
 //
 // The steps: parse; refuse what plugrt cannot represent (opsets, domains, unknown ops,
@@ -14,8 +15,8 @@
 #include <algorithm>
 #include <deque>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -38,8 +39,8 @@ using onnx_import::ValueType;
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 const std::set<std::string>& nondeterministic_ops() {
-  static const std::set<std::string> ops = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                            "RandomUniformLike", "Multinomial", "Bernoulli"};
+  static const std::set<std::string> ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                            "RandomUniformLike", "Multinomial",   "Bernoulli"};
   return ops;
 }
 
@@ -78,13 +79,13 @@ class Importer {
   onnx::GraphProto* graph_ = nullptr;
   std::map<std::string, std::string> labels_;  // first output -> "#k" for unnamed nodes
   std::map<std::string, Tensor> constants_;
-  std::map<std::string, onnx::TypeProto> declared_;   // the model's value_info and output types
-  std::map<std::string, onnx::TypeProto> type_protos_;  // what is known of each value
+  std::map<std::string, onnx::TypeProto> declared_;                  // the model's value_info and output types
+  std::map<std::string, onnx::TypeProto> type_protos_;               // what is known of each value
   std::unordered_map<std::string, onnx::TypeProto*> type_pointers_;  // the same, for inference
-  std::map<std::string, ValueType> types_;                            // the same, read
-  std::map<std::string, onnx::TensorProto> constant_protos_;          // constants made here
-  std::unordered_map<std::string, const onnx::TensorProto*> data_;    // constants inference may read
-  std::map<std::string, std::string> inference_failures_;  // output -> why ONNX's inference threw
+  std::map<std::string, ValueType> types_;                           // the same, read
+  std::map<std::string, onnx::TensorProto> constant_protos_;         // constants made here
+  std::unordered_map<std::string, const onnx::TensorProto*> data_;   // constants inference may read
+  std::map<std::string, std::string> inference_failures_;            // output -> why ONNX's inference threw
   std::vector<std::string> graph_inputs_;
   std::set<std::string> graph_outputs_;
   /// The graph IR attributes (subgraphs, captured count) of each If, Loop and Scan kept,
@@ -185,10 +186,9 @@ Status Importer::prepare_inputs() {
     }
     for (size_t axis = 0; axis < shape.size(); ++axis) {
       if (shape[axis] < 0) {
-        return shape_error(Error::kInvalidArgument, Kind::kShapeRefused, name,
-                           "the shape given for input '" + name + "' has the negative dimension " +
-                               std::to_string(shape[axis]),
-                           rank);
+        return shape_error(
+            Error::kInvalidArgument, Kind::kShapeRefused, name,
+            "the shape given for input '" + name + "' has the negative dimension " + std::to_string(shape[axis]), rank);
       }
       if (axis < declared.dims.size() && declared.dims[axis] >= 0 && declared.dims[axis] != shape[axis]) {
         return shape_error(Error::kInvalidArgument, Kind::kShapeRefused, name,
@@ -210,7 +210,8 @@ Status Importer::prepare_inputs() {
     }
     if (!type.known) return error(Error::kInvalidArgument, "input '" + name + "' has no element type");
     if (!onnx_import::is_supported_elem_type(type.elem_type)) {
-      return error(Error::kNotSupported, "input '" + name + "' has type " + onnx_import::onnx_type_name(type.elem_type) +
+      return error(Error::kNotSupported, "input '" + name + "' has type " +
+                                             onnx_import::onnx_type_name(type.elem_type) +
                                              ", which plugrt does not support");
     }
     if (!type.has_shape) {
@@ -218,10 +219,10 @@ Status Importer::prepare_inputs() {
                          "input '" + name + "' has no shape", 0);
     }
     uint64_t count = 0;
-    if (type.is_static() && !onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)),
-                                                         &count)) {
-      return error(Error::kNotSupported, "input '" + name + "' of shape " + onnx_import::describe_dims(type) +
-                                             " is larger than 2^40 bytes");
+    if (type.is_static() &&
+        !onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
+      return error(Error::kNotSupported,
+                   "input '" + name + "' of shape " + onnx_import::describe_dims(type) + " is larger than 2^40 bytes");
     }
     for (size_t axis = 0; axis < type.dims.size(); ++axis) {
       if (type.dims[axis] >= 0) continue;
@@ -388,8 +389,7 @@ Status Importer::simplify() {
         alias[source] = target;  // the producer writes the graph output itself
         renamed.insert(source);
         auto type = type_protos_.find(source);
-        PLUGRT_RETURN_IF_ERROR(
-            set_type(node, target, type != type_protos_.end() ? type->second : onnx::TypeProto()));
+        PLUGRT_RETURN_IF_ERROR(set_type(node, target, type != type_protos_.end() ? type->second : onnx::TypeProto()));
         continue;
       }
       // A graph input, a constant or another output copied to an output: a real Identity.
@@ -445,8 +445,8 @@ Status Importer::inline_if(const onnx::NodeProto& node, std::deque<onnx::NodePro
   for (const onnx::TensorProto& initializer : initializers) {
     Tensor constant;
     status = onnx_import::tensor_from_proto(initializer, &constant);
-    if (!status.is_ok()) return node_error(status.code(), node, "initializer '" + initializer.name() + "' " +
-                                                                    status.message());
+    if (!status.is_ok())
+      return node_error(status.code(), node, "initializer '" + initializer.name() + "' " + status.message());
     add_constant(initializer.name(), std::move(constant));
   }
   for (const onnx::NodeProto& inner : nodes) {
@@ -533,9 +533,9 @@ Result<std::vector<uint8_t>> Importer::write() const {
       }
       uint64_t count = 0;
       if (!onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
-        return node_error(Error::kNotSupported, node,
-                          "output '" + output + "' of shape " + onnx_import::describe_dims(type) +
-                              " is larger than 2^40 bytes");
+        return node_error(
+            Error::kNotSupported, node,
+            "output '" + output + "' of shape " + onnx_import::describe_dims(type) + " is larger than 2^40 bytes");
       }
       const ValueId id = builder.add_value(output, static_cast<DType>(type.elem_type), type.dims);
       ids[output] = id;
@@ -557,8 +557,8 @@ Result<std::vector<uint8_t>> Importer::write() const {
     auto it = ids.find(name);
     if (it == ids.end()) return error(Error::kInvalidArgument, "graph output '" + name + "' is never computed");
     if (std::find(graph_inputs_.begin(), graph_inputs_.end(), name) != graph_inputs_.end()) {
-      return error(Error::kNotSupported, "graph output '" + name +
-                                             "' is also a graph input; plugrt needs every output written by a node");
+      return error(Error::kNotSupported,
+                   "graph output '" + name + "' is also a graph input; plugrt needs every output written by a node");
     }
     builder.add_output(it->second);
   }
@@ -603,7 +603,8 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
   std::vector<onnx::TypeProto> formal;
   const onnx::AttributeProto* scanned_attribute = find_attribute(node, "num_scan_inputs");
   const int64_t num_scanned = is_scan && scanned_attribute != nullptr ? scanned_attribute->i() : 0;
-  const size_t first_scanned = static_cast<size_t>(node.input_size()) - static_cast<size_t>(std::max<int64_t>(num_scanned, 0));
+  const size_t first_scanned =
+      static_cast<size_t>(node.input_size()) - static_cast<size_t>(std::max<int64_t>(num_scanned, 0));
   int64_t scan_length = -1;
   if (is_loop) {
     formal.push_back(tensor_type(onnx::TensorProto::INT64, {}));
@@ -654,15 +655,15 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
     Importer nested(node_error(Error::kOk, node, where).message(), kNoOptions);
     PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, nested.run_subgraph(model));
     std::vector<ValueType>& outputs = subgraph_outputs.emplace_back();
-    for (const onnx::ValueInfoProto& output : nested.graph_->output()) outputs.push_back(nested.types_.at(output.name()));
+    for (const onnx::ValueInfoProto& output : nested.graph_->output())
+      outputs.push_back(nested.types_.at(output.name()));
     if (is_loop && !outputs.empty()) {
       const std::string& condition = nested.graph_->output(0).name();
       auto constant = nested.constants_.find(condition);
       condition_stays_true = constant != nested.constants_.end() && constant->second.bytes == std::vector<uint8_t>{1};
       for (const onnx::NodeProto& inner : nested.graph_->node()) {
-        condition_stays_true = condition_stays_true ||
-                               (inner.op_type() == "Identity" && inner.output(0) == condition &&
-                                inner.input(0) == model.graph().input(1).name());
+        condition_stays_true = condition_stays_true || (inner.op_type() == "Identity" && inner.output(0) == condition &&
+                                                        inner.input(0) == model.graph().input(1).name());
       }
     }
     attributes.push_back(Attribute::Graph(attribute.name(), std::move(bytes)));
@@ -674,7 +675,7 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
   };
   // Where the node's outputs are in the body's, and which of them are scan outputs.
   const size_t skipped = is_loop ? 1 : 0;
-  const size_t first_scan_output = is_loop ? static_cast<size_t>(node.input_size()) - 2
+  const size_t first_scan_output = is_loop   ? static_cast<size_t>(node.input_size()) - 2
                                    : is_scan ? first_scanned
                                              : static_cast<size_t>(node.output_size());
   if (body.size() != skipped + static_cast<size_t>(node.output_size()) ||
@@ -686,8 +687,8 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
   if (is_loop && scan_length < 0) {  // the iteration count, when the compiler can tell it
     auto trips = constants_.find(node.input(0));
     auto condition = node.input(1).empty() ? constants_.end() : constants_.find(node.input(1));
-    const bool starts_true = node.input(1).empty() ||
-                             (condition != constants_.end() && condition->second.bytes == std::vector<uint8_t>{1});
+    const bool starts_true =
+        node.input(1).empty() || (condition != constants_.end() && condition->second.bytes == std::vector<uint8_t>{1});
     if (trips != constants_.end() && trips->second.bytes.size() == sizeof(int64_t) && starts_true &&
         condition_stays_true) {
       std::memcpy(&scan_length, trips->second.bytes.data(), sizeof(int64_t));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ONNX importer: an ONNX model (a ModelProto file) -> the graph IR
 // (core/schema/graph_ir.fbs) that partitioning and the portable backend read.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX type and shape inference, one node at a time. The importer drives it node by node
 // (rather than through onnx::shape_inference::InferShapes) so that folded constants feed
 // the inference of the nodes after them in the same pass, each failure is attributed to
@@ -27,8 +28,12 @@ struct MinimumRank {
   int64_t rank;
 };
 constexpr MinimumRank kMinimumRanks[] = {
-    {"Conv", 0, 2},        {"ConvTranspose", 0, 2}, {"ConvInteger", 0, 2},
-    {"QLinearConv", 0, 2}, {"MaxUnpool", 0, 2},     {"MaxUnpool", 1, 2},
+    {"Conv", 0, 2},
+    {"ConvTranspose", 0, 2},
+    {"ConvInteger", 0, 2},
+    {"QLinearConv", 0, 2},
+    {"MaxUnpool", 0, 2},
+    {"MaxUnpool", 1, 2},
     {"STFT", 0, 3},
     // Its default axis, -1, plus a rank of 0 indexes dimension -1 of the Mean output.
     {"LayerNormalization", 0, 1},
@@ -100,16 +105,16 @@ Status check_before_inference(const onnx::NodeProto& node, const std::vector<con
       rank(0) > 2) {
     for (const onnx::TensorShapeProto::Dimension& dim : inputs[0]->tensor_type().shape().dim()) {
       if (dim.has_dim_value() && dim.dim_value() > (int64_t{1} << 31)) {
-        return Status(Error::kNotSupported, "input 0 has a dimension of " + std::to_string(dim.dim_value()) +
-                                                "; at most 2^31 is supported");
+        return Status(Error::kNotSupported,
+                      "input 0 has a dimension of " + std::to_string(dim.dim_value()) + "; at most 2^31 is supported");
       }
     }
   }
   // blocksize squared divides the channels: keep the square far from overflowing.
   if (const onnx::AttributeProto* blocksize = int_attribute(node, "blocksize"); blocksize != nullptr) {
     if (blocksize->i() > (int64_t{1} << 15)) {
-      return Status(Error::kInvalidArgument, "attribute 'blocksize' (" + std::to_string(blocksize->i()) +
-                                                 ") is implausibly large");
+      return Status(Error::kInvalidArgument,
+                    "attribute 'blocksize' (" + std::to_string(blocksize->i()) + ") is implausibly large");
     }
   }
   for (const MinimumRank& minimum : kMinimumRanks) {

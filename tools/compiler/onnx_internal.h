@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of the ONNX importer shared by its source files (onnx_importer.cc,
 // onnx_tensors.cc, onnx_folding.cc). Not part of plugrt::compiler's interface.
 #ifndef PLUGRT_TOOLS_COMPILER_ONNX_INTERNAL_H_
@@ -28,11 +29,11 @@ struct Tensor {
 
 /// What shape inference (or the model) says about a value.
 struct ValueType {
-  bool known = false;         ///< a tensor type with an element type
-  bool non_tensor = false;    ///< a sequence, map, optional or sparse type
-  int32_t elem_type = 0;      ///< ONNX TensorProto.DataType code
-  bool has_shape = false;     ///< a rank is known
-  std::vector<int64_t> dims;  ///< -1 where a dimension is unknown or symbolic
+  bool known = false;                  ///< a tensor type with an element type
+  bool non_tensor = false;             ///< a sequence, map, optional or sparse type
+  int32_t elem_type = 0;               ///< ONNX TensorProto.DataType code
+  bool has_shape = false;              ///< a rank is known
+  std::vector<int64_t> dims;           ///< -1 where a dimension is unknown or symbolic
   std::vector<std::string> dim_names;  ///< the symbol of each dynamic dimension, or ""
 
   bool is_static() const {

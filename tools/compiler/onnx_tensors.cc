@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ONNX importer's conversions: element types, TensorProto <-> constant bytes,
 // TypeProto -> static shapes, attributes (with the schema's defaults).
 #include <cstring>
@@ -159,12 +160,11 @@ Status tensor_from_proto(const onnx::TensorProto& proto, Tensor* tensor) {
       field_count = static_cast<size_t>(proto.uint64_data_size());
       tensor->bytes = pack(proto.uint64_data(), 8, [](uint64_t v, uint8_t* out) { std::memcpy(out, &v, 8); });
       break;
-    case DType::kUndefined:
-      break;
+    case DType::kUndefined: break;
   }
   if (field_count != count) {
-    return Status(Error::kInvalidArgument, "holds " + std::to_string(field_count) + " elements; its shape needs " +
-                                               std::to_string(count));
+    return Status(Error::kInvalidArgument,
+                  "holds " + std::to_string(field_count) + " elements; its shape needs " + std::to_string(count));
   }
   return Status::ok();
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Upgrading models of opsets below the importer's range with ONNX's version converter.
 //
 // The converter trusts its input, and fuzzed models crashed it more than once, so the
@@ -75,19 +76,21 @@ std::string unstated_gemm_rank(const onnx::GraphProto& graph) {
 }  // namespace
 
 Status upgrade_opset(onnx::ModelProto* model, int64_t from, int64_t to) {
-  const std::string cannot = "opset " + std::to_string(from) + " of the default ONNX domain cannot be upgraded to opset " +
-                             std::to_string(to) + " (plugrt imports opsets " + std::to_string(to) + " and later): ";
+  const std::string cannot = "opset " + std::to_string(from) +
+                             " of the default ONNX domain cannot be upgraded to opset " + std::to_string(to) +
+                             " (plugrt imports opsets " + std::to_string(to) + " and later): ";
   try {
     onnx::checker::check_model(*model);
   } catch (const std::exception& e) {
     return Status(Error::kInvalidArgument, cannot + "the ONNX checker refuses the model: " + e.what());
   }
   if (const std::string name = undefined_name(model->graph()); !name.empty()) {
-    return Status(Error::kInvalidArgument, cannot + "'" + name + "' is used but no input, initializer or node defines it");
+    return Status(Error::kInvalidArgument,
+                  cannot + "'" + name + "' is used but no input, initializer or node defines it");
   }
   if (const std::string why = unstated_gemm_rank(model->graph()); !why.empty()) {
-    return Status(Error::kNotSupported, cannot + why + "; or export the model at opset " + std::to_string(to) +
-                                            " or later");
+    return Status(Error::kNotSupported,
+                  cannot + why + "; or export the model at opset " + std::to_string(to) + " or later");
   }
   try {
     onnx::ModelProto upgraded = onnx::version_conversion::ConvertVersion(*model, static_cast<int>(to));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which nodes of a graph one backend takes, and whether a compiled program runs
 // entirely on it: what "through that backend only" means for the conformance runner
 // (RunOptions::only_backend) and for plugrt-contract-test's --model and --conformance.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "compare.h"
 
 #include <cmath>
@@ -98,8 +99,8 @@ bool float_close(double actual, double expected, FloatTolerance tolerance) {
   return std::fabs(actual - expected) <= tolerance.atol + tolerance.rtol * std::fabs(expected);
 }
 
-std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, const void* actual,
-                             const void* expected, size_t count) {
+std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, const void* actual, const void* expected,
+                             size_t count) {
   switch (dtype) {
     case DType::kFloat32:
     case DType::kFloat16:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Comparing a method's output with the expected tensor of an ONNX test.
 //
 // Tolerances, by dtype:
@@ -40,8 +41,8 @@ bool float_close(double actual, double expected, FloatTolerance tolerance);
 /// Compares `count` elements of `dtype` laid out densely (row-major, `shape`). Empty when
 /// they match; otherwise "3 of 60 elements differ; first at [0, 1, 2] (index 6): got
 /// 0.5, expected 0.25 (float32: atol 1e-05 + rtol 0.001 * |expected|)".
-std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, const void* actual,
-                             const void* expected, size_t count);
+std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, const void* actual, const void* expected,
+                             size_t count);
 
 }  // namespace plugrt::conformance
 

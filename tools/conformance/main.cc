@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt_conformance: runs the ONNX backend test data (Debian's libonnx-testdata, or any
 // copy of onnx/backend/test/data) through the whole pipeline: import, compile for the
 // chosen backends, load, execute, compare. Prints "FAIL <test>: <reason>" for each
@@ -263,7 +264,8 @@ int run(const Options& options) {
 
   Report report(options.backends);
   for (size_t i = 0; i < total; ++i) {
-    const std::vector<std::string> ops = planned[i].model.is_ok() ? planned[i].model->op_types : std::vector<std::string>();
+    const std::vector<std::string> ops =
+        planned[i].model.is_ok() ? planned[i].model->op_types : std::vector<std::string>();
     report.add(planned[i].test, ops, *results[i]);
   }
   if (json_file) {
@@ -303,7 +305,8 @@ int main(int argc, char** argv) {
   app.add_option("--backends", options.backends,
                  "Comma-separated backends, compiled for (placed by cost) and allowed at load (default: portable)")
       ->delimiter(',');
-  app.add_option("--filter", options.filter, "Only tests whose name matches this POSIX extended regular expression (searched, not anchored)");
+  app.add_option("--filter", options.filter,
+                 "Only tests whose name matches this POSIX extended regular expression (searched, not anchored)");
   app.add_flag("--ops-from-portable", options.ops_from_portable,
                "The portable gate: only node tests whose ops all have portable kernels");
   app.add_option("--json", options.json, "Write a JSON report to this file");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which node tests the portable-backend gate (--ops-from-portable) runs.
 //
 // The rule: a node test is in scope when its model's main graph has at least one node,

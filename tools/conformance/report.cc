@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report.h"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ std::string word_before(const std::string& text, size_t end) {
 
 // Words after which a quoted string names a particular node or value of one model.
 bool names_an_instance(const std::string& word) {
-  static const char* const kWords[] = {"node", "nodes", "input", "inputs", "output", "outputs", "value",
+  static const char* const kWords[] = {"node",   "nodes",       "input",  "inputs",   "output",    "outputs", "value",
                                        "values", "initializer", "tensor", "delegate", "partition", "graph"};
   return std::any_of(std::begin(kWords), std::end(kWords), [&](const char* w) { return word == w; });
 }
@@ -61,8 +62,8 @@ std::string mask_numbers(const std::string& text) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
-    const bool starts_number =
-        std::isdigit(static_cast<unsigned char>(text[i])) != 0 && (i == 0 || text[i - 1] == '_' || (!is_word_char(text[i - 1]) && text[i - 1] != '.'));
+    const bool starts_number = std::isdigit(static_cast<unsigned char>(text[i])) != 0 &&
+                               (i == 0 || text[i - 1] == '_' || (!is_word_char(text[i - 1]) && text[i - 1] != '.'));
     if (!starts_number) {
       out += text[i++];
       continue;
@@ -122,9 +123,7 @@ std::string collapse_lists(const std::string& text) {
 
 }  // namespace
 
-std::string normalize_reason(const std::string& reason) {
-  return collapse_lists(mask_numbers(mask_names(reason)));
-}
+std::string normalize_reason(const std::string& reason) { return collapse_lists(mask_numbers(mask_names(reason))); }
 
 void Report::add(const TestCase& test, const std::vector<std::string>& op_types, const TestResult& result) {
   tests_.push_back(Entry{test.name, test.suite, result.verdict, result.reason, op_types, result.frozen_inputs});
@@ -151,8 +150,7 @@ void Report::add(const TestCase& test, const std::vector<std::string>& op_types,
 
 std::vector<std::pair<std::string, size_t>> Report::unsupported_reasons() const {
   std::vector<std::pair<std::string, size_t>> sorted(reasons_.begin(), reasons_.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return sorted;
 }
 
@@ -174,12 +172,8 @@ std::string Report::to_json() const {
   }
   json reasons = json::array();
   for (const auto& [reason, count] : unsupported_reasons()) reasons.push_back({{"reason", reason}, {"count", count}});
-  const json report = {{"backends", backends_},
-                       {"passed", passed_},
-                       {"failed", failed_},
-                       {"unsupported", unsupported_},
-                       {"tests", tests},
-                       {"ops", ops},
+  const json report = {{"backends", backends_},         {"passed", passed_}, {"failed", failed_},
+                       {"unsupported", unsupported_},   {"tests", tests},    {"ops", ops},
                        {"unsupported_reasons", reasons}};
   // Test data is not ours: a reason quoting invalid UTF-8 is written with replacements.
   return report.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
@@ -234,8 +228,8 @@ void Report::print_ops(std::ostream& out) const {
 }
 
 std::string Report::summary_line() const {
-  return std::to_string(passed_) + " passed, " + std::to_string(failed_) + " failed, " +
-         std::to_string(unsupported_) + " skipped";
+  return std::to_string(passed_) + " passed, " + std::to_string(failed_) + " failed, " + std::to_string(unsupported_) +
+         " skipped";
 }
 
 }  // namespace plugrt::conformance

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tallying test results: counts, per-op counts, grouped unsupported reasons, the JSON
 // report and the text summary.
 #ifndef PLUGRT_TOOLS_CONFORMANCE_REPORT_H_

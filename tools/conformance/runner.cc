@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runner.h"
 
 #include <exception>
@@ -90,7 +91,7 @@ struct Variant {
 
 struct Loaded {
   bool valid = false;
-  bool pipeline_error = false;  // import or compile failed
+  bool pipeline_error = false;                               // import or compile failed
   std::map<std::string, std::vector<int64_t>> input_shapes;  // what it was imported with
   std::optional<Method> method;
 };
@@ -137,15 +138,14 @@ std::optional<TestResult> load(const TestCase& test, const std::string* model_by
   MethodOptions method_options;
   method_options.num_threads = options.method_threads;
   method_options.allowed_backends = options.backends;
-  Result<Method> method = Method::load(*program, "forward",
-                                       options.method_registry != nullptr ? *options.method_registry : registry,
-                                       method_options);
+  Result<Method> method = Method::load(
+      *program, "forward", options.method_registry != nullptr ? *options.method_registry : registry, method_options);
   if (!method.is_ok()) return fail("load method: " + clean_message(method.status().to_string(), model_path));
   // A delegate that fell back to portable does not test the backend it was compiled for.
   for (const DelegatePlacement& placement : method->report().delegates) {
     if (placement.fell_back) {
-      return fail("delegate '" + placement.delegate + "' fell back from '" + placement.requested_backend +
-                  "' to '" + placement.backend + "': " + clean_message(placement.reason, model_path));
+      return fail("delegate '" + placement.delegate + "' fell back from '" + placement.requested_backend + "' to '" +
+                  placement.backend + "': " + clean_message(placement.reason, model_path));
     }
   }
   loaded.method.emplace(std::move(method).value());
@@ -195,8 +195,8 @@ std::optional<TestResult> set_inputs(const std::string& test_dir, const ModelInf
     Result<HostTensor> tensor = read_tensor_file(set.inputs[k]);
     if (!tensor.is_ok()) return from_data_error(tensor.status(), test_dir);
     if (!tensor->name.empty() && tensor->name != spec.name) {
-      return fail(file_name(set.inputs[k]) + " is for input '" + tensor->name + "', method input " +
-                  std::to_string(m) + " is '" + spec.name + "'");
+      return fail(file_name(set.inputs[k]) + " is for input '" + tensor->name + "', method input " + std::to_string(m) +
+                  " is '" + spec.name + "'");
     }
     adopt_bfloat16_bits(spec.dtype, *tensor);
     if (tensor->dtype == spec.dtype && tensor->shape != spec.shape && !model.inputs[k].dynamic) {
@@ -277,8 +277,7 @@ std::optional<TestResult> check_outputs(const std::string& test_dir, const Model
 // Runs every data set of the test under `variant`. `pipeline_error`: whether the
 // result is an import or compile error.
 TestResult run_variant(const TestCase& test, const ModelInfo& model, const std::vector<DataSet>& sets,
-                       const Variant& variant, Registry& registry, const RunOptions& options,
-                       bool* pipeline_error) {
+                       const Variant& variant, Registry& registry, const RunOptions& options, bool* pipeline_error) {
   *pipeline_error = false;
   Loaded loaded;
   for (const DataSet& set : sets) {
@@ -326,8 +325,7 @@ TestResult run_variant(const TestCase& test, const ModelInfo& model, const std::
   return pass();
 }
 
-TestResult run_unguarded(const TestCase& test, const ModelInfo& model, Registry& registry,
-                         const RunOptions& options) {
+TestResult run_unguarded(const TestCase& test, const ModelInfo& model, Registry& registry, const RunOptions& options) {
   if (!model.non_tensor.empty()) return unsupported(model.non_tensor + "; only tensors are supported");
   Result<std::vector<DataSet>> sets = list_data_sets(test.dir);
   if (!sets.is_ok()) return from_data_error(sets.status(), test.dir);

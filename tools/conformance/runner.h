@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running one ONNX backend test through the whole pipeline: import the model, compile
 // it for the chosen backends, load the program, run every data set, compare.
 #ifndef PLUGRT_TOOLS_CONFORMANCE_RUNNER_H_

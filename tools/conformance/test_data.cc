@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "test_data.h"
 
 #include <algorithm>
@@ -249,7 +250,8 @@ Result<std::string> freeze_inputs(const std::string& path, const std::map<std::s
     // Any element type: what the importer makes of the constant is its own answer.
     PLUGRT_ASSIGN_OR_RETURN(std::string tensor_bytes, read_file(file));
     onnx::TensorProto& initializer = *graph.add_initializer();
-    if (!initializer.ParseFromString(tensor_bytes)) return Status(Error::kInvalidArgument, file + ": not a TensorProto");
+    if (!initializer.ParseFromString(tensor_bytes))
+      return Status(Error::kInvalidArgument, file + ": not a TensorProto");
     initializer.set_name(name);
     // From IR version 4 an initializer need not be a graph input; before, it must be.
     if (model.ir_version() >= 4) graph.mutable_input()->DeleteSubrange(index, 1);
@@ -262,8 +264,7 @@ Result<std::string> freeze_inputs(const std::string& path, const std::map<std::s
 Result<HostTensor> read_tensor_file(const std::string& path) {
   PLUGRT_ASSIGN_OR_RETURN(std::string file, read_file(path));
   onnx::TensorProto proto;
-  if (file.size() > static_cast<size_t>(INT_MAX) ||
-      !proto.ParseFromArray(file.data(), static_cast<int>(file.size()))) {
+  if (file.size() > static_cast<size_t>(INT_MAX) || !proto.ParseFromArray(file.data(), static_cast<int>(file.size()))) {
     return Status(Error::kInvalidArgument, path + ": not a TensorProto");
   }
   HostTensor tensor;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the ONNX backend test data: test directories (model.onnx plus
 // test_data_set_N/{input,output}_K.pb), what a model's graph declares, and serialized
 // onnx::TensorProto files. Everything read here is untrusted: every parse and every size
@@ -63,7 +64,7 @@ Result<std::string> freeze_inputs(const std::string& path, const std::map<std::s
 
 /// One tensor of test data.
 struct HostTensor {
-  std::string name;        ///< the TensorProto's name (may be empty)
+  std::string name;  ///< the TensorProto's name (may be empty)
   DType dtype = DType::kUndefined;
   std::vector<int64_t> shape;
   size_t num_elements = 0;

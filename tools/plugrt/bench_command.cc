@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `plugrt bench PROGRAM.prt`: latency of "forward" (median and p90 over iterations after
 // a warm-up) and the time spent in each delegate, from the executor's profiling events.
 #include <algorithm>
@@ -116,21 +117,17 @@ int run_bench(const BenchOptions& options) {
                          {"fell_back", report.delegates[d].fell_back},
                          {"median_ms", percentile(per_delegate[d], 0.5)}});
   }
-  json result = {{"program", options.program},
-                 {"median_ms", percentile(latencies, 0.5)},
-                 {"p90_ms", percentile(latencies, 0.9)},
-                 {"min_ms", percentile(latencies, 0.0)},
-                 {"iterations", options.iterations},
-                 {"warmup", options.warmup},
-                 {"threads", report.num_threads},
-                 {"delegates", delegates}};
+  json result = {{"program", options.program},           {"median_ms", percentile(latencies, 0.5)},
+                 {"p90_ms", percentile(latencies, 0.9)}, {"min_ms", percentile(latencies, 0.0)},
+                 {"iterations", options.iterations},     {"warmup", options.warmup},
+                 {"threads", report.num_threads},        {"delegates", delegates}};
   if (options.json) {
     std::cout << result.dump(2) << "\n";
     return 0;
   }
   std::cout << options.program << ": median " << result["median_ms"].get<double>() << " ms, p90 "
-            << result["p90_ms"].get<double>() << " ms over " << options.iterations << " iterations ("
-            << options.warmup << " warm-up, " << report.num_threads << " threads)\n";
+            << result["p90_ms"].get<double>() << " ms over " << options.iterations << " iterations (" << options.warmup
+            << " warm-up, " << report.num_threads << " threads)\n";
   for (const json& d : delegates) {
     std::cout << "  " << d["delegate"].get<std::string>() << " on " << d["backend"].get<std::string>() << ": median "
               << d["median_ms"].get<double>() << " ms" << (d["fell_back"].get<bool>() ? " (fallback)" : "") << "\n";
@@ -146,9 +143,10 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_option("PROGRAM", options->program, "The program (.prt)")->required();
   command->add_option("--iterations", options->iterations, "Timed runs (default 50)");
   command->add_option("--warmup", options->warmup, "Untimed runs first (default 5)");
-  command->add_option("--threads", options->threads,
-                      "The method's thread budget, which its backends take turns on (default: the cores this "
-                      "process may run on)")
+  command
+      ->add_option("--threads", options->threads,
+                   "The method's thread budget, which its backends take turns on (default: the cores this "
+                   "process may run on)")
       ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
   command->add_option("--backends", options->backends, "Only these backends may run (comma-separated)");

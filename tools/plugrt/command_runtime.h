@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The registry a `plugrt` subcommand works with: the built-in backends, and a plugin
 // loader over the search path that has read every plugin file's metadata (plugins load
 // when a backend of theirs is first needed). Also the plugin options the subcommands

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subcommands of `plugrt`. Each one adds itself to the CLI11 app and runs from a
 // callback; failures print one line to stderr and set a non-zero exit code.
 #ifndef PLUGRT_TOOLS_PLUGRT_COMMANDS_H_

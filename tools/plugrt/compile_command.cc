@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `plugrt compile MODEL.onnx -o OUT.prt`: import, simplify, place over the chosen
 // backends, lower, write; then the placement: what runs where, at what estimated cost.
 #include <fstream>
@@ -8,8 +9,8 @@
 
 #include "command_runtime.h"
 #include "commands.h"
-#include "text.h"
 #include "compiler.h"
+#include "text.h"
 
 namespace plugrt::tools {
 
@@ -176,8 +177,8 @@ int run_compile(const CompileCommandOptions& options) {
     std::cout << result.dump(2) << "\n";
     return 0;
   }
-  std::cout << "compiled " << options.model << " -> " << output << " (" << compiled->program.size()
-            << " bytes, " << summary.num_nodes << " nodes)\n";
+  std::cout << "compiled " << options.model << " -> " << output << " (" << compiled->program.size() << " bytes, "
+            << summary.num_nodes << " nodes)\n";
   if (!summary.pass_changes.empty()) {
     std::cout << "graph passes: " << summary.num_nodes_imported << " -> " << summary.num_nodes << " nodes ("
               << ops_text(summary.pass_changes) << ")\n";
@@ -185,8 +186,8 @@ int run_compile(const CompileCommandOptions& options) {
   std::cout << "backends: ";
   for (size_t i = 0; i < summary.backends.size(); ++i) std::cout << (i ? ", " : "") << summary.backends[i];
   std::cout << "\nplacement (" << summary.placement << "): " << summary.partitions.size()
-            << (summary.partitions.size() == 1 ? " partition" : " partitions") << ", estimated "
-            << std::fixed << std::setprecision(1) << summary.estimated_us << " us";
+            << (summary.partitions.size() == 1 ? " partition" : " partitions") << ", estimated " << std::fixed
+            << std::setprecision(1) << summary.estimated_us << " us";
   if (!profile_path.empty()) std::cout << " (" << summary.measured_nodes << " nodes' costs measured)";
   std::cout << "\n";
   for (const compiler::PartitionSummary& p : summary.partitions) {
@@ -224,8 +225,9 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                     "Measure each op on each backend that takes it (in this process; progress on stderr) and keep "
                     "the figures in this machine's cost profile, in $PLUGRT_CACHE_DIR, $XDG_CACHE_HOME/plugrt or "
                     "~/.cache/plugrt; later compiles use them");
-  command->add_option("--tune-seconds", options->tune_seconds,
-                      "Stop measuring after this many seconds; the rest keeps the estimate (default 120)")
+  command
+      ->add_option("--tune-seconds", options->tune_seconds,
+                   "Stop measuring after this many seconds; the rest keeps the estimate (default 120)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--no-profile", options->no_profile,
                     "Ignore the cost profile: place on the built-in estimate alone");

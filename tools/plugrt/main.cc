@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt: compile, run and inspect programs; list, inspect and diagnose backends.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `plugrt new-backend NAME [--out DIR]`: writes a backend folder that builds against the
 // plugrt SDK, loads, and passes the contract kit as generated. The files come from
 // sdk/templates/ (embedded at build time).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "npy.h"
 
 #include <cstring>
@@ -53,8 +54,9 @@ Result<NpyArray> read_npy(const std::string& path) {
     if (match[1] == entry.descr) array.dtype = entry.dtype;
   }
   if (array.dtype == DType::kUndefined) {
-    return invalid(path, "dtype '" + match[1].str() + "' is not one plugrt reads (float32, float16, int64, int32, "
-                                                        "int8, uint8, bool, little-endian)");
+    return invalid(path, "dtype '" + match[1].str() +
+                             "' is not one plugrt reads (float32, float16, int64, int32, "
+                             "int8, uint8, bool, little-endian)");
   }
   if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True"))) {
     return invalid(path, "Fortran-ordered arrays are not supported; save with np.ascontiguousarray");

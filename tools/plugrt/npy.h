@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing NumPy .npy files (format versions 1.0 to 3.0, little-endian,
 // C order): how `plugrt run` takes inputs and writes outputs.
 #ifndef PLUGRT_TOOLS_PLUGRT_NPY_H_

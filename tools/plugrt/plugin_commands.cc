@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `plugrt backends`, `plugrt doctor` and `plugrt inspect`: what plugins there are, which
 // were accepted or refused and why, and what one plugin file says about itself.
 #include <sys/stat.h>
@@ -24,9 +25,7 @@ void add_plugin_options(CLI::App& command, PluginOptions& options) {
   command.add_flag("--json", options.json, "Print machine-readable JSON");
 }
 
-std::string abi_text(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
+std::string abi_text(uint32_t major, uint32_t minor) { return std::to_string(major) + "." + std::to_string(minor); }
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
@@ -56,8 +55,7 @@ int run_backends(const PluginOptions& options) {
   Registry& registry = runtime.registry();
 
   json listed = json::array();
-  std::vector<std::vector<std::string>> rows = {
-      {"BACKEND", "PLUGIN", "VERSION", "ABI", "AVAILABLE", "FILE"}};
+  std::vector<std::vector<std::string>> rows = {{"BACKEND", "PLUGIN", "VERSION", "ABI", "AVAILABLE", "FILE"}};
   for (const BackendInfo& info : registry.list_backends()) {
     json entry = {{"name", info.name},
                   {"description", info.description},
@@ -70,15 +68,13 @@ int run_backends(const PluginOptions& options) {
     if (info.shadowed_by) {
       entry["shadowed_by"] = *info.shadowed_by;
       available = "shadowed by " + *info.shadowed_by;
-    } else if (Result<RegisteredBackend> backend = registry.find_registered_backend(info.name);
-               backend.is_ok()) {
+    } else if (Result<RegisteredBackend> backend = registry.find_registered_backend(info.name); backend.is_ok()) {
       const Availability availability = backend->is_available();
       entry["available"] = availability.available;
       if (!availability.available) entry["reason"] = availability.reason;
       available = availability.available ? "yes" : "no: " + availability.reason;
     }
-    rows.push_back({info.name, info.plugin.name, info.plugin.version, entry["abi"], available,
-                    info.plugin.origin});
+    rows.push_back({info.name, info.plugin.name, info.plugin.version, entry["abi"], available, info.plugin.origin});
     listed.push_back(std::move(entry));
   }
   if (options.json) {
@@ -187,26 +183,22 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
               << "\n";
     return 0;
   }
-  std::cout << "Host plugin ABI " << abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR)
-            << ". Search path, in order:\n";
+  std::cout << "Host plugin ABI " << abi_text(PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR) << ". Search path, in order:\n";
   for (const json& directory : search_path) {
-    std::cout << "  " << directory["path"].get<std::string>() << "  ("
-              << directory["source"].get<std::string>()
+    std::cout << "  " << directory["path"].get<std::string>() << "  (" << directory["source"].get<std::string>()
               << (directory["exists"].get<bool>() ? "" : ", missing") << ")\n";
   }
   std::cout << "Allow-list: "
             << (options.search.allow_list.empty() ? "none (no digest pinning)"
-                                                   : options.search.allow_list + " (only the plugins it lists load)")
+                                                  : options.search.allow_list + " (only the plugins it lists load)")
             << "\nOwnership and permission checks: "
             << (options.search.allow_untrusted ? "off (--allow-untrusted-plugins)" : "on") << "\n";
   std::cout << (files.empty() ? "No plugin files (libplugrt_*.so) found.\n" : "Plugin files:\n");
   for (const json& file : files) {
-    std::cout << "  " << file["verdict"].get<std::string>() << "  "
-              << file["path"].get<std::string>() << "\n";
+    std::cout << "  " << file["verdict"].get<std::string>() << "  " << file["path"].get<std::string>() << "\n";
     if (file.contains("plugin")) {
-      std::cout << "      plugin " << file["plugin"].get<std::string>() << " "
-                << file["version"].get<std::string>() << ", ABI " << file["abi"].get<std::string>()
-                << ", backends:";
+      std::cout << "      plugin " << file["plugin"].get<std::string>() << " " << file["version"].get<std::string>()
+                << ", ABI " << file["abi"].get<std::string>() << ", backends:";
       for (const json& backend : file["backends"]) std::cout << " " << backend.get<std::string>();
       std::cout << "\n";
     }
@@ -219,25 +211,24 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
     }
     if (file.contains("shadowed")) {
       for (const json& shadow : file["shadowed"]) {
-        std::cout << "      backend '" << shadow["backend"].get<std::string>()
-                  << "' is shadowed by " << shadow["by"].get<std::string>() << "\n";
+        std::cout << "      backend '" << shadow["backend"].get<std::string>() << "' is shadowed by "
+                  << shadow["by"].get<std::string>() << "\n";
       }
     }
     if (file.contains("isolated")) std::cout << "      isolated: its backends run in plugrt-backend-host processes\n";
     if (file.contains("crashes")) {
       for (const json& crash : file["crashes"]) {
         const uint64_t count = crash["count"].get<uint64_t>();
-        std::cout << "      the process of backend '" << crash["backend"].get<std::string>() << "' crashed or timed out "
-                  << count << (count == 1 ? " time" : " times") << ", last: " << crash["reason"].get<std::string>()
-                  << "\n";
+        std::cout << "      the process of backend '" << crash["backend"].get<std::string>()
+                  << "' crashed or timed out " << count << (count == 1 ? " time" : " times")
+                  << ", last: " << crash["reason"].get<std::string>() << "\n";
       }
     }
     if (file.contains("init_failures")) {
       for (const json& failure : file["init_failures"]) {
         const uint64_t count = failure["count"].get<uint64_t>();
         std::cout << "      init of backend '" << failure["backend"].get<std::string>() << "' failed " << count
-                  << (count == 1 ? " time" : " times") << ", last: " << failure["reason"].get<std::string>()
-                  << "\n";
+                  << (count == 1 ? " time" : " times") << ", last: " << failure["reason"].get<std::string>() << "\n";
       }
     }
   }
@@ -297,8 +288,7 @@ int run_inspect(const std::string& path, bool as_json) {
             << "  machine           " << out["machine"].get<std::string>() << "\n"
             << "  backends         ";
   for (const std::string& backend : metadata.backends) std::cout << " " << backend;
-  std::cout << "\n  entry symbol      "
-            << (info->has_entry_symbol ? "present" : "MISSING") << "\n  exports          ";
+  std::cout << "\n  entry symbol      " << (info->has_entry_symbol ? "present" : "MISSING") << "\n  exports          ";
   for (const std::string& symbol : info->exported_symbols) std::cout << " " << symbol;
   std::cout << "\n  needs            ";
   for (const std::string& library : info->needed_libraries) std::cout << " " << library;
@@ -310,19 +300,17 @@ int run_inspect(const std::string& path, bool as_json) {
 
 void add_backends_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<PluginOptions>();
-  CLI::App* command = app.add_subcommand(
-      "backends", "List every backend found, with its plugin, version, ABI, file and availability");
+  CLI::App* command =
+      app.add_subcommand("backends", "List every backend found, with its plugin, version, ABI, file and availability");
   add_plugin_options(*command, *options);
-  command->callback([options, &result] {
-    result.exit_code = run_backends(*options);
-  });
+  command->callback([options, &result] { result.exit_code = run_backends(*options); });
 }
 
 void add_doctor_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<PluginOptions>();
   auto programs = std::make_shared<std::vector<std::string>>();
-  CLI::App* command = app.add_subcommand(
-      "doctor", "Show the plugin search path and the verdict on every plugin file considered");
+  CLI::App* command =
+      app.add_subcommand("doctor", "Show the plugin search path and the verdict on every plugin file considered");
   add_plugin_options(*command, *options);
   add_isolation_options(*command, options->search);
   command
@@ -336,10 +324,10 @@ void add_doctor_command(CLI::App& app, CommandResult& result) {
 void add_inspect_command(CLI::App& app, CommandResult& result) {
   auto path = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
-  CLI::App* command = app.add_subcommand(
-      "inspect",
-      "Show a plugin file's metadata, exports and dependencies without loading it, or a program's "
-      "methods, inputs, outputs and delegates");
+  CLI::App* command =
+      app.add_subcommand("inspect",
+                         "Show a plugin file's metadata, exports and dependencies without loading it, or a program's "
+                         "methods, inputs, outputs and delegates");
   command->add_option("FILE", *path, "A plugin file (libplugrt_<name>.so) or a program (.prt)")->required();
   command->add_flag("--json", *as_json, "Print machine-readable JSON");
   command->callback([path, as_json, &result] { result.exit_code = run_inspect(*path, *as_json); });

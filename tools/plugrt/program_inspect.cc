@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `plugrt inspect PROGRAM.prt`: a program's methods, inputs, outputs, delegates and
 // sizes, read and verified without running anything.
 #include <cstring>
@@ -7,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "text.h"
 #include "plugrt/program.h"
 #include "plugrt/program_format.h"
+#include "text.h"
 
 namespace plugrt::tools {
 
@@ -75,10 +76,9 @@ int run_inspect_program(const std::string& path, bool as_json) {
     return 0;
   }
   std::cout << path << "\n"
-            << "  program format    " << out["format"].get<std::string>() << ", written by "
-            << program->producer() << "\n"
-            << "  size              " << program->file_size() << " bytes, " << program->num_segments()
-            << " segments\n";
+            << "  program format    " << out["format"].get<std::string>() << ", written by " << program->producer()
+            << "\n"
+            << "  size              " << program->file_size() << " bytes, " << program->num_segments() << " segments\n";
   for (const std::string& name : program->method_names()) {
     MethodSummary summary = program->describe(name).value();
     std::cout << "  method " << summary.name << ": " << summary.num_instructions << " instructions, arena "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "program_session.h"
 
 #include <cmath>
@@ -67,10 +68,10 @@ Status fill_inputs(Method& method, const std::vector<std::string>& input_files, 
     if (file != files.end()) {
       PLUGRT_ASSIGN_OR_RETURN(array, read_npy(file->second));
       if (array.dtype != spec.dtype || array.shape != spec.shape) {
-        return Status(Error::kInvalidArgument,
-                      file->second + ": input '" + spec.name + "' needs " + std::string(to_string(spec.dtype)) +
-                          " " + shape_text(spec.shape) + ", the file holds " + std::string(to_string(array.dtype)) +
-                          " " + shape_text(array.shape));
+        return Status(Error::kInvalidArgument, file->second + ": input '" + spec.name + "' needs " +
+                                                   std::string(to_string(spec.dtype)) + " " + shape_text(spec.shape) +
+                                                   ", the file holds " + std::string(to_string(array.dtype)) + " " +
+                                                   shape_text(array.shape));
       }
       files.erase(file);
     } else {
@@ -78,14 +79,20 @@ Status fill_inputs(Method& method, const std::vector<std::string>& input_files, 
       array.shape = spec.shape;
       fill_random(spec, engine, &array.data);
     }
-    DLTensor tensor{array.data.data(), {kDLCPU, 0}, static_cast<int32_t>(array.shape.size()), to_dlpack(array.dtype),
-                    array.shape.data(), nullptr, 0};
+    DLTensor tensor{array.data.data(),
+                    {kDLCPU, 0},
+                    static_cast<int32_t>(array.shape.size()),
+                    to_dlpack(array.dtype),
+                    array.shape.data(),
+                    nullptr,
+                    0};
     PLUGRT_RETURN_IF_ERROR(method.set_input(i, tensor));
   }
   if (!files.empty()) {
     std::string names;
     for (size_t i = 0; i < method.num_inputs(); ++i) names += (i ? ", " : "") + method.input_spec(i).name;
-    return Status(Error::kNotFound, "the program has no input '" + files.begin()->first + "' (its inputs: " + names + ")");
+    return Status(Error::kNotFound,
+                  "the program has no input '" + files.begin()->first + "' (its inputs: " + names + ")");
   }
   return Status::ok();
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `plugrt run` and `plugrt bench` share: loading a program's "forward" on the
 // registry with the caller's limits, and filling its inputs from .npy files or with
 // seeded random values.

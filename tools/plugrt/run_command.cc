@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `plugrt run PROGRAM.prt`: run "forward" once on inputs from .npy files (or seeded
 // random ones), write the outputs, and say where each part ran and why.
 #include <sys/stat.h>
@@ -11,8 +12,8 @@
 
 #include "command_runtime.h"
 #include "commands.h"
-#include "text.h"
 #include "program_session.h"
+#include "text.h"
 
 namespace plugrt::tools {
 
@@ -71,11 +72,13 @@ int run_program(const RunOptions& options) {
   if (!program.is_ok()) return fail(program.status().message());
   Result<Method> method = load_method(*program, "forward", runtime.registry(), options.backends, options.threads);
   if (!method.is_ok()) return fail(method.status().message());
-  if (Status status = fill_inputs(*method, options.inputs, options.seed); !status.is_ok()) return fail(status.message());
+  if (Status status = fill_inputs(*method, options.inputs, options.seed); !status.is_ok())
+    return fail(status.message());
 
   const auto start = std::chrono::steady_clock::now();
   if (Status status = method->execute(); !status.is_ok()) return fail(status.message());
-  const double milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   if (!options.output_dir.empty()) {
     // Like `mkdir -p`: a missing directory and its parents are made.
@@ -159,7 +162,8 @@ int run_program(const RunOptions& options) {
               << "\n";
   }
   for (const json& e : expectations) {
-    std::cout << "  output " << e["output"].get<std::string>() << (e["matches"].get<bool>() ? " matches" : " DIFFERS FROM")
+    std::cout << "  output " << e["output"].get<std::string>()
+              << (e["matches"].get<bool>() ? " matches" : " DIFFERS FROM")
               << " the expected values (max abs difference " << e["max_abs_difference"].get<double>() << ", tolerance "
               << options.tolerance << ")\n";
   }
@@ -177,9 +181,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                       "NAME=FILE.npy for an input (repeatable); inputs not given get seeded random values");
   command->add_option("--output-dir", options->output_dir,
                       "Write each output to DIR/<output name>.npy (DIR and its parents are created when missing)");
-  command->add_option("--threads", options->threads,
-                      "The method's thread budget, which its backends take turns on (default: the cores this "
-                      "process may run on)")
+  command
+      ->add_option("--threads", options->threads,
+                   "The method's thread budget, which its backends take turns on (default: the cores this "
+                   "process may run on)")
       ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--backends", options->backends,
                       "Only these backends may run (comma-separated); other parts run on their portable fallback");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small text helpers the plugrt subcommands share.
 #ifndef PLUGRT_TOOLS_PLUGRT_TEXT_H_
 #define PLUGRT_TOOLS_PLUGRT_TEXT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing an op list as the blob init reads (schema/onednn_blob.fbs).
 #include <cstring>
 
@@ -68,7 +69,8 @@ std::vector<uint8_t> write_blob(const OpList& list) {
   auto op_vector = builder.CreateVector(ops);
   auto input_vector = builder.CreateVector(list.inputs);
   auto output_vector = builder.CreateVector(list.outputs);
-  builder.Finish(blob::CreateBlob(builder, tensor_vector, op_vector, input_vector, output_vector), blob::BlobIdentifier());
+  builder.Finish(blob::CreateBlob(builder, tensor_vector, op_vector, input_vector, output_vector),
+                 blob::BlobIdentifier());
 
   std::vector<uint8_t> out(kBlobHeaderSize + builder.GetSize());
   kBlobFormat.write_header(out.data());

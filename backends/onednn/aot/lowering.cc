@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aot/lowering.h"
 
 #include <algorithm>
@@ -45,9 +46,11 @@ std::string Lowering::check_activation(int32_t value, const char* role) const {
   if (graph_.is_constant(value)) return std::string("the ") + role + " is a constant";
   if (!graph_.is_float(value)) return std::string("the ") + role + " is not float32";
   const std::vector<int64_t> shape = graph_.shape(value);
-  if (shape.size() > kMaxRank) return std::string("the ") + role + " has rank " + std::to_string(shape.size()) + " (oneDNN takes up to 12)";
+  if (shape.size() > kMaxRank)
+    return std::string("the ") + role + " has rank " + std::to_string(shape.size()) + " (oneDNN takes up to 12)";
   for (int64_t dim : shape) {
-    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)()) return std::string("the ") + role + " has an empty dimension";
+    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)())
+      return std::string("the ") + role + " has an empty dimension";
   }
   if (num_elements(shape) > (int64_t{1} << 40)) return std::string("the ") + role + " is too large";
   return "";
@@ -166,7 +169,8 @@ std::string Lowering::lower_conv(const ir::Node& node) {
     return "group, input channels and weights do not agree";
   }
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  if (GraphView::ints_attribute(node, "kernel_shape", kernel) != kernel) return "kernel_shape does not match the weights";
+  if (GraphView::ints_attribute(node, "kernel_shape", kernel) != kernel)
+    return "kernel_shape does not match the weights";
   Window window;
   if (std::string why = resolve_window(node, xs, kernel, &window); !why.empty()) return why;
   std::vector<int64_t> expected = {xs[0], out_channels};
@@ -202,7 +206,8 @@ std::string Lowering::lower_gemm(const ir::Node& node) {
   if (GraphView::int_attribute(node, "transA", 0) != 0) return "transA is not supported";
   const std::vector<int64_t> as = graph_.shape(a);
   if (as.size() != 2) return "A is not 2-D";
-  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2) return "B is not a 2-D float32 constant";
+  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2)
+    return "B is not a 2-D float32 constant";
   const bool trans_b = GraphView::int_attribute(node, "transB", 0) != 0;
   const std::vector<int64_t> bs = graph_.shape(b);
   const int64_t m = as[0], k = as[1], n = trans_b ? bs[0] : bs[1];
@@ -299,19 +304,43 @@ std::string Lowering::lower_binary(const ir::Node& node, Algorithm algorithm) {
     if (dnnl_dims(graph_.shape(x)) != dnnl_dims(ys)) return "the non-constant input does not have the output's shape";
     Op& op = add(OpKind::Eltwise, node, {activation(x)}, {activation(y)});
     switch (algorithm) {
-      case Algorithm::Add: op.algorithm = Algorithm::Linear; op.alpha = 1; op.beta = c; break;
-      case Algorithm::Sub: op.algorithm = Algorithm::Linear; op.alpha = sa ? -1.0f : 1.0f; op.beta = sa ? c : -c; break;
-      case Algorithm::Mul: op.algorithm = Algorithm::Linear; op.alpha = c; op.beta = 0; break;
+      case Algorithm::Add:
+        op.algorithm = Algorithm::Linear;
+        op.alpha = 1;
+        op.beta = c;
+        break;
+      case Algorithm::Sub:
+        op.algorithm = Algorithm::Linear;
+        op.alpha = sa ? -1.0f : 1.0f;
+        op.beta = sa ? c : -c;
+        break;
+      case Algorithm::Mul:
+        op.algorithm = Algorithm::Linear;
+        op.alpha = c;
+        op.beta = 0;
+        break;
       case Algorithm::Div:
         if (sa) {  // c / x
-          op.algorithm = Algorithm::Pow; op.alpha = c; op.beta = -1.0f;
+          op.algorithm = Algorithm::Pow;
+          op.alpha = c;
+          op.beta = -1.0f;
         } else {
           if (c == 0.0f) return "division by a constant zero";
-          op.algorithm = Algorithm::Linear; op.alpha = 1.0f / c; op.beta = 0;
+          op.algorithm = Algorithm::Linear;
+          op.alpha = 1.0f / c;
+          op.beta = 0;
         }
         break;
-      case Algorithm::Max: op.algorithm = Algorithm::Clip; op.alpha = c; op.beta = kFloatMax; break;
-      case Algorithm::Min: op.algorithm = Algorithm::Clip; op.alpha = -kFloatMax; op.beta = c; break;
+      case Algorithm::Max:
+        op.algorithm = Algorithm::Clip;
+        op.alpha = c;
+        op.beta = kFloatMax;
+        break;
+      case Algorithm::Min:
+        op.algorithm = Algorithm::Clip;
+        op.alpha = -kFloatMax;
+        op.beta = c;
+        break;
       default: return "unexpected algorithm";
     }
     return "";
@@ -528,7 +557,9 @@ std::string Lowering::lower_pool(const ir::Node& node, bool is_max, bool global)
     }
   }
   Op& op = add(OpKind::Pooling, node, {activation(x)}, {activation(y)});
-  op.algorithm = is_max ? Algorithm::MaxPool : include_pad ? Algorithm::AvgPoolIncludePad : Algorithm::AvgPoolExcludePad;
+  op.algorithm = is_max        ? Algorithm::MaxPool
+                 : include_pad ? Algorithm::AvgPoolIncludePad
+                               : Algorithm::AvgPoolExcludePad;
   op.kernel = window.kernel;
   op.strides = window.strides;
   op.dilations = minus_one(window.dilations);
@@ -649,8 +680,8 @@ std::string Lowering::lower_instance_norm(const ir::Node& node) {
   add(OpKind::Reshape, node, {flat_out}, {normalized});
   std::vector<int64_t> per_channel(xs.size(), 1);
   per_channel[1] = channels;
-  Op& affine = add(OpKind::Binary, node, {normalized, add_constant(per_channel, std::move(parameters[0]))},
-                   {activation(y)});
+  Op& affine =
+      add(OpKind::Binary, node, {normalized, add_constant(per_channel, std::move(parameters[0]))}, {activation(y)});
   affine.algorithm = Algorithm::Mul;
   affine.post_ops.push_back(
       PostOp{blob::PostOpKind::Binary, Algorithm::Add, 0, 0, add_constant(per_channel, std::move(parameters[1]))});
@@ -701,7 +732,8 @@ std::string Lowering::lower_transpose(const ir::Node& node) {
   std::vector<bool> seen(xs.size(), false);
   std::vector<int64_t> expected;
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[static_cast<size_t>(p)]) return "perm is not a permutation";
+    if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[static_cast<size_t>(p)])
+      return "perm is not a permutation";
     seen[static_cast<size_t>(p)] = true;
     expected.push_back(xs[static_cast<size_t>(p)]);
   }
@@ -752,7 +784,8 @@ std::string Lowering::lower_slice(const ir::Node& node) {
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
-  if (starts.size() != ends.size() || axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size())) {
+  if (starts.size() != ends.size() || axes.size() != starts.size() ||
+      (!steps.empty() && steps.size() != starts.size())) {
     return "starts, ends, axes and steps differ in length";
   }
   std::vector<int64_t> offsets(xs.size(), 0), strides(xs.size(), 1), expected = xs;
@@ -794,9 +827,8 @@ std::string Lowering::lower_resize(const ir::Node& node) {
   if (GraphView::string_attribute(node, "mode", "nearest") != "linear") return "only mode 'linear' is taken";
   const std::string transform = GraphView::string_attribute(node, "coordinate_transformation_mode", "half_pixel");
   // pytorch_half_pixel differs from half_pixel only where an output axis has size 1.
-  const bool half_pixel =
-      transform == "half_pixel" ||
-      (transform == "pytorch_half_pixel" && std::find(ys.begin() + 2, ys.end(), 1) == ys.end());
+  const bool half_pixel = transform == "half_pixel" ||
+                          (transform == "pytorch_half_pixel" && std::find(ys.begin() + 2, ys.end(), 1) == ys.end());
   if (!half_pixel) return "only half-pixel coordinates are taken";
   if (GraphView::int_attribute(node, "antialias", 0) != 0) return "antialiasing is not taken";
   if (!GraphView::ints_attribute(node, "axes", {}).empty()) return "axes are not taken";
@@ -898,7 +930,8 @@ std::string Lowering::lower_recurrent(const ir::Node& node, bool lstm) {
   const int32_t c0 = lstm ? GraphView::input(node, 6) : -1, peepholes = lstm ? GraphView::input(node, 7) : -1;
   if (std::string why = check_activation(x, "input"); !why.empty()) return why;
   const std::vector<int64_t> xs = graph_.shape(x);
-  if (xs.size() != 3 || GraphView::int_attribute(node, "layout", 0) != 0) return "only layout 0 ([seq, batch, input]) is taken";
+  if (xs.size() != 3 || GraphView::int_attribute(node, "layout", 0) != 0)
+    return "only layout 0 ([seq, batch, input]) is taken";
   if (lengths != -1 || peepholes != -1) return "sequence_lens and peepholes are not taken";
   if (GraphView::attribute(node, "clip") != nullptr) return "clip is not taken";
   if (lstm && GraphView::int_attribute(node, "input_forget", 0) != 0) return "input_forget is not taken";
@@ -925,7 +958,8 @@ std::string Lowering::lower_recurrent(const ir::Node& node, bool lstm) {
   for (int32_t s : {h0, c0}) {
     if (s == -1) continue;
     if (graph_.shape(s) != state) return "an initial state is not [directions, batch, hidden]";
-    if (!graph_.is_constant(s) && !check_activation(s, "initial state").empty()) return "an initial state is not float32";
+    if (!graph_.is_constant(s) && !check_activation(s, "initial state").empty())
+      return "an initial state is not float32";
     if (graph_.is_constant(s) && !graph_.is_float(s)) return "an initial state is not float32";
   }
   // Output slots, present or not (GraphView::num_outputs counts the present ones).
@@ -941,8 +975,8 @@ std::string Lowering::lower_recurrent(const ir::Node& node, bool lstm) {
   const int* order = lstm ? kLstmGates : kGruGates;
   const int32_t layer_weights = add_constant({1, directions, features, gates, hidden},
                                              to_ldigo(graph_.floats(w), directions, gates, hidden, features, order));
-  const int32_t iter_weights =
-      add_constant({1, directions, hidden, gates, hidden}, to_ldigo(graph_.floats(r), directions, gates, hidden, hidden, order));
+  const int32_t iter_weights = add_constant({1, directions, hidden, gates, hidden},
+                                            to_ldigo(graph_.floats(r), directions, gates, hidden, hidden, order));
   const std::vector<float> onnx_bias =
       b != -1 ? graph_.floats(b) : std::vector<float>(static_cast<size_t>(directions * 2 * gates * hidden), 0.0f);
   const int64_t bias_gates = lbr ? 4 : gates;
@@ -1013,7 +1047,8 @@ std::string Lowering::lower_reduce(const ir::Node& node, Algorithm algorithm) {
   } else {
     axes = GraphView::ints_attribute(node, "axes");
   }
-  if (axes.empty() && GraphView::int_attribute(node, "noop_with_empty_axes", 0) != 0) return "an empty reduction is not taken";
+  if (axes.empty() && GraphView::int_attribute(node, "noop_with_empty_axes", 0) != 0)
+    return "an empty reduction is not taken";
   std::vector<bool> reduced(xs.size(), axes.empty());
   for (int64_t axis : axes) {
     const std::optional<size_t> a = normalize_axis(axis, xs.size());

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lowering graph IR nodes to oneDNN ops (aot/op_list.h). The same code decides what
 // `partition` takes (a node is taken exactly when it lowers on its own) and builds
 // what `preprocess` stores, so the two can never disagree. Within one partition,
@@ -16,20 +17,20 @@
 #include <string>
 #include <vector>
 
+#include "aot/op_list.h"
 #include "plugrt/sdk/graph_view.h"
 #include "plugrt/sdk/onnx_semantics.h"
-#include "aot/op_list.h"
 
 namespace plugrt::onednn {
 
 using sdk::broadcasts_to;
 using sdk::GraphView;
 using sdk::normalize_axis;
+using sdk::num_elements;
 using sdk::resolve_window;
+using sdk::shape_text;
 using sdk::Window;
 using sdk::window_output;
-using sdk::num_elements;
-using sdk::shape_text;
 
 class Lowering {
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oneDNN backend's ahead-of-time half: partition and preprocess (left out of an
 // on-device build, PLUGRT_ONEDNN_AOT=OFF).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ahead-of-time form of a oneDNN blob: tensors and ops in oneDNN's vocabulary, as
 // lowering builds them, fusion rewrites them and the blob writer stores them
 // (schema/onednn_blob.fbs says what each field means).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multi-node patterns that one oneDNN primitive computes, found within one partition.
 #include <cmath>
 
@@ -105,8 +106,13 @@ std::vector<size_t> Lowering::match_layer_norm(size_t first) {
   const int32_t deviation = GraphView::output(graph_.node(static_cast<size_t>(sqrt)), 0);
   const ir::Node& div_node = graph_.node(static_cast<size_t>(div));
   if (GraphView::input(div_node, 1) != deviation || sole_reader(deviation) != div) return {};
-  std::vector<size_t> covered = {first, static_cast<size_t>(sub), static_cast<size_t>(pow), static_cast<size_t>(reduce2),
-                                 static_cast<size_t>(add_eps), static_cast<size_t>(sqrt), static_cast<size_t>(div)};
+  std::vector<size_t> covered = {first,
+                                 static_cast<size_t>(sub),
+                                 static_cast<size_t>(pow),
+                                 static_cast<size_t>(reduce2),
+                                 static_cast<size_t>(add_eps),
+                                 static_cast<size_t>(sqrt),
+                                 static_cast<size_t>(div)};
   int32_t result = GraphView::output(div_node, 0);
 
   // gamma and beta: constants of C elements (or one, broadcast).
@@ -121,7 +127,8 @@ std::vector<size_t> Lowering::match_layer_norm(size_t first) {
     return true;
   };
   std::vector<float> scale(static_cast<size_t>(channels), 1.0f), shift;
-  if (const int64_t mul = next(result, "Mul"); mul >= 0 && per_channel(graph_.node(static_cast<size_t>(mul)), result, &scale)) {
+  if (const int64_t mul = next(result, "Mul");
+      mul >= 0 && per_channel(graph_.node(static_cast<size_t>(mul)), result, &scale)) {
     covered.push_back(static_cast<size_t>(mul));
     result = GraphView::output(graph_.node(static_cast<size_t>(mul)), 0);
     if (const int64_t add = next(result, "Add");
@@ -222,8 +229,8 @@ std::string Lowering::add_all_nodes() {
     const std::string why = add_node(n);
     if (!why.empty()) {
       const ir::Node& node = graph_.node(n);
-      return "onednn cannot lower " + node.op_type()->str() + " '" + (node.name() ? node.name()->str() : std::string()) +
-             "': " + why;
+      return "onednn cannot lower " + node.op_type()->str() + " '" +
+             (node.name() ? node.name()->str() : std::string()) + "': " + why;
     }
     done[n] = true;
   }

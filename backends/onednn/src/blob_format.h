@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oneDNN blob's format (see schema/onednn_blob.fbs and COMPATIBILITY.md): the SDK's
 // versioned blob header, then the flatbuffer.
 #ifndef PLUGRT_BACKENDS_ONEDNN_SRC_BLOB_FORMAT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oneDNN backend, written on the SDK: is_available and init here, partition and
 // preprocess in aot/onednn_aot.cc (left out of an on-device build).
 #ifndef PLUGRT_BACKENDS_ONEDNN_SRC_ONEDNN_BACKEND_H_

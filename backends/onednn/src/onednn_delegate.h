@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One oneDNN handle: the primitives built once from a blob, the memories
 // they run on (an arena planned at init, the host's tensors bound at the edges), and
 // the calls that run them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "src/plan_builder.h"
 
 #include <algorithm>
@@ -196,7 +197,8 @@ class Builder {
 int32_t Builder::input(const blob::Op& op, size_t i, bool optional) const {
   const int32_t t = i < length(op.inputs()) ? op.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)) : -1;
   if (t == -1 && optional) return -1;
-  require(t >= 0 && static_cast<size_t>(t) < dims_.size(), "input " + std::to_string(i) + " is missing or out of range");
+  require(t >= 0 && static_cast<size_t>(t) < dims_.size(),
+          "input " + std::to_string(i) + " is missing or out of range");
   return t;
 }
 
@@ -312,7 +314,8 @@ dnnl::primitive_attr Builder::attributes() const {
   return attr;
 }
 
-void Builder::add_step(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args, const desc_t& scratchpad) {
+void Builder::add_step(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args,
+                       const desc_t& scratchpad) {
   if (scratchpad.get_size() > 0) {
     dnnl::memory memory(scratchpad, engine_, DNNL_MEMORY_NONE);
     plan_.scratchpad_views.push_back(memory);
@@ -397,7 +400,8 @@ void Builder::build_convolution(const blob::Op& op) {
   const dims_t& xs = dims(x);
   const size_t spatial = xs.size() - 2;
   require(xs.size() >= 3 && xs.size() <= 5 && dims(w).size() == xs.size(), "bad convolution ranks");
-  require(tensor(w).data() != nullptr && (b < 0 || tensor(b).data() != nullptr), "the weights or bias are not constant");
+  require(tensor(w).data() != nullptr && (b < 0 || tensor(b).data() != nullptr),
+          "the weights or bias are not constant");
   const int64_t groups = op.groups();
   const int64_t out_channels = dims(w)[0];
   require(groups >= 1 && out_channels % groups == 0 && dims(w)[1] * groups == xs[1], "bad convolution groups");
@@ -535,7 +539,8 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(tensor(b).data()->data()));
   args[DNNL_ARG_SRC] = reshaped(as_plain(a), a2);
   args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
-  if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(tensor(bias).data()->data()));
+  if (bias >= 0)
+    args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(tensor(bias).data()->data()));
   args[DNNL_ARG_DST] = reshaped(define(y, plain(ys)), y2);
   add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
   publish(y);
@@ -557,8 +562,8 @@ void Builder::build_matmul(const blob::Op& op) {
   if (bias >= 0) require(tensor(bias).data() != nullptr && broadcasts(dims(bias), ys), "bad matmul bias");
   const desc_t a_md = plain(as), y_md = plain(ys);
   const desc_t b_md = constant_b ? any(bs) : plain(bs);
-  const dnnl::matmul::desc desc = bias >= 0 ? dnnl::matmul::desc(a_md, b_md, plain(dims(bias)), y_md)
-                                            : dnnl::matmul::desc(a_md, b_md, y_md);
+  const dnnl::matmul::desc desc =
+      bias >= 0 ? dnnl::matmul::desc(a_md, b_md, plain(dims(bias)), y_md) : dnnl::matmul::desc(a_md, b_md, y_md);
   const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
   // The post-ops fuse when oneDNN has an optimised kernel with them: all of them, else the
   // element-wise ones before the first binary one, else none (the rest run as steps).
@@ -1038,12 +1043,13 @@ void Builder::build_rnn(const blob::Op& op) {
   const int64_t directions = ws[1], gates = ws[3], hidden = ws[4], steps = xs[0], batch = xs[1];
   const dims_t state = {1, directions, batch, hidden};
   require(dims(iter_weights) == dims_t{1, directions, hidden, gates, hidden} &&
-              dims(bias) == dims_t{1, directions, gates + (lbr ? 1 : 0), hidden} &&
-              (h0 < 0 || dims(h0) == state) && (c0 < 0 || (lstm && dims(c0) == state)) &&
+              dims(bias) == dims_t{1, directions, gates + (lbr ? 1 : 0), hidden} && (h0 < 0 || dims(h0) == state) &&
+              (c0 < 0 || (lstm && dims(c0) == state)) &&
               dims(outputs[0]) == dims_t{steps, batch, directions * hidden} && dims(outputs[1]) == state &&
               (!lstm || dims(outputs[2]) == state),
           "the recurrent op's shapes do not agree");
-  for (int32_t t : {layer_weights, iter_weights, bias}) require(tensor(t).data() != nullptr, "the weights are not constant");
+  for (int32_t t : {layer_weights, iter_weights, bias})
+    require(tensor(t).data() != nullptr, "the weights are not constant");
   require(op.axis() >= 0 && op.axis() <= 2 && (op.axis() == 2) == (directions == 2), "bad recurrent direction");
   const dnnl::rnn_direction direction = op.axis() == 0   ? dnnl::rnn_direction::unidirectional_left2right
                                         : op.axis() == 1 ? dnnl::rnn_direction::unidirectional_right2left
@@ -1127,7 +1133,8 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
 
 void Builder::verify_tensors() {
   const size_t count = length(blob_.tensors());
-  require(count > 0 && length(blob_.ops()) > 0 && length(blob_.outputs()) > 0, "the blob has no tensors, ops or outputs");
+  require(count > 0 && length(blob_.ops()) > 0 && length(blob_.outputs()) > 0,
+          "the blob has no tensors, ops or outputs");
   for (const blob::Tensor* source : *blob_.tensors()) {
     require(elements_aligned(source->dims()), "the blob has misaligned tensor dims");
   }
@@ -1152,7 +1159,8 @@ void Builder::verify_tensors() {
       dims_[t].push_back(d);
     }
     if (source.data() != nullptr) {
-      require(static_cast<int64_t>(source.data()->size()) == elements, "tensor " + std::to_string(t) + " has data of the wrong size");
+      require(static_cast<int64_t>(source.data()->size()) == elements,
+              "tensor " + std::to_string(t) + " has data of the wrong size");
       require(source.external_input() < 0 && source.external_output() < 0, "a constant is an input or output");
     }
   }

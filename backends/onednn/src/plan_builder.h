@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building the execution plan of a verified blob: one oneDNN primitive per op (with its
 // post-ops), memory formats chosen by oneDNN (format_tag::any) and converted only where
 // a consumer needs another one, weights reordered once, and an arena planned by

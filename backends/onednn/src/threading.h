@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Capping oneDNN's threads for one handle. Debian's oneDNN 2.x uses the OpenMP runtime
 // (DNNL_CPU_RUNTIME == OMP): a primitive sizes its work split from the calling
 // thread's OpenMP thread limit when it is created, and opens its parallel regions

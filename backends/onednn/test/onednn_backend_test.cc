@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oneDNN plugin as a whole: the shared backend suite (test/backend_support/
 // backend_suite.h), the bundled models, and the reasons it gives for its fuzzers'
 // findings.

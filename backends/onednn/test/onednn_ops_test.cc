@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every op the oneDNN backend takes, against the portable backend on the same graph
 // (and, for the few portable lacks, against values computed here); and forms it must
 // leave to portable, which still give the right results.
@@ -49,24 +50,28 @@ ValueId decomposed_layer_norm(TestGraph& g, ValueId x, Ints shape) {
 
 const std::vector<OpCase>& own_cases() {
   static const std::vector<OpCase> cases = {
-      {"ConvDepthwise16Channels", [] {
+      {"ConvDepthwise16Channels",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 16, 7, 7});
          return g.finish({g.node("Conv", {x, g.constant({16, 1, 3, 3}), g.constant({16})}, {1, 16, 7, 7},
                                  {I("group", 16), Is("pads", {1, 1, 1, 1})})});
        }},
-      {"Conv1d", [] {
+      {"Conv1d",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 4, 12});
          return g.finish({g.node("Conv", {x, g.constant({6, 4, 3})}, {1, 6, 10})});
        }},
-      {"ConvChainWithFusedReluResidualAndBatchNorm", [] {
+      {"ConvChainWithFusedReluResidualAndBatchNorm",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 16, 10, 10});
          ValueId conv = g.node("Conv", {x, g.constant({16, 16, 3, 3})}, {1, 16, 10, 10}, {Is("pads", {1, 1, 1, 1})});
-         ValueId norm = g.node("BatchNormalization",
-                               {conv, g.constant({16}), g.constant({16}), g.constant({16}), g.constant({16}, 0.5f, 2.0f)},
-                               {1, 16, 10, 10});
+         ValueId norm =
+             g.node("BatchNormalization",
+                    {conv, g.constant({16}), g.constant({16}), g.constant({16}), g.constant({16}, 0.5f, 2.0f)},
+                    {1, 16, 10, 10});
          ValueId relu = g.node("Relu", {norm}, {1, 16, 10, 10});
          ValueId conv2 = g.node("Conv", {relu, g.constant({16, 16, 1, 1}), g.constant({16})}, {1, 16, 10, 10});
          ValueId sum = g.node("Add", {conv2, x}, {1, 16, 10, 10});
@@ -74,7 +79,8 @@ const std::vector<OpCase>& own_cases() {
          ValueId pooled = g.node("MaxPool", {clip}, {1, 16, 5, 5}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
          return g.finish({g.node("GlobalAveragePool", {pooled}, {1, 16, 1, 1})});
        }},
-      {"DenseBlockConcatInConvolutionLayoutThenBatchNormRelu", [] {
+      {"DenseBlockConcatInConvolutionLayoutThenBatchNormRelu",
+       [] {
          // DenseNet's layer: the concat of convolution results, then a pre-activation
          // batch normalization with its Relu fused; one input stays a graph input.
          TestGraph g;
@@ -82,27 +88,32 @@ const std::vector<OpCase>& own_cases() {
          ValueId a = g.node("Conv", {x, g.constant({16, 16, 1, 1})}, {1, 16, 8, 8});
          ValueId b = g.node("Conv", {x, g.constant({8, 16, 3, 3})}, {1, 8, 8, 8}, {Is("pads", {1, 1, 1, 1})});
          ValueId joined = g.node("Concat", {x, a, b}, {1, 40, 8, 8}, {I("axis", 1)});
-         ValueId norm = g.node("BatchNormalization",
-                               {joined, g.constant({40}), g.constant({40}), g.constant({40}), g.constant({40}, 0.5f, 2.0f)},
-                               {1, 40, 8, 8});
+         ValueId norm =
+             g.node("BatchNormalization",
+                    {joined, g.constant({40}), g.constant({40}), g.constant({40}), g.constant({40}, 0.5f, 2.0f)},
+                    {1, 40, 8, 8});
          ValueId relu = g.node("Relu", {norm}, {1, 40, 8, 8});
-         ValueId pooled = g.node("AveragePool", {relu}, {1, 40, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
+         ValueId pooled =
+             g.node("AveragePool", {relu}, {1, 40, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
          return g.finish({pooled, g.node("Concat", {b, a}, {1, 24, 8, 8}, {I("axis", 1)})});
        }},
-      {"BatchNormThenReluThenSigmoidAndLeakyRelu", [] {
+      {"BatchNormThenReluThenSigmoidAndLeakyRelu",
+       [] {
          // Relu rides in the normalization; the rest run as their own steps.
          TestGraph g;
          ValueId x = g.input({2, 6, 5, 5});
          auto norm = [&](ValueId in) {
            return g.node("BatchNormalization",
-                         {in, g.constant({6}), g.constant({6}), g.constant({6}), g.constant({6}, 0.5f, 2.0f)}, {2, 6, 5, 5});
+                         {in, g.constant({6}), g.constant({6}), g.constant({6}), g.constant({6}, 0.5f, 2.0f)},
+                         {2, 6, 5, 5});
          };
          ValueId relu = g.node("Relu", {norm(x)}, {2, 6, 5, 5});
          ValueId sigmoid = g.node("Sigmoid", {relu}, {2, 6, 5, 5});
          ValueId leaky = g.node("LeakyRelu", {norm(sigmoid)}, {2, 6, 5, 5}, {F("alpha", 0.1f)});
          return g.finish({leaky});
        }},
-      {"ConvThenSiLUPatternAndSigmoidGate", [] {
+      {"ConvThenSiLUPatternAndSigmoidGate",
+       [] {
          // x * Sigmoid(x) becomes one swish fused into the convolution; the gate of a
          // squeeze-and-excitation block (a Sigmoid times another value) stays two ops.
          TestGraph g;
@@ -114,41 +125,48 @@ const std::vector<OpCase>& own_cases() {
          ValueId scale = g.node("Sigmoid", {squeezed}, {1, 8, 1, 1});
          return g.finish({g.node("Mul", {silu, scale}, {1, 8, 6, 6})});
        }},
-      {"GemmAlphaBetaFullC", [] {
+      {"GemmAlphaBetaFullC",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 8});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5}), g.constant({2, 5})}, {2, 5},
                                  {F("alpha", 0.5f), F("beta", 2.0f)})});
        }},
-      {"GemmThenGeluPattern", [] {
+      {"GemmThenGeluPattern",
+       [] {
          TestGraph g;
          ValueId a = g.input({4, 16});
          ValueId fc = g.node("Gemm", {a, g.constant({32, 16}), g.constant({32})}, {4, 32}, {I("transB", 1)});
          return g.finish({gelu(g, fc, {4, 32})});
        }},
-      {"MatMul2dConstant", [] {
+      {"MatMul2dConstant",
+       [] {
          TestGraph g;
          ValueId a = g.input({4, 8});
          return g.finish({g.node("MatMul", {a, g.constant({8, 5})}, {4, 5})});
        }},
-      {"MatMul3dBiasRelu", [] {
+      {"MatMul3dBiasRelu",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 6, 8});
          ValueId mm = g.node("MatMul", {a, g.constant({8, 5})}, {2, 6, 5});
          ValueId biased = g.node("Add", {g.constant({5}), mm}, {2, 6, 5});
          return g.finish({g.node("Relu", {biased}, {2, 6, 5})});
        }},
-      {"MatMulBatchedRunTimeOperands", [] {
+      {"MatMulBatchedRunTimeOperands",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 3, 4, 6}), b = g.input({2, 3, 6, 5});
          return g.finish({g.node("MatMul", {a, b}, {2, 3, 4, 5})});
        }},
-      {"MatMulBroadcastBatch", [] {
+      {"MatMulBroadcastBatch",
+       [] {
          TestGraph g;
          ValueId a = g.input({3, 4, 6}), b = g.input({1, 6, 5});
          return g.finish({g.node("MatMul", {a, b}, {3, 4, 5})});
        }},
-      {"MatMulScaledMaskedScores", [] {
+      {"MatMulScaledMaskedScores",
+       [] {
          // Attention scores: oneDNN has only its reference kernel for a batched matmul
          // with a broadcast binary post-op, so the mask is added as a step of its own.
          TestGraph g;
@@ -157,7 +175,8 @@ const std::vector<OpCase>& own_cases() {
          ValueId scaled = g.node("Mul", {scores, g.scalar(0.125f)}, {4, 32, 32});
          return g.finish({g.node("Add", {scaled, g.constant({32, 32})}, {4, 32, 32})});
        }},
-      {"SqueezeExcitationScale", [] {
+      {"SqueezeExcitationScale",
+       [] {
          // A [1, C, 1, 1] gate computed in nhwc scales a feature map blocked by 8: mixed
          // layouts leave oneDNN only its reference kernel, so the step runs on plain ones.
          TestGraph g;
@@ -169,13 +188,15 @@ const std::vector<OpCase>& own_cases() {
          ValueId gate = g.node("Sigmoid", {squeezed}, {1, 48, 1, 1});
          return g.finish({g.node("Mul", {features, gate}, {1, 48, 8, 8})});
        }},
-      {"MatMulResidualAdd", [] {
+      {"MatMulResidualAdd",
+       [] {
          TestGraph g;
          ValueId a = g.input({1, 6, 8});
          ValueId mm = g.node("MatMul", {a, g.constant({8, 8})}, {1, 6, 8});
          return g.finish({g.node("Add", {a, mm}, {1, 6, 8})});
        }},
-      {"AttentionHead", [] {
+      {"AttentionHead",
+       [] {
          TestGraph g;
          ValueId q = g.input({1, 8, 2, 4}), k = g.input({1, 8, 2, 4}), v = g.input({1, 8, 2, 4});
          ValueId qt = g.node("Transpose", {q}, {1, 2, 8, 4}, {Is("perm", {0, 2, 1, 3})});
@@ -188,123 +209,180 @@ const std::vector<OpCase>& own_cases() {
          ValueId back = g.node("Transpose", {context}, {1, 8, 2, 4}, {Is("perm", {0, 2, 1, 3})});
          return g.finish({g.node("Reshape", {back, g.ints({1, 8, 8})}, {1, 8, 8})});
        }},  // three input chains, one partition
-      {"AddBroadcastRowRunTime", [] {
+      {"AddBroadcastRowRunTime",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 3, 4}), b = g.input({4});
          return g.finish({g.node("Add", {a, b}, {2, 3, 4})});
        }},
-      {"MulPerChannelConstant", [] {
+      {"MulPerChannelConstant",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 3, 4, 5});
          return g.finish({g.node("Mul", {a, g.constant({3, 1, 1})}, {2, 3, 4, 5})});
        }},
-      {"SubScalarMinusValue", [] {
+      {"SubScalarMinusValue",
+       [] {
          TestGraph g;
          ValueId a = g.input({1, 3, 4, 4});
          return g.finish({g.node("Sub", {g.scalar(1.5f), a}, {1, 3, 4, 4})});
        }},
-      {"SubBroadcastFirst", [] {
+      {"SubBroadcastFirst",
+       [] {
          TestGraph g;
          ValueId a = g.input({4}), b = g.input({3, 4});
          return g.finish({g.node("Sub", {a, b}, {3, 4})});
        }},
-      {"DivBroadcastFirst", [] {
+      {"DivBroadcastFirst",
+       [] {
          TestGraph g;
          ValueId a = g.input({3, 1}), b = g.input({3, 4});
          ValueId away = g.node("Add", {g.node("Abs", {b}, {3, 4}), g.scalar(0.5f)}, {3, 4});
          return g.finish({g.node("Div", {a, away}, {3, 4})});
        }},
-      {"DivByScalarAndScalarByValue", [] {
+      {"DivByScalarAndScalarByValue",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 5});
          ValueId half = g.node("Div", {a, g.scalar(2.0f)}, {2, 5});
          ValueId away = g.node("Add", {g.node("Abs", {half}, {2, 5}), g.scalar(0.5f)}, {2, 5});
          return g.finish({g.node("Div", {g.scalar(3.0f), away}, {2, 5})});
        }},
-      {"Tanh", [] { return unary("Tanh", {2, 7}); }},
-      {"Exp", [] { return unary("Exp", {2, 7}); }},
-      {"Abs", [] { return unary("Abs", {2, 7}); }},
-      {"Neg", [] { return unary("Neg", {2, 7}); }},
-      {"Erf", [] { return unary("Erf", {2, 7}); }},
-      {"HardSigmoidOtherSlope", [] { return unary("HardSigmoid", {2, 9}, {F("alpha", 0.3f), F("beta", 0.4f)}); }},
-      {"Sqrt", [] { return positive_unary("Sqrt", {3, 5}); }},
-      {"Log", [] { return positive_unary("Log", {3, 5}); }},
-      {"Reciprocal", [] { return positive_unary("Reciprocal", {3, 5}); }},
-      {"PowSquare", [] {
+      {"Tanh",
+       [] {
+         return unary("Tanh", {2, 7});
+       }},
+      {"Exp",
+       [] {
+         return unary("Exp", {2, 7});
+       }},
+      {"Abs",
+       [] {
+         return unary("Abs", {2, 7});
+       }},
+      {"Neg",
+       [] {
+         return unary("Neg", {2, 7});
+       }},
+      {"Erf",
+       [] {
+         return unary("Erf", {2, 7});
+       }},
+      {"HardSigmoidOtherSlope",
+       [] {
+         return unary("HardSigmoid", {2, 9}, {F("alpha", 0.3f), F("beta", 0.4f)});
+       }},
+      {"Sqrt",
+       [] {
+         return positive_unary("Sqrt", {3, 5});
+       }},
+      {"Log",
+       [] {
+         return positive_unary("Log", {3, 5});
+       }},
+      {"Reciprocal",
+       [] {
+         return positive_unary("Reciprocal", {3, 5});
+       }},
+      {"PowSquare",
+       [] {
          TestGraph g;
          ValueId x = g.input({3, 5});
          return g.finish({g.node("Pow", {x, g.scalar(2.0f)}, {3, 5})});
        }},
-      {"GeluPattern", [] {
+      {"GeluPattern",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 8});
          return g.finish({gelu(g, x, {2, 3, 8})});
        }},
-      {"LayerNormalizationPattern", [] {
+      {"LayerNormalizationPattern",
+       [] {
          TestGraph g(13);
          ValueId x = g.input({2, 5, 16});
          return g.finish({decomposed_layer_norm(g, x, {2, 5, 16})});
        }},
-      {"LayerNormalizationLastAxis", [] {
+      {"LayerNormalizationLastAxis",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 5, 16});
          return g.finish({g.node("LayerNormalization", {x, g.constant({16}), g.constant({16})}, {2, 5, 16},
                                  {I("axis", -1), F("epsilon", 1e-5f)})});
        }},
-      {"LayerNormalizationTwoAxesNoBias", [] {
+      {"LayerNormalizationTwoAxesNoBias",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("LayerNormalization", {x, g.constant({3, 4})}, {2, 3, 4}, {I("axis", 1)})});
        }},
-      {"SoftmaxLastAxis3d", [] { return unary("Softmax", {2, 3, 10}, {I("axis", -1)}); }},
-      {"SoftmaxChannels4d", [] { return unary("Softmax", {1, 5, 3, 3}, {I("axis", 1)}); }},
-      {"LogSoftmax", [] { return unary("LogSoftmax", {3, 10}, {I("axis", 1)}); }},
-      {"SoftmaxOpset11Coerced", [] {
+      {"SoftmaxLastAxis3d",
+       [] {
+         return unary("Softmax", {2, 3, 10}, {I("axis", -1)});
+       }},
+      {"SoftmaxChannels4d",
+       [] {
+         return unary("Softmax", {1, 5, 3, 3}, {I("axis", 1)});
+       }},
+      {"LogSoftmax",
+       [] {
+         return unary("LogSoftmax", {3, 10}, {I("axis", 1)});
+       }},
+      {"SoftmaxOpset11Coerced",
+       [] {
          TestGraph g(11);
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("Softmax", {x}, {2, 3, 4}, {I("axis", 1)})});
        }},
-      {"MaxPoolCeilMode", [] {
+      {"MaxPoolCeilMode",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 8, 8});
          return g.finish({g.node("MaxPool", {x}, {1, 2, 4, 4},
                                  {Is("kernel_shape", {3, 3}), Is("strides", {2, 2}), I("ceil_mode", 1)})});
        }},
-      {"AveragePoolExcludingPad", [] {
+      {"AveragePoolExcludingPad",
+       [] {
          return unary("AveragePool", {1, 3, 6, 6},
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), I("count_include_pad", 0)});
        }},
-      {"AveragePoolIncludingPad", [] {
+      {"AveragePoolIncludingPad",
+       [] {
          return unary("AveragePool", {1, 3, 6, 6},
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), I("count_include_pad", 1)});
        }},
-      {"GlobalMaxPool", [] {
+      {"GlobalMaxPool",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 6, 5, 7});
          return g.finish({g.node("GlobalMaxPool", {x}, {2, 6, 1, 1})});
        }},
-      {"ConcatAxis1", [] {
+      {"ConcatAxis1",
+       [] {
          TestGraph g;
          ValueId a = g.input({2, 3, 4}), b = g.input({2, 5, 4});
          return g.finish({g.node("Concat", {a, b, g.constant({2, 1, 4})}, {2, 9, 4}, {I("axis", 1)})});
        }},
-      {"Transpose3d", [] {
+      {"Transpose3d",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("Transpose", {x}, {4, 2, 3}, {Is("perm", {2, 0, 1})})});
        }},
-      {"TransposeDefaultReverses", [] {
+      {"TransposeDefaultReverses",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4, 5});
          return g.finish({g.node("Transpose", {x}, {5, 4, 3, 2})});
        }},
-      {"ReshapeOfConvOutput", [] {
+      {"ReshapeOfConvOutput",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 16, 4, 4});
          ValueId conv = g.node("Conv", {x, g.constant({16, 16, 1, 1})}, {1, 16, 4, 4});
          return g.finish({g.node("Reshape", {conv, g.ints({1, 256})}, {1, 256})});
        }},
-      {"FlattenSqueezeUnsqueeze", [] {
+      {"FlattenSqueezeUnsqueeze",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 1, 4});
          ValueId relu = g.node("Relu", {x}, {2, 3, 1, 4});
@@ -312,24 +390,27 @@ const std::vector<OpCase>& own_cases() {
          ValueId grown = g.node("Unsqueeze", {squeezed, g.ints({0})}, {1, 2, 3, 4});
          return g.finish({g.node("Flatten", {grown}, {2, 12}, {I("axis", 2)})});
        }},
-      {"SliceLastAxis", [] {
+      {"SliceLastAxis",
+       [] {
          TestGraph g;
          ValueId x = g.input({4, 1, 12});
          ValueId relu = g.node("Relu", {x}, {4, 1, 12});
          return g.finish({g.node("Slice", {relu, g.ints({4}), g.ints({8}), g.ints({-1})}, {4, 1, 4})});
        }},
-      {"SlicesWithStepsAsPatchMergingTakesThem", [] {
+      {"SlicesWithStepsAsPatchMergingTakesThem",
+       [] {
          // Swin's x[:, 0::2, 1::2, :], then steps that do not divide the extent.
          TestGraph g;
          ValueId x = g.input({1, 6, 7, 4});
          ValueId relu = g.node("Relu", {x}, {1, 6, 7, 4});
          ValueId even_odd =
              g.node("Slice", {relu, g.ints({0, 1}), g.ints({6, 7}), g.ints({1, 2}), g.ints({2, 2})}, {1, 3, 3, 4});
-         ValueId thirds = g.node("Slice", {relu, g.ints({1, 0}), g.ints({6, 100}), g.ints({1, 3}), g.ints({3, 3})},
-                                 {1, 2, 7, 2});
+         ValueId thirds =
+             g.node("Slice", {relu, g.ints({1, 0}), g.ints({6, 100}), g.ints({1, 3}), g.ints({3, 3})}, {1, 2, 7, 2});
          return g.finish({even_odd, thirds});
        }},
-      {"ResizeLinearHalfPixelAfterAConvolutionAndOnAnInput", [] {
+      {"ResizeLinearHalfPixelAfterAConvolutionAndOnAnInput",
+       [] {
          // A segmentation head's upsampling (by 2, and by a ratio that is not whole).
          TestGraph g;
          ValueId x = g.input({1, 4, 5, 6});
@@ -338,11 +419,12 @@ const std::vector<OpCase>& own_cases() {
                                   {S("mode", "linear"), S("coordinate_transformation_mode", "half_pixel")});
          ValueId odd = g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 4, 7, 13})}, {1, 4, 7, 13},
                               {S("mode", "linear"), S("coordinate_transformation_mode", "pytorch_half_pixel")});
-         ValueId scaled = g.node("Resize", {x, kNoValue, g.floats({1, 1, 2, 0.5f})}, {1, 4, 10, 3},
-                                 {S("mode", "linear")});
+         ValueId scaled =
+             g.node("Resize", {x, kNoValue, g.floats({1, 1, 2, 0.5f})}, {1, 4, 10, 3}, {S("mode", "linear")});
          return g.finish({doubled, odd, scaled});
        }},
-      {"InstanceNormalizationAfterAConvolution", [] {
+      {"InstanceNormalizationAfterAConvolution",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 5, 4});
          ValueId conv = g.node("Conv", {x, g.constant({4, 3, 1, 1})}, {2, 4, 5, 4});
@@ -350,7 +432,8 @@ const std::vector<OpCase>& own_cases() {
                                {F("epsilon", 1e-3f)});
          return g.finish({g.node("Relu", {norm}, {2, 4, 5, 4})});
        }},
-      {"GroupNormalizationAsPyTorchExportsIt", [] {
+      {"GroupNormalizationAsPyTorchExportsIt",
+       [] {
          // nn.GroupNorm(2, 4): a reshape to [N, groups, -1], InstanceNormalization with
          // scale 1 and bias 0, a reshape back, then the per-channel affine.
          TestGraph g;
@@ -361,7 +444,8 @@ const std::vector<OpCase>& own_cases() {
          ValueId scaled = g.node("Mul", {back, g.constant({4, 1, 1})}, {2, 4, 3, 3});
          return g.finish({g.node("Add", {scaled, g.constant({4, 1, 1})}, {2, 4, 3, 3})});
        }},
-      {"PadsByZerosAndByAValue", [] {
+      {"PadsByZerosAndByAValue",
+       [] {
          // An asymmetric zero pad on a convolution's result (kept whole: the Relu between
          // stops the fold into the next Conv), and a pad by 1.5 on every axis of an input.
          TestGraph g;
@@ -374,51 +458,56 @@ const std::vector<OpCase>& own_cases() {
          ValueId by_value = g.node("Pad", {line, g.ints({1, 0, 0, 2}), g.scalar(1.5f)}, {3, 5});
          return g.finish({strided, by_value});
        }},
-      {"LstmWithInitialStatesAndEveryOutput", [] {
+      {"LstmWithInitialStatesAndEveryOutput",
+       [] {
          // hidden 4 over 5 steps of batch 2: h0 computed, c0 constant.
          TestGraph g;
          ValueId x = g.input({5, 2, 3});
          ValueId h0 = g.node("Tanh", {g.input({1, 2, 4})}, {1, 2, 4});
-         std::vector<ValueId> out = g.node_outputs(
-             "LSTM", {x, g.constant({1, 16, 3}), g.constant({1, 16, 4}), g.constant({1, 32}), kNoValue, h0,
-                      g.constant({1, 2, 4})},
-             {{5, 1, 2, 4}, {1, 2, 4}, {1, 2, 4}}, {I("hidden_size", 4)});
+         std::vector<ValueId> out = g.node_outputs("LSTM",
+                                                   {x, g.constant({1, 16, 3}), g.constant({1, 16, 4}),
+                                                    g.constant({1, 32}), kNoValue, h0, g.constant({1, 2, 4})},
+                                                   {{5, 1, 2, 4}, {1, 2, 4}, {1, 2, 4}}, {I("hidden_size", 4)});
          return g.finish(out);
        }},
-      {"LstmReverseLastStateOnly", [] {
+      {"LstmReverseLastStateOnly",
+       [] {
          TestGraph g;
          ValueId x = g.input({6, 1, 4});
-         std::vector<ValueId> out =
-             g.node_outputs("LSTM", {x, g.constant({1, 12, 4}), g.constant({1, 12, 3})}, {{}, {1, 1, 3}},
-                            {I("hidden_size", 3), S("direction", "reverse")});
+         std::vector<ValueId> out = g.node_outputs("LSTM", {x, g.constant({1, 12, 4}), g.constant({1, 12, 3})},
+                                                   {{}, {1, 1, 3}}, {I("hidden_size", 3), S("direction", "reverse")});
          return g.finish({out[1]});
        }},
-      {"GruBidirectionalBothResetForms", [] {
+      {"GruBidirectionalBothResetForms",
+       [] {
          // PyTorch's GRU applies the reset after the recurrent product (linear_before_reset 1).
          TestGraph g;
          ValueId x = g.input({4, 3, 5});
          auto gru = [&](int64_t linear_before_reset) {
-           return g.node_outputs("GRU",
-                                 {x, g.constant({2, 18, 5}), g.constant({2, 18, 6}), g.constant({2, 36}), kNoValue,
-                                  g.constant({2, 3, 6})},
-                                 {{4, 2, 3, 6}, {2, 3, 6}},
-                                 {I("hidden_size", 6), S("direction", "bidirectional"),
-                                  I("linear_before_reset", linear_before_reset)});
+           return g.node_outputs(
+               "GRU",
+               {x, g.constant({2, 18, 5}), g.constant({2, 18, 6}), g.constant({2, 36}), kNoValue,
+                g.constant({2, 3, 6})},
+               {{4, 2, 3, 6}, {2, 3, 6}},
+               {I("hidden_size", 6), S("direction", "bidirectional"), I("linear_before_reset", linear_before_reset)});
          };
          std::vector<ValueId> before = gru(1), after = gru(0);
          return g.finish({before[0], before[1], after[0], after[1]});
        }},
-      {"SliceNegativeStartsTwoAxes", [] {
+      {"SliceNegativeStartsTwoAxes",
+       [] {
          TestGraph g;
          ValueId x = g.input({5, 6});
          return g.finish({g.node("Slice", {x, g.ints({-3, 1}), g.ints({100, 5})}, {3, 4})});
        }},
-      {"ReduceMeanKeepDims", [] {
+      {"ReduceMeanKeepDims",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceMean", {x}, {2, 1, 4}, {Is("axes", {1})})});
        }},
-      {"SpatialMeanAndMaxAsPoolingsAfterAConvolutionAndOnAnInput", [] {
+      {"SpatialMeanAndMaxAsPoolingsAfterAConvolutionAndOnAnInput",
+       [] {
          // x.mean([2, 3]) as MNASNet's head writes it, on a convolution's result (blocked
          // or channels-last) and on a plain input; a max over the spatial dims of a 3-D one.
          TestGraph g;
@@ -429,17 +518,20 @@ const std::vector<OpCase>& own_cases() {
          ValueId line = g.input({2, 3, 7});
          return g.finish({mean, input_mean, g.node("ReduceMax", {line}, {2, 3, 1}, {Is("axes", {2})})});
        }},
-      {"ReduceMaxAllAxesDropped", [] {
+      {"ReduceMaxAllAxesDropped",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceMax", {x}, {}, {I("keepdims", 0)})});
        }},
-      {"ReduceSumAxesInputDropped", [] {
+      {"ReduceSumAxesInputDropped",
+       [] {
          TestGraph g;
          ValueId x = g.input({2, 3, 4});
          return g.finish({g.node("ReduceSum", {x, g.ints({0, 2})}, {3}, {I("keepdims", 0)})});
        }},
-      {"EncoderBlock", [] {
+      {"EncoderBlock",
+       [] {
          TestGraph g(13);
          ValueId x = g.input({1, 8, 16});
          ValueId qkv = g.node("MatMul", {x, g.constant({16, 16})}, {1, 8, 16});
@@ -450,10 +542,11 @@ const std::vector<OpCase>& own_cases() {
          ValueId scores = g.node("MatMul", {q, k}, {1, 2, 8, 8});
          ValueId weights = g.node("Softmax", {scores}, {1, 2, 8, 8}, {I("axis", -1)});
          ValueId context = g.node("MatMul", {weights, q}, {1, 2, 8, 8});
-         ValueId merged = g.node("Reshape", {g.node("Transpose", {context}, {1, 8, 2, 8}, {Is("perm", {0, 2, 1, 3})}),
-                                             g.ints({8, 16})},
-                                 {8, 16});
-         ValueId projected = g.node("Gemm", {merged, g.constant({16, 16}), g.constant({16})}, {8, 16}, {I("transB", 1)});
+         ValueId merged = g.node(
+             "Reshape", {g.node("Transpose", {context}, {1, 8, 2, 8}, {Is("perm", {0, 2, 1, 3})}), g.ints({8, 16})},
+             {8, 16});
+         ValueId projected =
+             g.node("Gemm", {merged, g.constant({16, 16}), g.constant({16})}, {8, 16}, {I("transB", 1)});
          ValueId back = g.node("Reshape", {projected, g.ints({1, 8, 16})}, {1, 8, 16});
          ValueId residual = g.node("Add", {x, back}, {1, 8, 16});
          ValueId norm = decomposed_layer_norm(g, residual, {1, 8, 16});
@@ -469,18 +562,50 @@ const std::vector<OpCase>& own_cases() {
 /// The catalogue's cases (test/backend_support/op_catalogue.h) but Div4dBroadcastBoth
 /// (a binary op whose inputs both broadcast is left to portable), then its own.
 std::vector<OpCase> taken_cases() {
-  return joined(catalogue_cases({
-                    "Conv3x3PadBias", "ConvStrideDilationAsymmetricPads", "ConvGrouped", "ConvDepthwise",
-                    "ConvDepthwiseMultiplier2", "ConvSameUpperStride2", "Conv1x1", "GemmTransBBias",
-                    "GemmAlphaBetaRowBias", "MatMul2d", "MatMul3d", "Add4dSameShape", "AddPerChannelConstant",
-                    "SubScalarMinus4d", "Mul2dRowConstant", "DivByConstant3d", "Relu", "ClipMinMax", "ClipRelu6",
-                    "ClipOnlyMax", "ClipOpset6Attributes", "Sigmoid", "HardSwish", "HardSigmoid", "LeakyRelu",
-                    "Softmax2dLastAxis", "Softmax3dLastAxis", "Softmax4dChannels", "MaxPool2x2",
-                    "MaxPoolDilatedCeilModeSameShape", "MaxPool3x3Padded", "AveragePool2x2",
-                    "AveragePool3x3PaddedExcludingPad", "GlobalAveragePool", "PadConstant4d", "PadConstant2d",
-                    "ReshapeOneByOneTo2d", "ReshapeSingleChannel", "Reshape3dTo2d", "FlattenAfterGlobalPool",
-                    "SqueezeAfterGlobalPool", "UnsqueezeTo4dThenScale", "BatchNormalization",
-                    "ConvBlockToClassifierTwoOutputs"}),
+  return joined(catalogue_cases({"Conv3x3PadBias",
+                                 "ConvStrideDilationAsymmetricPads",
+                                 "ConvGrouped",
+                                 "ConvDepthwise",
+                                 "ConvDepthwiseMultiplier2",
+                                 "ConvSameUpperStride2",
+                                 "Conv1x1",
+                                 "GemmTransBBias",
+                                 "GemmAlphaBetaRowBias",
+                                 "MatMul2d",
+                                 "MatMul3d",
+                                 "Add4dSameShape",
+                                 "AddPerChannelConstant",
+                                 "SubScalarMinus4d",
+                                 "Mul2dRowConstant",
+                                 "DivByConstant3d",
+                                 "Relu",
+                                 "ClipMinMax",
+                                 "ClipRelu6",
+                                 "ClipOnlyMax",
+                                 "ClipOpset6Attributes",
+                                 "Sigmoid",
+                                 "HardSwish",
+                                 "HardSigmoid",
+                                 "LeakyRelu",
+                                 "Softmax2dLastAxis",
+                                 "Softmax3dLastAxis",
+                                 "Softmax4dChannels",
+                                 "MaxPool2x2",
+                                 "MaxPoolDilatedCeilModeSameShape",
+                                 "MaxPool3x3Padded",
+                                 "AveragePool2x2",
+                                 "AveragePool3x3PaddedExcludingPad",
+                                 "GlobalAveragePool",
+                                 "PadConstant4d",
+                                 "PadConstant2d",
+                                 "ReshapeOneByOneTo2d",
+                                 "ReshapeSingleChannel",
+                                 "Reshape3dTo2d",
+                                 "FlattenAfterGlobalPool",
+                                 "SqueezeAfterGlobalPool",
+                                 "UnsqueezeTo4dThenScale",
+                                 "BatchNormalization",
+                                 "ConvBlockToClassifierTwoOutputs"}),
                 own_cases());
 }
 
@@ -508,8 +633,8 @@ std::vector<float> run_on_onednn(OnednnEnvironment& env, const std::vector<uint8
   if (!method.is_ok()) return {};
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<int64_t> shape = method->input_spec(i).shape;
-    DLTensor tensor{inputs[i].data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1},
-                    shape.data(), nullptr, 0};
+    DLTensor tensor{
+        inputs[i].data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
     EXPECT_TRUE(method->set_input(i, tensor).is_ok());
   }
   EXPECT_TRUE(method->execute().is_ok());
@@ -540,8 +665,8 @@ TEST(OnednnOwnReference, GeluOperatorBothApproximations) {
     SCOPED_TRACE(approximate);
     TestGraph g(20);
     ValueId in = g.input({2, 4});
-    const std::vector<float> actual =
-        run_on_onednn(env, g.finish({g.node("Gelu", {in}, {2, 4}, {Attribute::String("approximate", approximate)})}), {x});
+    const std::vector<float> actual = run_on_onednn(
+        env, g.finish({g.node("Gelu", {in}, {2, 4}, {Attribute::String("approximate", approximate)})}), {x});
     ASSERT_EQ(actual.size(), x.size());
     for (size_t i = 0; i < x.size(); ++i) {
       const double v = x[i];
@@ -557,68 +682,79 @@ TEST(OnednnOwnReference, GeluOperatorBothApproximations) {
 
 const std::vector<RefusedCase>& refused_cases() {
   static const std::vector<RefusedCase> cases = {
-      {"GruWithClip", "GRU", [] {
+      {"GruWithClip", "GRU",
+       [] {
          TestGraph g;
          ValueId x = g.input({3, 1, 2});
          return g.finish(g.node_outputs("GRU", {x, g.constant({1, 6, 2}), g.constant({1, 6, 2})}, {{3, 1, 1, 2}},
                                         {I("hidden_size", 2), F("clip", 0.5f)}));
        }},
-      {"PadReflect", "Pad", [] {
+      {"PadReflect", "Pad",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
-         return g.finish(
-             {g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", "reflect")})});
+         return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", "reflect")})});
        }},
-      {"PadThatCrops", "Pad", [] {
+      {"PadThatCrops", "Pad",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
          return g.finish({g.node("Pad", {x, g.ints({0, 0, -1, 1, 0, 0, 0, 1})}, {1, 2, 3, 6})});
        }},
-      {"GemmTransA", "Gemm", [] {
+      {"GemmTransA", "Gemm",
+       [] {
          TestGraph g;
          ValueId a = g.input({8, 2});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5})}, {2, 5}, {I("transA", 1)})});
        }},
-      {"MatMulVector", "MatMul", [] {
+      {"MatMulVector", "MatMul",
+       [] {
          TestGraph g;
          ValueId a = g.input({4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 3})}, {3})});
        }},
-      {"ResizeLinearByAScaleThatIsNotTheSizeRatio", "Resize", [] {
+      {"ResizeLinearByAScaleThatIsNotTheSizeRatio", "Resize",
+       [] {
          // 0.6 of 4 is 2 elements, but ONNX maps their coordinates by 0.6, not by 2 / 4.
          TestGraph g;
          ValueId x = g.input({1, 1, 2, 4});
-         return g.finish({g.node("Resize", {x, kNoValue, g.floats({1, 1, 0.6f, 0.6f})}, {1, 1, 1, 2},
-                                 {S("mode", "linear")})});
+         return g.finish(
+             {g.node("Resize", {x, kNoValue, g.floats({1, 1, 0.6f, 0.6f})}, {1, 1, 1, 2}, {S("mode", "linear")})});
        }},
-      {"ResizeNearest", "Resize", [] {
+      {"ResizeNearest", "Resize",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 3, 3});
-         return g.finish({g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 2, 6, 6})}, {1, 2, 6, 6},
-                                 {S("mode", "nearest")})});
+         return g.finish(
+             {g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 2, 6, 6})}, {1, 2, 6, 6}, {S("mode", "nearest")})});
        }},
-      {"SliceWithNegativeStep", "Slice", [] {
+      {"SliceWithNegativeStep", "Slice",
+       [] {
          TestGraph g;
          ValueId x = g.input({8, 3});
          return g.finish({g.node("Slice", {x, g.ints({-1}), g.ints({-100}), g.ints({0}), g.ints({-2})}, {4, 3})});
        }},
-      {"SubBothBroadcast", "Sub", [] {
+      {"SubBothBroadcast", "Sub",
+       [] {
          TestGraph g;
          ValueId a = g.input({3, 1}), b = g.input({1, 4});
          return g.finish({g.node("Sub", {a, b}, {3, 4})});
        }},
-      {"MaxOfThreeInputs", "Max", [] {  // variadic: only the two-input form is one primitive
+      {"MaxOfThreeInputs", "Max",
+       [] {  // variadic: only the two-input form is one primitive
          TestGraph g;
          ValueId a = g.input({3, 4}), b = g.input({3, 4}), c = g.input({3, 4});
          return g.finish({g.node("Max", {a, b, c}, {3, 4})});
        }},
-      {"PowRunTimeExponent", "Pow", [] {
+      {"PowRunTimeExponent", "Pow",
+       [] {
          TestGraph g;
          ValueId a = g.input({3, 4}), b = g.input({3, 4});
          ValueId positive = g.node("Add", {g.node("Abs", {a}, {3, 4}), g.scalar(0.5f)}, {3, 4});
          return g.finish({g.node("Pow", {positive, b}, {3, 4})});
        }},
-      {"AveragePoolCeilCountingPads", "AveragePool", [] {
+      {"AveragePoolCeilCountingPads", "AveragePool",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 6, 6});
          return g.finish({g.node("AveragePool", {x}, {1, 2, 4, 4},
@@ -634,9 +770,7 @@ class OnednnRefusalTest : public ::testing::TestWithParam<RefusedCase> {
   OnednnEnvironment env_;
 };
 
-TEST_P(OnednnRefusalTest, LeavesTheNodeToPortable) {
-  expect_left_to_portable(env_, "onednn", GetParam());
-}
+TEST_P(OnednnRefusalTest, LeavesTheNodeToPortable) { expect_left_to_portable(env_, "onednn", GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Refusals, OnednnRefusalTest, ::testing::ValuesIn(refused_cases()),
                          [](const ::testing::TestParamInfo<RefusedCase>& param) { return param.param.name; });

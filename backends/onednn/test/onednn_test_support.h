@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the oneDNN backend's tests: the backends' common test support
 // (test/backend_support/) with the real libplugrt_onednn.so.
 #ifndef PLUGRT_BACKENDS_ONEDNN_TEST_ONEDNN_TEST_SUPPORT_H_

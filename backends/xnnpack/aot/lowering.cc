@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aot/lowering.h"
 
 #include <algorithm>
@@ -111,7 +112,8 @@ std::string Lowering::check_activation(int32_t value, const char* role) const {
     return std::string("the ") + role + " has rank " + std::to_string(shape.size()) + " (XNNPACK takes 1 to 6)";
   }
   for (int64_t dim : shape) {
-    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)()) return std::string("the ") + role + " has an empty dimension";
+    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)())
+      return std::string("the ") + role + " has an empty dimension";
   }
   return "";
 }
@@ -222,7 +224,8 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   if (depthwise) {
     // [M, 1, kh, kw] -> [1, kh, kw, M]
     for (int64_t m = 0; m < out_channels; ++m)
-      for (int64_t i = 0; i < kh * kw; ++i) filter[static_cast<size_t>(i * out_channels + m)] = weights[static_cast<size_t>(m * kh * kw + i)];
+      for (int64_t i = 0; i < kh * kw; ++i)
+        filter[static_cast<size_t>(i * out_channels + m)] = weights[static_cast<size_t>(m * kh * kw + i)];
   } else {
     // OIHW -> OHWI
     for (int64_t m = 0; m < out_channels; ++m)
@@ -233,11 +236,12 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   }
   const uint32_t input = activation(x);
   const uint32_t filter_id =
-      depthwise ? add_static({1, static_cast<uint64_t>(kh), static_cast<uint64_t>(kw), static_cast<uint64_t>(out_channels)},
-                             std::move(filter))
-                : add_static({static_cast<uint64_t>(out_channels), static_cast<uint64_t>(kh), static_cast<uint64_t>(kw),
-                              static_cast<uint64_t>(group_in)},
-                             std::move(filter));
+      depthwise
+          ? add_static({1, static_cast<uint64_t>(kh), static_cast<uint64_t>(kw), static_cast<uint64_t>(out_channels)},
+                       std::move(filter))
+          : add_static({static_cast<uint64_t>(out_channels), static_cast<uint64_t>(kh), static_cast<uint64_t>(kw),
+                        static_cast<uint64_t>(group_in)},
+                       std::move(filter));
   const uint32_t bias_id = add_static({static_cast<uint64_t>(out_channels)}, std::move(bias));
   Node& lowered = add(depthwise ? NodeKind::DepthwiseConvolution2d : NodeKind::Convolution2d, node,
                       {input, filter_id, bias_id}, {activation(y)});
@@ -288,8 +292,7 @@ std::string Lowering::lower_gemm(const ir::Node& node) {
   std::vector<float> filter(static_cast<size_t>(n * k));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < k; ++i)
-      filter[static_cast<size_t>(j * k + i)] =
-          alpha * weights[static_cast<size_t>(trans_b ? j * k + i : i * n + j)];
+      filter[static_cast<size_t>(j * k + i)] = alpha * weights[static_cast<size_t>(trans_b ? j * k + i : i * n + j)];
   const uint32_t input = activation(a);
   const uint32_t filter_id = add_static({static_cast<uint64_t>(n), static_cast<uint64_t>(k)}, std::move(filter));
   const uint32_t bias_id = add_static({static_cast<uint64_t>(n)}, std::move(bias));
@@ -473,8 +476,8 @@ std::string Lowering::lower_pool(const ir::Node& node, bool is_max) {
   const std::vector<int64_t> expected = {xs[0], xs[1], oh, ow};
   // ceil_mode is taken where it gives the same shape as floor rounding.
   if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
-  Node& lowered = add(is_max ? NodeKind::MaxPooling2d : NodeKind::AveragePooling2d, node, {activation(x)},
-                      {activation(y)});
+  Node& lowered =
+      add(is_max ? NodeKind::MaxPooling2d : NodeKind::AveragePooling2d, node, {activation(x)}, {activation(y)});
   lowered.padding = u32({window.top, window.right, window.bottom, window.left});
   lowered.kernel = u32({window.kh, window.kw});
   lowered.strides = u32({window.sh, window.sw});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lowering graph IR nodes to XNNPACK subgraph nodes. The same code decides what
 // `partition` takes (a node is taken exactly when it lowers) and writes what
 // `preprocess` stores, so the two can never disagree.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The XNNPACK backend's ahead-of-time half: partition and preprocess (left out of an
 // on-device build, PLUGRT_XNNPACK_AOT=OFF).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conversions at a partition's edges: the host's NCHW tensors to XNNPACK's NHWC
 // and back. Nothing inside a partition changes layout.
 #ifndef PLUGRT_BACKENDS_XNNPACK_SRC_LAYOUT_H_

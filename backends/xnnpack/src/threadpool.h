@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process-wide pthreadpools the XNNPACK runtimes share.
 #ifndef PLUGRT_BACKENDS_XNNPACK_SRC_THREADPOOL_H_
 #define PLUGRT_BACKENDS_XNNPACK_SRC_THREADPOOL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "src/xnnpack_backend.h"
 
 #include <string>
@@ -15,10 +16,9 @@ sdk::Availability XnnpackBackend::is_available(sdk::Host) {
   keep_cpuinfo_loaded();
   const xnn_status status = xnn_initialize(nullptr);
   if (status == xnn_status_success) return sdk::Availability::yes();
-  return sdk::Availability::no("xnn_initialize failed with status " + std::to_string(static_cast<int>(status)) +
-                               (status == xnn_status_unsupported_hardware
-                                    ? " (this CPU lacks what XNNPACK's kernels need)"
-                                    : ""));
+  return sdk::Availability::no(
+      "xnn_initialize failed with status " + std::to_string(static_cast<int>(status)) +
+      (status == xnn_status_unsupported_hardware ? " (this CPU lacks what XNNPACK's kernels need)" : ""));
 }
 
 sdk::Expected<std::unique_ptr<sdk::Delegate>> XnnpackBackend::init(const sdk::InitContext& context) {

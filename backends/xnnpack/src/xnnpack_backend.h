@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The XNNPACK backend, written on the SDK: is_available and init here, partition and
 // preprocess in aot/xnnpack_aot.cc (left out of an on-device build).
 #ifndef PLUGRT_BACKENDS_XNNPACK_SRC_XNNPACK_BACKEND_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "src/xnnpack_delegate.h"
 
 #include <algorithm>
@@ -105,8 +106,7 @@ bool output_shape_consistent(const blob::Blob& root, const blob::Node& node) {
     case NodeKind::Sigmoid:
     case NodeKind::HardSwish:
     case NodeKind::LeakyRelu:
-    case NodeKind::Softmax:
-      return out == a;
+    case NodeKind::Softmax: return out == a;
     case NodeKind::Reshape: {
       const auto* shape = node.new_shape();
       if (shape == nullptr || !std::equal(out.begin(), out.end(), shape->begin(), shape->end())) return false;
@@ -203,9 +203,11 @@ sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph
     tensors->counts[t] = count;
     if (tensor->data() == nullptr) {
       tensors->runtime_bytes += count * sizeof(float) + XNN_EXTRA_BYTES;
-      if (tensors->runtime_bytes > kMaxRuntimeBytes) return invalid("the XNNPACK blob's tensors need more than 2^40 bytes");
+      if (tensors->runtime_bytes > kMaxRuntimeBytes)
+        return invalid("the XNNPACK blob's tensors need more than 2^40 bytes");
     }
-    if (tensor->data() != nullptr && tensor->data()->size() != count) return invalid(where + " has data of the wrong size");
+    if (tensor->data() != nullptr && tensor->data()->size() != count)
+      return invalid(where + " has data of the wrong size");
     uint32_t external_id = XNN_INVALID_VALUE_ID;
     uint32_t flags = 0;
     if (tensor->external_input() >= 0) {
@@ -222,10 +224,9 @@ sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph
       external_id = static_cast<uint32_t>(num_inputs + static_cast<size_t>(tensor->external_output()));
       flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
     }
-    const xnn_status status =
-        xnn_define_tensor_value(subgraph, xnn_datatype_fp32, rank, dims,
-                                tensor->data() != nullptr ? tensor->data()->data() : nullptr, external_id, flags,
-                                &tensors->ids[t]);
+    const xnn_status status = xnn_define_tensor_value(subgraph, xnn_datatype_fp32, rank, dims,
+                                                      tensor->data() != nullptr ? tensor->data()->data() : nullptr,
+                                                      external_id, flags, &tensors->ids[t]);
     if (status != xnn_status_success) {
       return from_xnn(status, "xnn_define_tensor_value failed for tensor " + std::to_string(t));
     }
@@ -378,9 +379,9 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
       const uint32_t x = node->inputs()->Get(0);
       if (length(root.tensors()->Get(x)->dims()) != 4) return invalid(where + " reads a non-4-D input");
       const size_t channels = root.tensors()->Get(x)->dims()->Get(3);
-      status = xnn_define_depthwise_convolution_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw,
-                                                   node->depth_multiplier(), channels, lo, hi, in[0], in[1], in[2], y,
-                                                   0);
+      status =
+          xnn_define_depthwise_convolution_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw,
+                                              node->depth_multiplier(), channels, lo, hi, in[0], in[1], in[2], y, 0);
       break;
     }
     case NodeKind::FullyConnected:
@@ -400,8 +401,8 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
                                          in[0], y, 0);
       break;
     case NodeKind::AveragePooling2d:
-      status = xnn_define_average_pooling_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, lo, hi, in[0],
-                                             y, 0);
+      status =
+          xnn_define_average_pooling_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, lo, hi, in[0], y, 0);
       break;
     case NodeKind::GlobalAveragePooling2d:
       status = xnn_define_global_average_pooling_2d(subgraph, lo, hi, in[0], y, 0);
@@ -427,8 +428,7 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
       status = xnn_define_static_reshape(subgraph, rank, shape, in[0], y, 0);
       break;
     }
-    default:
-      return sdk::Status::incompatible_blob(where + " has a kind this build does not know");
+    default: return sdk::Status::incompatible_blob(where + " has a kind this build does not know");
   }
   if (status != xnn_status_success) return from_xnn(status, "XNNPACK refused to define " + where);
   return sdk::Status::ok();
@@ -451,7 +451,8 @@ sdk::Status XnnpackDelegate::create_runtime(xnn_subgraph_t subgraph, uint64_t ru
   std::vector<xnn_external_value> externals;
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
     for (External& external : *list) {
-      external.buffer = static_cast<float*>(host_.allocate(external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
+      external.buffer =
+          static_cast<float*>(host_.allocate(external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
       if (external.buffer == nullptr) return sdk::Status::out_of_memory("could not allocate the XNNPACK I/O buffers");
       externals.push_back(xnn_external_value{external.xnn_id, external.buffer});
     }

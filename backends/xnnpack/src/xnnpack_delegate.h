@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One XNNPACK handle: the runtime built from a blob, its pre-allocated external buffers,
 // and the edge conversions.
 #ifndef PLUGRT_BACKENDS_XNNPACK_SRC_XNNPACK_DELEGATE_H_
@@ -48,9 +49,9 @@ class XnnpackDelegate : public sdk::Delegate {
 
   /// What defining the blob's tensors gives the later phases.
   struct DefinedTensors {
-    std::vector<uint32_t> ids;     // XNNPACK value id of each blob tensor
-    std::vector<size_t> counts;    // element count of each blob tensor
-    uint64_t runtime_bytes = 0;    // what the runtime and the I/O buffers will allocate
+    std::vector<uint32_t> ids;   // XNNPACK value id of each blob tensor
+    std::vector<size_t> counts;  // element count of each blob tensor
+    uint64_t runtime_bytes = 0;  // what the runtime and the I/O buffers will allocate
   };
 
   explicit XnnpackDelegate(sdk::Host host) : host_(host) {}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's two exported symbols, its metadata record and its entry function, made by
 // the SDK's export macro.
 #include "plugrt/sdk/backend.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The XNNPACK plugin as a whole: the shared backend suite (test/backend_support/
 // backend_suite.h) and the bundled models.
 #include <gmock/gmock.h>
@@ -41,8 +42,8 @@ TEST_F(XnnpackBackendTest, MlpAndEncoderRunMixedWithPortableAndMatchPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backend, BackendSuite,
-                         ::testing::Values(BackendUnderTest{"xnnpack", PLUGRT_XNNPACK_PLUGIN_FILE, "PRTXNNPK", "XNNPACK",
-                                                            "libXNNPACK", "tiny_cnn"}),
+                         ::testing::Values(BackendUnderTest{"xnnpack", PLUGRT_XNNPACK_PLUGIN_FILE, "PRTXNNPK",
+                                                            "XNNPACK", "libXNNPACK", "tiny_cnn"}),
                          backend_suite_name);
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every op the XNNPACK backend takes, against the portable backend on the same graph;
 // and ops or forms it must leave to portable, which still give the right results.
 #include <gtest/gtest.h>
@@ -9,16 +10,51 @@ namespace {
 
 // Its cases of the shared catalogue (test/backend_support/op_catalogue.h): it has none of its own.
 std::vector<OpCase> taken_cases() {
-  return catalogue_cases({
-      "Conv3x3PadBias", "ConvStrideDilationAsymmetricPads", "ConvGrouped", "ConvDepthwise",
-      "ConvDepthwiseMultiplier2", "ConvSameUpperStride2", "Conv1x1", "GemmTransBBias", "GemmAlphaBetaRowBias",
-      "MatMul2d", "MatMul3d", "Add4dSameShape", "AddPerChannelConstant", "SubScalarMinus4d", "Mul2dRowConstant",
-      "Div4dBroadcastBoth", "DivByConstant3d", "Relu", "ClipMinMax", "ClipRelu6", "ClipOnlyMax",
-      "ClipOpset6Attributes", "Sigmoid", "HardSwish", "HardSigmoid", "LeakyRelu", "Softmax2dLastAxis",
-      "Softmax3dLastAxis", "Softmax4dChannels", "MaxPool2x2", "MaxPoolDilatedCeilModeSameShape", "MaxPool3x3Padded",
-      "AveragePool2x2", "AveragePool3x3PaddedExcludingPad", "GlobalAveragePool", "PadConstant4d", "PadConstant2d",
-      "ReshapeOneByOneTo2d", "ReshapeSingleChannel", "Reshape3dTo2d", "FlattenAfterGlobalPool",
-      "SqueezeAfterGlobalPool", "UnsqueezeTo4dThenScale", "BatchNormalization", "ConvBlockToClassifierTwoOutputs"});
+  return catalogue_cases({"Conv3x3PadBias",
+                          "ConvStrideDilationAsymmetricPads",
+                          "ConvGrouped",
+                          "ConvDepthwise",
+                          "ConvDepthwiseMultiplier2",
+                          "ConvSameUpperStride2",
+                          "Conv1x1",
+                          "GemmTransBBias",
+                          "GemmAlphaBetaRowBias",
+                          "MatMul2d",
+                          "MatMul3d",
+                          "Add4dSameShape",
+                          "AddPerChannelConstant",
+                          "SubScalarMinus4d",
+                          "Mul2dRowConstant",
+                          "Div4dBroadcastBoth",
+                          "DivByConstant3d",
+                          "Relu",
+                          "ClipMinMax",
+                          "ClipRelu6",
+                          "ClipOnlyMax",
+                          "ClipOpset6Attributes",
+                          "Sigmoid",
+                          "HardSwish",
+                          "HardSigmoid",
+                          "LeakyRelu",
+                          "Softmax2dLastAxis",
+                          "Softmax3dLastAxis",
+                          "Softmax4dChannels",
+                          "MaxPool2x2",
+                          "MaxPoolDilatedCeilModeSameShape",
+                          "MaxPool3x3Padded",
+                          "AveragePool2x2",
+                          "AveragePool3x3PaddedExcludingPad",
+                          "GlobalAveragePool",
+                          "PadConstant4d",
+                          "PadConstant2d",
+                          "ReshapeOneByOneTo2d",
+                          "ReshapeSingleChannel",
+                          "Reshape3dTo2d",
+                          "FlattenAfterGlobalPool",
+                          "SqueezeAfterGlobalPool",
+                          "UnsqueezeTo4dThenScale",
+                          "BatchNormalization",
+                          "ConvBlockToClassifierTwoOutputs"});
 }
 
 class XnnpackOpTest : public ::testing::TestWithParam<OpCase> {
@@ -37,54 +73,69 @@ INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(taken_cases()),
 
 const std::vector<RefusedCase>& refused_cases() {
   static const std::vector<RefusedCase> cases = {
-      {"Softmax4dLastAxis", "Softmax", [] { return unary("Softmax", {1, 3, 4, 5}, {I("axis", -1)}); }},
-      {"Reshape4dWithSpatialDims", "Reshape", [] {
+      {"Softmax4dLastAxis", "Softmax",
+       [] {
+         return unary("Softmax", {1, 3, 4, 5}, {I("axis", -1)});
+       }},
+      {"Reshape4dWithSpatialDims", "Reshape",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 3, 4});
          ValueId relu = g.node("Relu", {x}, {1, 2, 3, 4});
          return g.finish({g.node("Reshape", {relu, g.ints({1, 24})}, {1, 24})});
        }},
-      {"FlattenOf4d", "Flatten", [] {
+      {"FlattenOf4d", "Flatten",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 3, 3});
          ValueId relu = g.node("Relu", {x}, {1, 2, 3, 3});
          return g.finish({g.node("Flatten", {relu}, {1, 18}, {I("axis", 1)})});
        }},
-      {"MatMulOfTwoRunTimeValues", "MatMul", [] {
+      {"MatMulOfTwoRunTimeValues", "MatMul",
+       [] {
          TestGraph g;
          ValueId a = g.input({3, 4}), b = g.input({4, 5});
          return g.finish({g.node("MatMul", {a, b}, {3, 5})});
        }},
-      {"MatMul4d", "MatMul", [] {
+      {"MatMul4d", "MatMul",
+       [] {
          TestGraph g;
          ValueId a = g.input({1, 2, 3, 4});
          return g.finish({g.node("MatMul", {a, g.constant({4, 5})}, {1, 2, 3, 5})});
        }},
-      {"AveragePoolCountingPads", "AveragePool", [] {
+      {"AveragePoolCountingPads", "AveragePool",
+       [] {
          return unary("AveragePool", {1, 2, 5, 5},
                       {Is("kernel_shape", {3, 3}), Is("pads", {1, 1, 1, 1}), I("count_include_pad", 1)});
        }},
-      {"AddBroadcasting2dInto4d", "Add", [] {
+      {"AddBroadcasting2dInto4d", "Add",
+       [] {
          TestGraph g;
          ValueId a = g.input({1, 2, 3, 4}), b = g.input({3, 4});
          return g.finish({g.node("Add", {a, b}, {1, 2, 3, 4})});
        }},
-      {"Conv1d", "Conv", [] {
+      {"Conv1d", "Conv",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 8});
          return g.finish({g.node("Conv", {x, g.constant({3, 2, 3})}, {1, 3, 6})});
        }},
-      {"PadReflect", "Pad", [] {
+      {"PadReflect", "Pad",
+       [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
          return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", "reflect")})});
        }},
-      {"GemmTransA", "Gemm", [] {
+      {"GemmTransA", "Gemm",
+       [] {
          TestGraph g;
          ValueId a = g.input({8, 2});
          return g.finish({g.node("Gemm", {a, g.constant({8, 5})}, {2, 5}, {I("transA", 1)})});
        }},
-      {"Tanh", "Tanh", [] { return unary("Tanh", {2, 8}); }},
+      {"Tanh", "Tanh",
+       [] {
+         return unary("Tanh", {2, 8});
+       }},
   };
   return cases;
 }
@@ -94,9 +145,7 @@ class XnnpackRefusalTest : public ::testing::TestWithParam<RefusedCase> {
   XnnpackEnvironment env_;
 };
 
-TEST_P(XnnpackRefusalTest, LeavesTheNodeToPortable) {
-  expect_left_to_portable(env_, "xnnpack", GetParam());
-}
+TEST_P(XnnpackRefusalTest, LeavesTheNodeToPortable) { expect_left_to_portable(env_, "xnnpack", GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Refusals, XnnpackRefusalTest, ::testing::ValuesIn(refused_cases()),
                          [](const ::testing::TestParamInfo<RefusedCase>& param) { return param.param.name; });

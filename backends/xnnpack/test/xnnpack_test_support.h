@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the XNNPACK backend's tests: the backends' common test support
 // (test/backend_support/) with the real libplugrt_xnnpack.so.
 #ifndef PLUGRT_BACKENDS_XNNPACK_TEST_XNNPACK_TEST_SUPPORT_H_

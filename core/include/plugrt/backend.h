@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RegisteredBackend and DelegateHandle: the host's C++ view of one backend table and of one
 // delegate instance. Both keep the plugin that provides them loaded while they live.
 #ifndef PLUGRT_BACKEND_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backends built into the core: today, "portable", the universal fallback.
 #ifndef PLUGRT_BUILTIN_BACKENDS_H_
 #define PLUGRT_BUILTIN_BACKENDS_H_

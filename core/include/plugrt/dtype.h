@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DType: the element types plugrt programs use, their DLPack equivalents, and DLTensor
 // layout checks.
 // Header-only, so that backends built as plugins can use it without linking the core.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GraphBuilder: writes graph IR flatbuffers (the format of core/schema/graph_ir.fbs).
 // Used by the ONNX importer, the partitioner and tests. It checks nothing a reader
 // would not: the graph it writes is validated where it is read.
@@ -50,8 +51,8 @@ class GraphBuilder {
   ValueId add_constant_f32(std::string name, std::vector<int64_t> shape, const std::vector<float>& values);
   ValueId add_constant_i64(std::string name, std::vector<int64_t> shape, const std::vector<int64_t>& values);
 
-  void add_node(std::string op_type, std::string name, std::vector<ValueId> inputs,
-                std::vector<ValueId> outputs, std::vector<Attribute> attributes = {});
+  void add_node(std::string op_type, std::string name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+                std::vector<Attribute> attributes = {});
   void add_input(ValueId value) { inputs_.push_back(value); }
   void add_output(ValueId value) { outputs_.push_back(value); }
 

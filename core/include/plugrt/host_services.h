@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host side of plugrt_host_services: where plugin logs, profiling events and error
 // reports go, and the allocator plugins borrow.
 #ifndef PLUGRT_HOST_SERVICES_H_

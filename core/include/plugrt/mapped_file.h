@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MappedFile: the read-only bytes of a whole file, memory-mapped when possible and read
 // into an owned buffer otherwise. Used to inspect plugin files without loading them and
 // to hold program files whose blobs backends use in place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory planning: place buffers with known lifetimes in one arena, reusing the bytes
 // of buffers that are dead. Header-only, so that backends built as plugins (the
 // portable backend among them) can plan their scratch memory the same way.
@@ -34,8 +35,7 @@ constexpr uint64_t align_up(uint64_t value, uint64_t alignment) {
 inline MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, uint64_t alignment = 64) {
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return buffers[a].size > buffers[b].size; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].size > buffers[b].size; });
 
   MemoryPlan plan;
   plan.offsets.assign(buffers.size(), 0);

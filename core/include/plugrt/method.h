@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Method: one runnable instance of a program's method, with its own planned arena and
 // its own delegate handles. Instances of one program may run in parallel threads.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The naming rule for plugins and backends, shared by every reader of names.
 #ifndef PLUGRT_NAMES_H_
 #define PLUGRT_NAMES_H_

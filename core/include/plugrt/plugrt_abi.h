@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file plugrt_abi.h
 /// The plugrt plugin ABI: the only thing that crosses a plugin's .so boundary.
 ///
@@ -64,8 +65,7 @@ extern "C" {
 
 /// The size of a struct up to and including `field`: the value of `struct_size` for the
 /// layout that ends at that field.
-#define PLUGRT_STRUCT_SIZE(type, field) \
-  (offsetof(type, field) + sizeof(((type*)0)->field))
+#define PLUGRT_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
 
 // ---- Errors -----------------------------------------------------------------
 
@@ -267,7 +267,7 @@ typedef struct plugrt_preprocess_args {
   size_t num_compile_specs;
   /// The blob that this backend's `init` will read, allocated with the host's
   /// `allocate`; the host takes ownership and releases it with `deallocate`.
-  void* blob;  // out
+  void* blob;        // out
   size_t blob_size;  // out
 } plugrt_preprocess_args;
 
@@ -279,11 +279,9 @@ typedef struct plugrt_preprocess_args {
 typedef struct plugrt_aot_backend {
   size_t struct_size;
   /// Marks the nodes of a graph this backend takes. Must not modify anything else.
-  plugrt_status (*partition)(void* backend_context, const plugrt_host_services* host,
-                             plugrt_partition_args* args);
+  plugrt_status (*partition)(void* backend_context, const plugrt_host_services* host, plugrt_partition_args* args);
   /// Lowers one partition to this backend's blob.
-  plugrt_status (*preprocess)(void* backend_context, const plugrt_host_services* host,
-                              plugrt_preprocess_args* args);
+  plugrt_status (*preprocess)(void* backend_context, const plugrt_host_services* host, plugrt_preprocess_args* args);
 } plugrt_aot_backend;
 
 #define PLUGRT_AOT_BACKEND_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_aot_backend, preprocess)
@@ -311,15 +309,14 @@ typedef struct plugrt_backend {
   /// device or allocate lasting resources. When it returns false it writes the reason to
   /// `reason` (may be NULL). Thread-safe; the answer does not change while the plugin
   /// stays loaded. Required.
-  bool (*is_available)(void* backend_context, const plugrt_host_services* host,
-                       plugrt_text_buffer* reason);
+  bool (*is_available)(void* backend_context, const plugrt_host_services* host, plugrt_text_buffer* reason);
 
   /// Creates a delegate instance from a processed blob. Device work belongs here, not in
   /// execute. Returns DELEGATE_INVALID_COMPATIBILITY for a blob it cannot read (another
   /// format version), so the host falls back; other failures are reported through
   /// `host->report_error`. On success writes `handle` (never NULL). Required.
-  plugrt_status (*init)(void* backend_context, const plugrt_host_services* host,
-                        const plugrt_init_args* args, plugrt_delegate_handle* handle);  // out
+  plugrt_status (*init)(void* backend_context, const plugrt_host_services* host, const plugrt_init_args* args,
+                        plugrt_delegate_handle* handle);  // out
 
   /// Runs the delegate once. Should not allocate on the heap. Required.
   plugrt_status (*execute)(plugrt_delegate_handle handle, const plugrt_execute_args* args);
@@ -356,8 +353,7 @@ typedef struct plugrt_plugin_descriptor {
   size_t num_backends;
 } plugrt_plugin_descriptor;
 
-#define PLUGRT_PLUGIN_DESCRIPTOR_SIZE_1_0 \
-  PLUGRT_STRUCT_SIZE(plugrt_plugin_descriptor, num_backends)
+#define PLUGRT_PLUGIN_DESCRIPTOR_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_plugin_descriptor, num_backends)
 #define PLUGRT_PLUGIN_DESCRIPTOR_SIZE PLUGRT_PLUGIN_DESCRIPTOR_SIZE_1_0
 
 /// The entry function, exported as PLUGRT_PLUGIN_ENTRY_SYMBOL. Called once per load,
@@ -407,10 +403,8 @@ static_assert(sizeof(plugrt_partition_args) == PLUGRT_PARTITION_ARGS_SIZE, "upda
 static_assert(sizeof(plugrt_preprocess_args) == PLUGRT_PREPROCESS_ARGS_SIZE, "update the size");
 static_assert(sizeof(plugrt_aot_backend) == PLUGRT_AOT_BACKEND_SIZE, "update the size");
 static_assert(sizeof(plugrt_backend) == PLUGRT_BACKEND_SIZE, "update the size");
-static_assert(sizeof(plugrt_plugin_descriptor) == PLUGRT_PLUGIN_DESCRIPTOR_SIZE,
-              "update the size");
-static_assert(sizeof(plugrt_plugin_metadata) == 8 + 4 * 4 + 64 + 32 + 4 * 2 + 512,
-              "the metadata layout is frozen");
+static_assert(sizeof(plugrt_plugin_descriptor) == PLUGRT_PLUGIN_DESCRIPTOR_SIZE, "update the size");
+static_assert(sizeof(plugrt_plugin_metadata) == 8 + 4 * 4 + 64 + 32 + 4 * 2 + 512, "the metadata layout is frozen");
 #endif  // __cplusplus
 
 #endif  // PLUGRT_PLUGRT_ABI_H_

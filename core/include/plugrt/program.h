@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Program: a loaded and fully verified program file (.prt).
 //
 // Loading maps the file (or reads it when it cannot be mapped), checks the header, runs

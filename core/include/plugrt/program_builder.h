@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProgramBuilder: writes program files (.prt). Used by the compiler and by tests.
 //
 // It plans each method's memory (arena offsets reused by lifetime, 64-byte aligned),
@@ -35,16 +36,14 @@ class MethodBuilder {
   /// A tensor whose bytes live in the method's planned arena.
   uint32_t add_value(std::string name, DType dtype, std::vector<int64_t> shape);
   /// A constant tensor stored in a segment of the file.
-  uint32_t add_constant(std::string name, DType dtype, std::vector<int64_t> shape,
-                        Span<const uint8_t> bytes);
+  uint32_t add_constant(std::string name, DType dtype, std::vector<int64_t> shape, Span<const uint8_t> bytes);
   void add_input(uint32_t value) { inputs_.push_back(value); }
   void add_output(uint32_t value) { outputs_.push_back(value); }
 
   /// A delegate: `blob` for `backend`, and the portable backend's graph IR blob of the
   /// same subgraph as its fallback (empty: none; not needed when backend is "portable").
   uint32_t add_delegate(std::string name, std::string backend, Span<const uint8_t> blob,
-                        std::vector<CompileSpec> compile_specs = {},
-                        Span<const uint8_t> fallback_blob = {});
+                        std::vector<CompileSpec> compile_specs = {}, Span<const uint8_t> fallback_blob = {});
   /// Runs `delegate` over these values, in the order its blob expects them.
   void add_instruction(uint32_t delegate, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixed header of a program file (.prt) and the format's constants.
 // core/FORMAT.md describes the whole layout; this header is what code shares.
 #ifndef PLUGRT_PROGRAM_FORMAT_H_

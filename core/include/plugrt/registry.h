@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend registry: every backend the process can use, by name.
 //
 // Built-in backends and plugins register the same way, through a plugin entry function

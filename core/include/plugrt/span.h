@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Span<T>: a non-owning view of a contiguous array (C++17 has no std::span).
 // Passed by value.
 #ifndef PLUGRT_SPAN_H_

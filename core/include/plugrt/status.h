@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors on the C++ side: Error (the ABI's status codes as an enum class), Status (a code
 // plus a message) and Result<T> (a value or a failing Status). Nothing here throws.
 #ifndef PLUGRT_STATUS_H_
@@ -74,7 +75,7 @@ class [[nodiscard]] Result {
 
  public:
   Result(T value) : has_value_(true) { new (&value_) T(std::move(value)); }  // NOLINT
-  Result(Status status) : has_value_(false), status_(std::move(status)) {      // NOLINT
+  Result(Status status) : has_value_(false), status_(std::move(status)) {    // NOLINT
     if (status_.is_ok()) status_ = Status(Error::kInternal, "Result built from an Ok Status");
   }
   Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
@@ -120,7 +121,9 @@ class [[nodiscard]] Result {
 namespace internal {
 inline const Status& status_of(const Status& status) { return status; }
 template <typename T>
-const Status& status_of(const Result<T>& result) { return result.status(); }
+const Status& status_of(const Result<T>& result) {
+  return result.status();
+}
 }  // namespace internal
 
 }  // namespace plugrt
@@ -130,11 +133,10 @@ const Status& status_of(const Result<T>& result) { return result.status(); }
 
 /// Returns the Status of `expr` (a Status or a Result) from the enclosing function when
 /// it is an error.
-#define PLUGRT_RETURN_IF_ERROR(expr)                                       \
-  do {                                                                     \
-    const auto& plugrt_status_or_result_ = (expr);                         \
-    if (!plugrt_status_or_result_.is_ok())                                 \
-      return ::plugrt::internal::status_of(plugrt_status_or_result_);      \
+#define PLUGRT_RETURN_IF_ERROR(expr)                                                                       \
+  do {                                                                                                     \
+    const auto& plugrt_status_or_result_ = (expr);                                                         \
+    if (!plugrt_status_or_result_.is_ok()) return ::plugrt::internal::status_of(plugrt_status_or_result_); \
   } while (false)
 
 /// `PLUGRT_ASSIGN_OR_RETURN(auto x, make_x());` declares x from a Result's value, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread budget of a method: how many threads its backends may keep busy at once.
 //
 // The runtime owns it. Every delegate of a method gets the whole budget at init; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // More arithmetic kernels: Mod and PRelu (binary, broadcasting), and the variadic Min,
 // Max, Mean and Sum, which broadcast any number of inputs.
 #include <cmath>

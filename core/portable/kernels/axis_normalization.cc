@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Normalizations over chosen axes, float32: InstanceNormalization (which GroupNorm
 // exports as), MeanVarianceNormalization and LpNormalization. Statistics are summed in
 // double, as LayerNormalization's are.
@@ -54,9 +55,8 @@ Prepared prepare_instance_norm(const NodeContext& node) {
   if (shape.rank < 2) return prepare_error(node, "input must have rank 2 or more (N, C, ...); got " + to_string(shape));
   for (size_t i = 1; i < 3; ++i) {
     if (node.input(i)->shape != Shape{shape[1]}) {
-      return prepare_error(node, std::string(i == 1 ? "scale" : "B") + " has shape " +
-                                     to_string(node.input(i)->shape) + "; input " + to_string(shape) + " needs [" +
-                                     std::to_string(shape[1]) + "]");
+      return prepare_error(node, std::string(i == 1 ? "scale" : "B") + " has shape " + to_string(node.input(i)->shape) +
+                                     "; input " + to_string(shape) + " needs [" + std::to_string(shape[1]) + "]");
     }
   }
   if (std::string why = check_output(node, 0, shape, DType::kFloat32); !why.empty()) return prepare_error(node, why);

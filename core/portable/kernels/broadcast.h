@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise kernels' shared loop: out[i] = op(in0[...], in1[...], ...) with NumPy
 // broadcasting. Elements are loaded into their compute type (typed.h) before `op` and
 // stored back after it, so one op serves float16 and bfloat16 as well.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control flow: If, Loop and Scan. Each subgraph (a graph IR buffer in a Graph
 // attribute) is compiled once when the node is prepared, as a CompiledGraph of its
 // own; running the node binds the subgraph's inputs and outputs to the node's tensors
@@ -247,9 +248,9 @@ class LoopKernel final : public Kernel {
     if (std::string why = body_.compile(node, "body"); !why.empty()) return why;
     const size_t scans = node.num_outputs() - carried;
     if (body_.num_inputs() != node.num_inputs() || body_.num_outputs() != 1 + carried + scans) {
-      return "body has " + std::to_string(body_.num_inputs()) + " inputs and " +
-             std::to_string(body_.num_outputs()) + " outputs; the node needs " + std::to_string(node.num_inputs()) +
-             " and " + std::to_string(1 + carried + scans);
+      return "body has " + std::to_string(body_.num_inputs()) + " inputs and " + std::to_string(body_.num_outputs()) +
+             " outputs; the node needs " + std::to_string(node.num_inputs()) + " and " +
+             std::to_string(1 + carried + scans);
     }
     TensorInfo iteration{DType::kInt64, Shape{}, nullptr}, condition{DType::kBool, Shape{}, nullptr};
     for (auto [k, info, role] : {std::tuple{size_t{0}, &iteration, "the iteration number"},
@@ -292,8 +293,8 @@ class LoopKernel final : public Kernel {
     auto* condition_out = condition_in + 1;
     std::byte* buffers = scratch + kAlignment;
     const size_t carried = carried_.count();
-    const int64_t trips = has_trip_count_ ? *static_cast<const int64_t*>(args.inputs[0])
-                                          : std::numeric_limits<int64_t>::max();
+    const int64_t trips =
+        has_trip_count_ ? *static_cast<const int64_t*>(args.inputs[0]) : std::numeric_limits<int64_t>::max();
     bool condition = !has_condition_ || *static_cast<const bool*>(args.inputs[1]);
     for (size_t k = 0; k < carried; ++k) {
       if (carried_.bytes(k) != 0) std::memcpy(carried_.buffer(buffers, k, 0), args.inputs[2 + k], carried_.bytes(k));
@@ -364,13 +365,15 @@ class ScanKernel final : public Kernel {
     }
     input_reversed_ = read_directions(node, "scan_input_directions", static_cast<size_t>(scanned));
     output_reversed_ = read_directions(node, "scan_output_directions", scans);
-    if (input_reversed_.empty() && scanned > 0) return "attribute 'scan_input_directions' must hold 0s and 1s, one per scan input";
-    if (output_reversed_.empty() && scans > 0) return "attribute 'scan_output_directions' must hold 0s and 1s, one per scan output";
+    if (input_reversed_.empty() && scanned > 0)
+      return "attribute 'scan_input_directions' must hold 0s and 1s, one per scan input";
+    if (output_reversed_.empty() && scans > 0)
+      return "attribute 'scan_output_directions' must hold 0s and 1s, one per scan output";
     if (std::string why = body_.compile(node, "body"); !why.empty()) return why;
     if (body_.num_inputs() != node.num_inputs() || body_.num_outputs() != node.num_outputs()) {
-      return "body has " + std::to_string(body_.num_inputs()) + " inputs and " +
-             std::to_string(body_.num_outputs()) + " outputs; the node has " + std::to_string(node.num_inputs()) +
-             " and " + std::to_string(node.num_outputs());
+      return "body has " + std::to_string(body_.num_inputs()) + " inputs and " + std::to_string(body_.num_outputs()) +
+             " outputs; the node has " + std::to_string(node.num_inputs()) + " and " +
+             std::to_string(node.num_outputs());
     }
     for (size_t k = 0; k < state; ++k) {
       const TensorInfo* initial = node.input(k);
@@ -386,7 +389,8 @@ class ScanKernel final : public Kernel {
     }
     for (size_t j = 0; j < static_cast<size_t>(scanned); ++j) {
       const TensorInfo* sequence = node.input(state + j);
-      if (sequence == nullptr || sequence->shape.rank == 0) return "scan input " + std::to_string(state + j) + " must have a rank";
+      if (sequence == nullptr || sequence->shape.rank == 0)
+        return "scan input " + std::to_string(state + j) + " must have a rank";
       if (length_ >= 0 && sequence->shape[0] != length_) return "the scan inputs have different lengths";
       length_ = sequence->shape[0];
       TensorInfo element{sequence->dtype, Shape{}, nullptr};
@@ -435,8 +439,8 @@ class ScanKernel final : public Kernel {
       }
       for (size_t j = 0; j < output_bytes_.size(); ++j) {
         const int64_t index = output_reversed_[j] ? length_ - 1 - t : t;
-        body_.bind_output(state + j,
-                          static_cast<std::byte*>(args.outputs[state + j]) + static_cast<size_t>(index) * output_bytes_[j]);
+        body_.bind_output(state + j, static_cast<std::byte*>(args.outputs[state + j]) +
+                                         static_cast<size_t>(index) * output_bytes_[j]);
       }
       if (!body_.run(error, error_capacity)) return false;
       current = 1 - current;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Convolution kernels, float32, 1 to 3 spatial dimensions.
 //
 // Conv lowers each group of each image to a GEMM: im2col unfolds a chunk of output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Einsum (opset 12 on): any equation of ONNX's grammar, with repeated indices
 // (diagonals), a broadcasting ellipsis and an implicit output; float32 (also as a
 // GEMM) and every other numeric dtype (the loop, in double for double, float for the
@@ -193,8 +194,8 @@ std::string make_plan(const NodeContext& node, const std::string& equation, Plan
     if (std::string why = check_dtype("input", i, input, node.input(0)->dtype); !why.empty()) return why;
     const int rank = input->shape.rank - static_cast<int>(terms[i].letters.size());
     if (rank < 0 || (rank > 0 && terms[i].ellipsis_at < 0)) {
-      return "term " + std::to_string(i) + " has " + std::to_string(terms[i].letters.size()) +
-             " indices but input " + std::to_string(i) + " has shape " + to_string(input->shape);
+      return "term " + std::to_string(i) + " has " + std::to_string(terms[i].letters.size()) + " indices but input " +
+             std::to_string(i) + " has shape " + to_string(input->shape);
     }
     ranks.push_back(rank);
     ellipsis_rank = std::max(ellipsis_rank, rank);
@@ -232,10 +233,11 @@ std::string make_plan(const NodeContext& node, const std::string& equation, Plan
       if (broadcastable && dim == 1) continue;  // stride 0: broadcasts to any size
       if (sized[l] && size[l] != dim) {
         if (!broadcastable || size[l] != 1) {
-          return "index " + (label < ellipsis_rank ? std::string("of the ellipsis") : "'" + letters.substr(
-                     static_cast<size_t>(label - ellipsis_rank), 1) + "'") +
-                 " has size " + std::to_string(size[l]) + " in one place and " + std::to_string(dim) +
-                 " in input " + std::to_string(i) + " " + to_string(shape);
+          return "index " +
+                 (label < ellipsis_rank ? std::string("of the ellipsis")
+                                        : "'" + letters.substr(static_cast<size_t>(label - ellipsis_rank), 1) + "'") +
+                 " has size " + std::to_string(size[l]) + " in one place and " + std::to_string(dim) + " in input " +
+                 std::to_string(i) + " " + to_string(shape);
         }
       }
       size[l] = dim;

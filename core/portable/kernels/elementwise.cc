@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise kernels: unary math, binary arithmetic and comparisons with NumPy
 // broadcasting, Where and Cast. They all share one loop, BroadcastKernel. (Expand is in
 // the layout family: layout_strided.cc.)
@@ -31,8 +32,8 @@ std::string check_same_dtypes(const NodeContext& node, size_t first, size_t coun
   for (size_t i = first + 1; i < first + count; ++i) {
     if (node.input(i)->dtype != node.input(first)->dtype) {
       return "inputs " + std::to_string(first) + " and " + std::to_string(i) + " are " +
-             std::string(to_string(node.input(first)->dtype)) + " and " +
-             std::string(to_string(node.input(i)->dtype)) + "; they must match";
+             std::string(to_string(node.input(first)->dtype)) + " and " + std::string(to_string(node.input(i)->dtype)) +
+             "; they must match";
     }
   }
   return {};
@@ -78,15 +79,21 @@ T arithmetic(T a, T b, F f) {
 
 struct AddOp {
   template <typename T>
-  T operator()(T a, T b) const { return arithmetic(a, b, [](auto x, auto y) { return x + y; }); }
+  T operator()(T a, T b) const {
+    return arithmetic(a, b, [](auto x, auto y) { return x + y; });
+  }
 };
 struct SubOp {
   template <typename T>
-  T operator()(T a, T b) const { return arithmetic(a, b, [](auto x, auto y) { return x - y; }); }
+  T operator()(T a, T b) const {
+    return arithmetic(a, b, [](auto x, auto y) { return x - y; });
+  }
 };
 struct MulOp {
   template <typename T>
-  T operator()(T a, T b) const { return arithmetic(a, b, [](auto x, auto y) { return x * y; }); }
+  T operator()(T a, T b) const {
+    return arithmetic(a, b, [](auto x, auto y) { return x * y; });
+  }
 };
 /// Integer division truncates toward zero; x / 0 gives 0 rather than a crash.
 struct DivOp {
@@ -117,23 +124,33 @@ struct PowOp {
 };
 struct EqualOp {
   template <typename T>
-  uint8_t operator()(T a, T b) const { return a == b; }
+  uint8_t operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct LessOp {
   template <typename T>
-  uint8_t operator()(T a, T b) const { return a < b; }
+  uint8_t operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct GreaterOp {
   template <typename T>
-  uint8_t operator()(T a, T b) const { return a > b; }
+  uint8_t operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct LessOrEqualOp {
   template <typename T>
-  uint8_t operator()(T a, T b) const { return a <= b; }
+  uint8_t operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct GreaterOrEqualOp {
   template <typename T>
-  uint8_t operator()(T a, T b) const { return a >= b; }
+  uint8_t operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 
 /// Two inputs of one numeric dtype that broadcast; the output has their dtype, or bool
@@ -159,9 +176,13 @@ Prepared prepare_binary(const NodeContext& node) {
 }
 
 template <typename Op>
-Prepared prepare_arithmetic(const NodeContext& node) { return prepare_binary<Op, false>(node); }
+Prepared prepare_arithmetic(const NodeContext& node) {
+  return prepare_binary<Op, false>(node);
+}
 template <typename Op>
-Prepared prepare_comparison(const NodeContext& node) { return prepare_binary<Op, true>(node); }
+Prepared prepare_comparison(const NodeContext& node) {
+  return prepare_binary<Op, true>(node);
+}
 
 /// Pow: a float base and exponent; from opset 12 also int32 and int64 bases and any
 /// numeric exponent. The output has the base's dtype.
@@ -227,7 +248,9 @@ Prepared prepare_math(const NodeContext& node) {
 
 struct Relu {
   template <typename T>
-  T operator()(T x) const { return std::max(x, T{0}); }
+  T operator()(T x) const {
+    return std::max(x, T{0});
+  }
 };
 struct Sigmoid {  // never overflows exp
   template <typename T>
@@ -239,31 +262,45 @@ struct Sigmoid {  // never overflows exp
 };
 struct HardSwish {
   template <typename T>
-  T operator()(T x) const { return x * std::max(T{0}, std::min(T{1}, x / T{6} + T{0.5})); }
+  T operator()(T x) const {
+    return x * std::max(T{0}, std::min(T{1}, x / T{6} + T{0.5}));
+  }
 };
 struct Tanh {
   template <typename T>
-  T operator()(T x) const { return std::tanh(x); }
+  T operator()(T x) const {
+    return std::tanh(x);
+  }
 };
 struct Erf {
   template <typename T>
-  T operator()(T x) const { return std::erf(x); }
+  T operator()(T x) const {
+    return std::erf(x);
+  }
 };
 struct Sqrt {
   template <typename T>
-  T operator()(T x) const { return std::sqrt(x); }
+  T operator()(T x) const {
+    return std::sqrt(x);
+  }
 };
 struct Exp {
   template <typename T>
-  T operator()(T x) const { return std::exp(x); }
+  T operator()(T x) const {
+    return std::exp(x);
+  }
 };
 struct Log {
   template <typename T>
-  T operator()(T x) const { return std::log(x); }
+  T operator()(T x) const {
+    return std::log(x);
+  }
 };
 struct Reciprocal {
   template <typename T>
-  T operator()(T x) const { return T{1} / x; }
+  T operator()(T x) const {
+    return T{1} / x;
+  }
 };
 
 Prepared prepare_leaky_relu(const NodeContext& node) {
@@ -340,16 +377,21 @@ Prepared prepare_clip(const NodeContext& node) {
 struct NegOp {
   template <typename T>
   T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) return SubOp{}(T{0}, x);
-    else return -x;
+    if constexpr (std::is_integral_v<T>)
+      return SubOp{}(T{0}, x);
+    else
+      return -x;
   }
 };
 struct AbsOp {
   template <typename T>
   T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else if constexpr (std::is_integral_v<T>) return x < 0 ? NegOp{}(x) : x;
-    else return std::fabs(x);
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else if constexpr (std::is_integral_v<T>)
+      return x < 0 ? NegOp{}(x) : x;
+    else
+      return std::fabs(x);
   }
 };
 
@@ -378,8 +420,8 @@ Prepared prepare_cast(const NodeContext& node) {
   const int64_t code = node.attr_int("to", 0);
   const DType to = static_cast<DType>(code);
   if (code < 0 || code > 16 || !dtype_in(to, kAllTypes)) {  // ONNX codes are small: no wrapping cast
-    return prepare_error(node, "cannot cast to ONNX dtype " + std::to_string(code) + " (supported: " +
-                                   describe_dtypes(kAllTypes) + ")");
+    return prepare_error(
+        node, "cannot cast to ONNX dtype " + std::to_string(code) + " (supported: " + describe_dtypes(kAllTypes) + ")");
   }
   return make_cast(node, to);
 }

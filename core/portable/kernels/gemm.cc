@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blocked single-precision GEMM: C += alpha * A * B.
 //
 // The k and n dimensions are cut into blocks that keep a panel of B in cache; within a

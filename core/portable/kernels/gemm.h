@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend's one matrix multiplication routine, shared by Gemm, MatMul,
 // Conv and ConvTranspose.
 #ifndef PLUGRT_PORTABLE_KERNELS_GEMM_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Indexing kernels: ArgMax, ArgMin, TopK, GatherElements, GatherND, ScatterElements
 // (and the older Scatter), ScatterND, OneHot, NonZero, Compress.
 //
@@ -106,16 +107,18 @@ Prepared prepare_arg(const NodeContext& node) {
   const int64_t last = node.opset() >= 12 ? node.attr_int("select_last_index", 0) : 0;
   int a = 0;
   if (!normalize_axis(axis, in.shape.rank, &a)) {
-    return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                   std::to_string(in.shape.rank));
+    return prepare_error(node,
+                         "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.shape.rank));
   }
   if (keepdims != 0 && keepdims != 1) return prepare_error(node, "keepdims must be 0 or 1");
   if (last != 0 && last != 1) return prepare_error(node, "select_last_index must be 0 or 1");
   if (in.shape[a] == 0) return prepare_error(node, "the axis has length 0, so there is no index to return");
   Shape out;
   for (int d = 0; d < in.shape.rank; ++d) {
-    if (d != a) out.push_back(in.shape[d]);
-    else if (keepdims == 1) out.push_back(1);
+    if (d != a)
+      out.push_back(in.shape[d]);
+    else if (keepdims == 1)
+      out.push_back(1);
   }
   if (std::string why = check_output(node, 0, out, DType::kInt64); !why.empty()) return prepare_error(node, why);
   return dispatch<kNumericTypes>(node, in.dtype, [&](auto tag) {
@@ -184,8 +187,8 @@ Prepared prepare_top_k(const NodeContext& node) {
   const int64_t largest = node.opset() >= 11 ? node.attr_int("largest", 1) : 1;
   int a = 0;
   if (!normalize_axis(axis, in.shape.rank, &a)) {
-    return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                   std::to_string(in.shape.rank));
+    return prepare_error(node,
+                         "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.shape.rank));
   }
   if (k < 0 || k > in.shape[a]) {
     return prepare_error(node, "k = " + std::to_string(k) + " is outside [0, " + std::to_string(in.shape[a]) +
@@ -305,12 +308,18 @@ class ScatterElementsKernel final : public Kernel {
 
 std::string read_reduction(const NodeContext& node, Combine* how) {
   const std::string reduction = node.attr_string("reduction", "none");
-  if (reduction == "none") *how = Combine::kNone;
-  else if (reduction == "add") *how = Combine::kAdd;
-  else if (reduction == "mul") *how = Combine::kMul;
-  else if (reduction == "max") *how = Combine::kMax;
-  else if (reduction == "min") *how = Combine::kMin;
-  else return "reduction must be none, add, mul, max or min, not \"" + reduction + "\"";
+  if (reduction == "none")
+    *how = Combine::kNone;
+  else if (reduction == "add")
+    *how = Combine::kAdd;
+  else if (reduction == "mul")
+    *how = Combine::kMul;
+  else if (reduction == "max")
+    *how = Combine::kMax;
+  else if (reduction == "min")
+    *how = Combine::kMin;
+  else
+    return "reduction must be none, add, mul, max or min, not \"" + reduction + "\"";
   return {};
 }
 
@@ -329,8 +338,8 @@ Prepared prepare_elements(const NodeContext& node) {
   const int64_t axis = node.attr_int("axis", 0);
   int a = 0;
   if (!normalize_axis(axis, data.shape.rank, &a)) {
-    return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                   std::to_string(data.shape.rank));
+    return prepare_error(
+        node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(data.shape.rank));
   }
   for (int d = 0; d < data.shape.rank; ++d) {
     if (d != a && indices.shape[d] > data.shape[d]) {
@@ -388,8 +397,8 @@ std::string nd_geometry(const Shape& data, const Shape& indices, int64_t batch_d
   }
   const int b = static_cast<int>(batch_dims);
   if (depth < 1 || depth > data.rank - b) {
-    return "the indices' last dimension " + std::to_string(depth) + " must be in [1, " +
-           std::to_string(data.rank - b) + "]";
+    return "the indices' last dimension " + std::to_string(depth) + " must be in [1, " + std::to_string(data.rank - b) +
+           "]";
   }
   for (int d = 0; d < b; ++d) {
     if (data[d] != indices[d]) return "the batch dimensions of the data and the indices differ";
@@ -462,7 +471,8 @@ class ScatterNDKernel final : public Kernel {
     for (int64_t t = 0; t < g_.tuples; ++t) {
       int64_t offset = 0;
       if (!nd_offset(g_, args.inputs[1], wide_, 0, t, &offset)) continue;
-      for (int64_t e = 0; e < g_.slice; ++e) out[offset + e] = combine(how_, out[offset + e], updates[t * g_.slice + e]);
+      for (int64_t e = 0; e < g_.slice; ++e)
+        out[offset + e] = combine(how_, out[offset + e], updates[t * g_.slice + e]);
     }
   }
 
@@ -580,8 +590,8 @@ Prepared prepare_one_hot(const NodeContext& node) {
   const int64_t axis = node.attr_int("axis", -1);
   int a = 0;
   if (!normalize_axis(axis, indices.shape.rank + 1, &a)) {
-    return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                   std::to_string(indices.shape.rank + 1));
+    return prepare_error(
+        node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(indices.shape.rank + 1));
   }
   if (indices.shape.rank + 1 > kMaxRank) return prepare_error(node, "the output would have more than 8 dimensions");
   Shape out;
@@ -670,7 +680,8 @@ Prepared prepare_compress(const NodeContext& node) {
   const TensorInfo& in = *node.input(0);
   const TensorInfo& condition = *node.input(1);
   if (condition.dtype != DType::kBool || condition.shape.rank != 1 || condition.constant_data == nullptr) {
-    return prepare_error(node, "the output shape depends on the condition (input 1), so it must be a constant 1-D bool");
+    return prepare_error(node,
+                         "the output shape depends on the condition (input 1), so it must be a constant 1-D bool");
   }
   AxisSplit split{1, in.num_elements(), 1};
   Shape out;
@@ -678,8 +689,8 @@ Prepared prepare_compress(const NodeContext& node) {
   if (node.has_attribute("axis")) {
     const int64_t axis = node.attr_int("axis", 0);
     if (!normalize_axis(axis, in.shape.rank, &a)) {
-      return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                     std::to_string(in.shape.rank));
+      return prepare_error(
+          node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.shape.rank));
     }
     split = split_at(in.shape, a);
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 
 #include "kernel_families.h"
@@ -28,7 +29,7 @@ std::vector<KernelEntry> build_table() {
   add_quantize_kernels(table);
   add_control_flow_kernels(table);
   std::stable_sort(table.begin(), table.end(),
-            [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
+                   [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;
 }
 

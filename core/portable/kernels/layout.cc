@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout and shape kernels: ops that move or view bytes without arithmetic, for any
 // dtype. This file has the ops that copy whole blocks (Identity, Flatten, Reshape,
 // Squeeze, Unsqueeze, Shape, Concat, Split, Gather); layout_strided.cc has those that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the layout kernels (layout.cc, layout_strided.cc): parameters that
 // later opsets moved from attributes to constant inputs, and dispatch on element size
 // for kernels that move bytes of any dtype.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout kernels that walk the input with strides, for any dtype: Transpose, Slice and
 // Expand (one strided copy), and Pad. Part of the layout family (see layout.cc).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logical and bitwise kernels: Not, And, Or, Xor on bool tensors, BitShift on unsigned
 // integers, with broadcasting (broadcast.h).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loss kernels: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (the latter is
 // the former on the log-softmax of its scores over axis 1). Both reduce with "none",
 // "sum" or "mean"; a "mean" with weights or an ignore_index divides by the sum of the
@@ -35,8 +36,8 @@ void nll(const LossGeometry& g, LogProb log_prob, const void* targets, const T* 
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t d = 0; d < g.d; ++d) {
       const int64_t at = n * g.d + d;
-      const int64_t target = g.wide_targets ? static_cast<const int64_t*>(targets)[at]
-                                            : static_cast<const int32_t*>(targets)[at];
+      const int64_t target =
+          g.wide_targets ? static_cast<const int64_t*>(targets)[at] : static_cast<const int32_t*>(targets)[at];
       double weight = 0, loss = 0;
       if (!(g.has_ignore && target == g.ignore_index) && target >= 0 && target < g.classes) {
         weight = weights != nullptr ? static_cast<double>(load(weights[target])) : 1.0;
@@ -93,9 +94,11 @@ class SoftmaxCrossEntropyKernel final : public Kernel {
       for (int64_t d = 0; d < d_count; ++d) {
         const int64_t base = n * classes * d_count + d;
         double max = -std::numeric_limits<double>::infinity();
-        for (int64_t c = 0; c < classes; ++c) max = std::max(max, static_cast<double>(load(scores[base + c * d_count])));
+        for (int64_t c = 0; c < classes; ++c)
+          max = std::max(max, static_cast<double>(load(scores[base + c * d_count])));
         double sum = 0;
-        for (int64_t c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(load(scores[base + c * d_count])) - max);
+        for (int64_t c = 0; c < classes; ++c)
+          sum += std::exp(static_cast<double>(load(scores[base + c * d_count])) - max);
         const double log_sum = std::log(sum);
         for (int64_t c = 0; c < classes; ++c) {
           log_probs[base + c * d_count] = static_cast<double>(load(scores[base + c * d_count])) - max - log_sum;
@@ -123,8 +126,8 @@ Prepared prepare_loss(const NodeContext& node) {
   const TensorInfo* weights = node.input(2);
   if (scores.shape.rank < 2) return prepare_error(node, "the input must have rank 2 or more ([N, C, ...])");
   if (targets.dtype != DType::kInt64 && targets.dtype != DType::kInt32) {
-    return prepare_error(node, "the targets (input 1) must be int64 or int32, not " +
-                                   std::string(to_string(targets.dtype)));
+    return prepare_error(node,
+                         "the targets (input 1) must be int64 or int32, not " + std::string(to_string(targets.dtype)));
   }
   Shape expected_targets;
   expected_targets.push_back(scores.shape[0]);
@@ -137,13 +140,22 @@ Prepared prepare_loss(const NodeContext& node) {
     return prepare_error(node, "the weights (input 2) must be a 1-D tensor of C = " + std::to_string(scores.shape[1]) +
                                    " elements of the input's dtype");
   }
-  LossGeometry g{scores.shape[0], scores.shape[1], scores.shape.product(2, scores.shape.rank), Reduction::kMean,
-                 node.has_attribute("ignore_index"), node.attr_int("ignore_index", 0),
-                 targets.dtype == DType::kInt64, weights != nullptr, node.output(1) != nullptr};
+  LossGeometry g{scores.shape[0],
+                 scores.shape[1],
+                 scores.shape.product(2, scores.shape.rank),
+                 Reduction::kMean,
+                 node.has_attribute("ignore_index"),
+                 node.attr_int("ignore_index", 0),
+                 targets.dtype == DType::kInt64,
+                 weights != nullptr,
+                 node.output(1) != nullptr};
   const std::string reduction = node.attr_string("reduction", "mean");
-  if (reduction == "none") g.reduction = Reduction::kNone;
-  else if (reduction == "sum") g.reduction = Reduction::kSum;
-  else if (reduction != "mean") return prepare_error(node, "reduction must be none, sum or mean, not " + reduction);
+  if (reduction == "none")
+    g.reduction = Reduction::kNone;
+  else if (reduction == "sum")
+    g.reduction = Reduction::kSum;
+  else if (reduction != "mean")
+    return prepare_error(node, "reduction must be none, sum or mean, not " + reduction);
   const Shape loss_shape = g.reduction == Reduction::kNone ? targets.shape : Shape{};
   if (std::string why = check_output(node, 0, loss_shape, scores.dtype); !why.empty()) return prepare_error(node, why);
   if (node.output(1) != nullptr) {

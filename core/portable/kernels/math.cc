@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // More unary elementwise kernels: rounding, sign, the smooth and exponential
 // activations, trigonometry, NaN and infinity tests. They run on the shared broadcast
 // loop (broadcast.h) in the input's compute type: float16 and bfloat16 in float32.
@@ -19,11 +20,11 @@ Prepared prepare_float_op(const NodeContext& node) {
 }
 
 #define PLUGRT_FLOAT_FUNCTION(Name, expression) \
-  struct Name {                                  \
-    template <typename T>                        \
-    T operator()(T x) const {                    \
-      return expression;                         \
-    }                                            \
+  struct Name {                                 \
+    template <typename T>                       \
+    T operator()(T x) const {                   \
+      return expression;                        \
+    }                                           \
   };
 
 PLUGRT_FLOAT_FUNCTION(Floor, std::floor(x))

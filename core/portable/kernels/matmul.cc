@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matrix multiplication kernels, float32: Gemm and MatMul, both on gemm_accumulate.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Normalization kernels: BatchNormalization (inference) and LayerNormalization.
 #include <cmath>
 
@@ -43,8 +44,8 @@ Prepared prepare_batch_norm(const NodeContext& node) {
   if (std::string why = check_arity(node, 5, 5, 1, 5); !why.empty()) return prepare_error(node, why);
   for (size_t i = 1; i < node.num_outputs(); ++i) {
     if (node.output(i) != nullptr) {
-      return prepare_error(node, "only inference is supported: output " + std::to_string(i) +
-                                     " (a training statistic) must be absent");
+      return prepare_error(
+          node, "only inference is supported: output " + std::to_string(i) + " (a training statistic) must be absent");
     }
   }
   if (node.attr_int("training_mode", 0) != 0) {
@@ -72,8 +73,8 @@ Prepared prepare_batch_norm(const NodeContext& node) {
   static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
   for (size_t i = 1; i < 5; ++i) {
     if (node.input(i)->shape != params) {
-      return prepare_error(node, std::string(kNames[i]) + " has shape " + to_string(node.input(i)->shape) +
-                                     "; X " + to_string(shape) + " needs " + to_string(params));
+      return prepare_error(node, std::string(kNames[i]) + " has shape " + to_string(node.input(i)->shape) + "; X " +
+                                     to_string(shape) + " needs " + to_string(params));
     }
   }
   if (std::string why = check_output(node, 0, shape, DType::kFloat32); !why.empty()) return prepare_error(node, why);
@@ -144,8 +145,8 @@ Prepared prepare_layer_norm(const NodeContext& node) {
   const int64_t axis = node.attr_int("axis", -1);
   int a = 0;
   if (!normalize_axis(axis, shape.rank, &a)) {
-    return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                   std::to_string(shape.rank));
+    return prepare_error(node,
+                         "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(shape.rank));
   }
   // Scale and B broadcast to X along the normalized dimensions only.
   Shape normalized;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pooling kernels, float32, 1 to 3 spatial dimensions: MaxPool, AveragePool,
 // GlobalAveragePool and GlobalMaxPool.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear quantization kernels: QuantizeLinear, DequantizeLinear (per tensor, or per axis
 // with a 1-D scale) and DynamicQuantizeLinear. Rounding is to nearest, ties to even, and
 // results saturate to the integer type, as ONNX says.
@@ -118,7 +119,8 @@ Prepared prepare_quantize(const NodeContext& node) {
   const bool has_zero_point = node.input(2) != nullptr;
   return dispatch<kFloatTypes | kSignedInts>(node, x.dtype, [&](auto tag) {
     using X = typename decltype(tag)::type;
-    if (quantized == DType::kInt8) return prepared<QuantizeKernel<X, int8_t>>(x.num_elements(), channels, has_zero_point);
+    if (quantized == DType::kInt8)
+      return prepared<QuantizeKernel<X, int8_t>>(x.num_elements(), channels, has_zero_point);
     return prepared<QuantizeKernel<X, uint8_t>>(x.num_elements(), channels, has_zero_point);
   });
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels that move elements to computed places: Tile, DepthToSpace, SpaceToDepth,
 // Trilu, ReverseSequence, EyeLike, and CumSum (a running sum along an axis). All but
 // CumSum take any dtype.
@@ -95,8 +96,10 @@ class BlockKernel final : public Kernel {
             const int64_t d = crd_ ? (c * b + i) * b + j : (i * b + j) * channels + c;
             const int64_t space_at = ((n * channels + c) * height + y) * width + x;
             const int64_t depth_at = ((n * depth + d) * h_in + y / b) * w_in + x / b;
-            if (kToSpace) out[space_at] = in[depth_at];
-            else out[depth_at] = in[space_at];
+            if (kToSpace)
+              out[space_at] = in[depth_at];
+            else
+              out[depth_at] = in[space_at];
           }
         }
       }
@@ -122,7 +125,8 @@ Prepared prepare_block(const NodeContext& node) {
   Shape out = in.shape, space = in.shape;
   if (kToSpace) {
     if (in.shape[1] % (b * b) != 0) {
-      return prepare_error(node, "the channels (" + std::to_string(in.shape[1]) + ") are not a multiple of blocksize^2");
+      return prepare_error(node,
+                           "the channels (" + std::to_string(in.shape[1]) + ") are not a multiple of blocksize^2");
     }
     out = Shape{in.shape[0], in.shape[1] / (b * b), in.shape[2] * b, in.shape[3] * b};
     space = out;
@@ -238,8 +242,8 @@ Prepared prepare_cum_sum(const NodeContext& node) {
   if (!axis || axis->size() != 1) return prepare_error(node, "the axis (input 1) must be a constant int scalar");
   int a = 0;
   if (!normalize_axis((*axis)[0], in.shape.rank, &a)) {
-    return prepare_error(node, "axis " + std::to_string((*axis)[0]) + " is out of range for rank " +
-                                   std::to_string(in.shape.rank));
+    return prepare_error(
+        node, "axis " + std::to_string((*axis)[0]) + " is out of range for rank " + std::to_string(in.shape.rank));
   }
   if (std::string why = check_output(node, 0, in.shape, in.dtype); !why.empty()) return prepare_error(node, why);
   const bool exclusive = node.attr_int("exclusive", 0) != 0;

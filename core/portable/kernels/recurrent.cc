@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recurrent kernels, float32: RNN, GRU and LSTM (opsets 7 to 17).
 //
 // One kernel runs all three. For each direction it first multiplies every time step's
@@ -23,8 +24,19 @@ constexpr uint64_t kMaxScratchFloats = (uint64_t{1} << 40) / sizeof(float);
 
 /// One of the activation functions the recurrent ops name, with its alpha and beta.
 struct Activation {
-  enum class Kind { kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-                    kElu, kSoftsign, kSoftplus };
+  enum class Kind {
+    kRelu,
+    kTanh,
+    kSigmoid,
+    kAffine,
+    kLeakyRelu,
+    kThresholdedRelu,
+    kScaledTanh,
+    kHardSigmoid,
+    kElu,
+    kSoftsign,
+    kSoftplus
+  };
   Kind kind = Kind::kTanh;
   float alpha = 0, beta = 0;
 
@@ -34,19 +46,39 @@ struct Activation {
       for (int64_t i = 0; i < n; ++i) x[i] = std::min(clip, std::max(-clip, x[i]));
     }
     switch (kind) {
-      case Kind::kRelu: for (int64_t i = 0; i < n; ++i) x[i] = std::max(0.0f, x[i]); break;
-      case Kind::kTanh: for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]); break;
-      case Kind::kSigmoid: for (int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + std::exp(-x[i])); break;
-      case Kind::kAffine: for (int64_t i = 0; i < n; ++i) x[i] = alpha * x[i] + beta; break;
-      case Kind::kLeakyRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * x[i]; break;
-      case Kind::kThresholdedRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] > alpha ? x[i] : 0.0f; break;
-      case Kind::kScaledTanh: for (int64_t i = 0; i < n; ++i) x[i] = alpha * std::tanh(beta * x[i]); break;
+      case Kind::kRelu:
+        for (int64_t i = 0; i < n; ++i) x[i] = std::max(0.0f, x[i]);
+        break;
+      case Kind::kTanh:
+        for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+        break;
+      case Kind::kSigmoid:
+        for (int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        break;
+      case Kind::kAffine:
+        for (int64_t i = 0; i < n; ++i) x[i] = alpha * x[i] + beta;
+        break;
+      case Kind::kLeakyRelu:
+        for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * x[i];
+        break;
+      case Kind::kThresholdedRelu:
+        for (int64_t i = 0; i < n; ++i) x[i] = x[i] > alpha ? x[i] : 0.0f;
+        break;
+      case Kind::kScaledTanh:
+        for (int64_t i = 0; i < n; ++i) x[i] = alpha * std::tanh(beta * x[i]);
+        break;
       case Kind::kHardSigmoid:
         for (int64_t i = 0; i < n; ++i) x[i] = std::min(1.0f, std::max(0.0f, alpha * x[i] + beta));
         break;
-      case Kind::kElu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * std::expm1(x[i]); break;
-      case Kind::kSoftsign: for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::fabs(x[i])); break;
-      case Kind::kSoftplus: for (int64_t i = 0; i < n; ++i) x[i] = std::log1p(std::exp(x[i])); break;
+      case Kind::kElu:
+        for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * std::expm1(x[i]);
+        break;
+      case Kind::kSoftsign:
+        for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::fabs(x[i]));
+        break;
+      case Kind::kSoftplus:
+        for (int64_t i = 0; i < n; ++i) x[i] = std::log1p(std::exp(x[i]));
+        break;
     }
   }
 };
@@ -54,7 +86,7 @@ struct Activation {
 struct ActivationSpec {
   const char* name;
   Activation::Kind kind;
-  int params;  // how many of alpha, beta it takes
+  int params;         // how many of alpha, beta it takes
   float alpha, beta;  // the defaults of the ONNX operators of the same name
 };
 
@@ -84,7 +116,7 @@ std::vector<std::string> split_names(const std::string& joined) {
   std::vector<std::string> names;
   if (joined.empty()) return names;
   size_t begin = 0;
-  for (size_t comma = joined.find(','); ; comma = joined.find(',', begin)) {
+  for (size_t comma = joined.find(',');; comma = joined.find(',', begin)) {
     names.push_back(joined.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
     if (comma == std::string::npos) break;
     begin = comma + 1;
@@ -135,12 +167,12 @@ struct RecurrentConfig {
   CellKind cell = CellKind::kRnn;
   int64_t seq = 0, batch = 0, input = 0, hidden = 0;
   int directions = 1;
-  bool reverse = false;  // one direction, run backwards
+  bool reverse = false;      // one direction, run backwards
   bool batch_major = false;  // layout 1: X, Y, Y_h, Y_c have batch first
   bool linear_before_reset = false;
   bool input_forget = false;
-  float clip = 0;  // <= 0: none
-  std::vector<Activation> activations;  // per direction: f (and g, h)
+  float clip = 0;                          // <= 0: none
+  std::vector<Activation> activations;     // per direction: f (and g, h)
   size_t num_inputs = 0, num_outputs = 0;  // as the node has them
   int64_t gates() const { return cell == CellKind::kRnn ? 1 : cell == CellKind::kGru ? 3 : 4; }
 };
@@ -184,7 +216,6 @@ class RecurrentKernel final : public Kernel {
     }
   }
 
-
  private:
   /// Input or output k, null when absent or beyond the node's count.
   const void* input(const KernelArgs& args, size_t k) const { return k < c_.num_inputs ? args.inputs[k] : nullptr; }
@@ -200,8 +231,7 @@ class RecurrentKernel final : public Kernel {
   int64_t x_row(int64_t t, int64_t b) const { return c_.batch_major ? b * c_.seq + t : t * c_.batch + b; }
   /// Offset of (t, d, b) in Y.
   int64_t y_offset(int64_t t, int d, int64_t b) const {
-    return (c_.batch_major ? (b * c_.seq + t) * c_.directions + d : (t * c_.directions + d) * c_.batch + b) *
-           c_.hidden;
+    return (c_.batch_major ? (b * c_.seq + t) * c_.directions + d : (t * c_.directions + d) * c_.batch + b) * c_.hidden;
   }
 
   static void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
@@ -267,7 +297,8 @@ class RecurrentKernel final : public Kernel {
       }
       gemm_accumulate(batch, step_cols, hidden, 1.0f, {h, hidden}, {r_t, gh}, step, gh);
       for (int64_t b = 0; b < batch; ++b) {
-        const int64_t length = lengths != nullptr ? std::min<int64_t>(c_.seq, std::max<int32_t>(0, lengths[b])) : c_.seq;
+        const int64_t length =
+            lengths != nullptr ? std::min<int64_t>(c_.seq, std::max<int32_t>(0, lengths[b])) : c_.seq;
         if (s >= length) continue;  // this sequence has ended: its state stays
         const int64_t t = backwards ? length - 1 - s : s;
         const float* in = xw + x_row(t, b) * gh;
@@ -279,12 +310,8 @@ class RecurrentKernel final : public Kernel {
             for (int64_t k = 0; k < hidden; ++k) hb[k] = g[k] + in[k];
             act[0].apply(hb, hidden, c_.clip);
             break;
-          case CellKind::kGru:
-            gru_step(in, g, hb, reset_h + b * hidden, r_t, r_bias, act);
-            break;
-          case CellKind::kLstm:
-            lstm_step(in, g, hb, cb, peephole, act);
-            break;
+          case CellKind::kGru: gru_step(in, g, hb, reset_h + b * hidden, r_t, r_bias, act); break;
+          case CellKind::kLstm: lstm_step(in, g, hb, cb, peephole, act); break;
         }
         if (y != nullptr) std::memcpy(y + y_offset(t, d, b), hb, static_cast<size_t>(hidden) * sizeof(float));
       }
@@ -314,8 +341,7 @@ class RecurrentKernel final : public Kernel {
   }
 
   /// Gates i, o, f, c; peepholes i, o, f.
-  void lstm_step(const float* in, float* g, float* h, float* cell, const float* peephole,
-                 const Activation* act) const {
+  void lstm_step(const float* in, float* g, float* h, float* cell, const float* peephole, const Activation* act) const {
     const int64_t hidden = c_.hidden;
     float* i = g;
     float* o = g + hidden;
@@ -396,8 +422,8 @@ Prepared prepare_recurrent(const NodeContext& node, CellKind cell) {
   if (r.rank != 3) return prepare_error(node, "R must be 3-D; got " + to_string(r));
   c.hidden = r[2];
   if (node.has_attribute("hidden_size") && node.attr_int("hidden_size", 0) != c.hidden) {
-    return prepare_error(node, "hidden_size " + std::to_string(node.attr_int("hidden_size", 0)) +
-                                   " does not match R " + to_string(r));
+    return prepare_error(
+        node, "hidden_size " + std::to_string(node.attr_int("hidden_size", 0)) + " does not match R " + to_string(r));
   }
   if (c.hidden <= 0) return prepare_error(node, "hidden_size must be positive");
   const int64_t gh = c.gates() * c.hidden;
@@ -422,16 +448,15 @@ Prepared prepare_recurrent(const NodeContext& node, CellKind cell) {
   std::vector<const char*> defaults = {"Tanh"};
   if (cell == CellKind::kGru) defaults = {"Sigmoid", "Tanh"};
   if (lstm) defaults = {"Sigmoid", "Tanh", "Tanh"};
-  if (std::string bad = read_activations(node, defaults.size(), c.directions, defaults, &c.activations);
-      !bad.empty()) {
+  if (std::string bad = read_activations(node, defaults.size(), c.directions, defaults, &c.activations); !bad.empty()) {
     return prepare_error(node, bad);
   }
   // The scratch holds seq * batch * gates * hidden floats (X*W) and the transposed
   // weights: bound it so that its size cannot overflow.
   uint64_t floats = 0;
-  for (const std::array<int64_t, 3>& part : {std::array<int64_t, 3>{c.seq, c.batch, gh},
-                                             std::array<int64_t, 3>{c.input + c.hidden + c.batch, gh, 1},
-                                             std::array<int64_t, 3>{3 * c.batch, c.hidden, 1}}) {
+  for (const std::array<int64_t, 3>& part :
+       {std::array<int64_t, 3>{c.seq, c.batch, gh}, std::array<int64_t, 3>{c.input + c.hidden + c.batch, gh, 1},
+        std::array<int64_t, 3>{3 * c.batch, c.hidden, 1}}) {
     uint64_t product = 1;
     for (int64_t factor : part) {
       if (factor != 0 && product > kMaxScratchFloats / static_cast<uint64_t>(factor)) {

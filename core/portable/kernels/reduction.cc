@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reduction kernels: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
 // ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare over any set of axes, and
 // Softmax / LogSoftmax / Hardmax along an axis.
@@ -43,9 +44,8 @@ A wrap_mul(A a, A b) {
 /// float inputs and for the L2 and log-sum-exp of integers), then writes the outputs.
 template <typename T, Reduce kReduce>
 class ReduceKernel final : public Kernel {
-  static constexpr bool kInDouble =
-      std::is_floating_point_v<Compute<T>> || kReduce == Reduce::kL2 || kReduce == Reduce::kLogSum ||
-      kReduce == Reduce::kLogSumExp;
+  static constexpr bool kInDouble = std::is_floating_point_v<Compute<T>> || kReduce == Reduce::kL2 ||
+                                    kReduce == Reduce::kLogSum || kReduce == Reduce::kLogSumExp;
   using Acc = std::conditional_t<kInDouble, double, T>;
 
  public:
@@ -180,8 +180,8 @@ Prepared prepare_reduce(const NodeContext& node) {
   for (int64_t axis : axes) {
     int a = 0;
     if (!normalize_axis(axis, in.shape.rank, &a)) {
-      return prepare_error(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                                     std::to_string(in.shape.rank));
+      return prepare_error(
+          node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.shape.rank));
     }
     if (reduced[a]) return prepare_error(node, "axis " + std::to_string(axis) + " is given twice");
     reduced[a] = true;

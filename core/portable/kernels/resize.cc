@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resize (opsets 10 to 17) and the Upsample it replaced, float32: nearest and N-D
 // linear interpolation.
 //
@@ -111,8 +112,8 @@ class ResizeKernel final : public Kernel {
     }
     bool outside = false;
     for (const AxisTap& t : taps_) outside = outside || t.outside;
-    planar_ = out_.rank >= 2 && !outside &&
-              (num_active_ == 0 || active_[0] >= out_.rank - 2);  // active_ is in axis order
+    planar_ =
+        out_.rank >= 2 && !outside && (num_active_ == 0 || active_[0] >= out_.rank - 2);  // active_ is in axis order
   }
 
   void run(const KernelArgs& args) const override {

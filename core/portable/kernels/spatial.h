@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spatial geometry shared by Conv, ConvTranspose and the pooling kernels: reading the
 // strides, dilations, pads and auto_pad attributes, and the output size they give.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element types as the portable kernels see them: one C++ storage type per DType, the
 // type each computes in (float for float16 and bfloat16, itself otherwise), and one
 // dispatch from a node's DType to a kernel template, so that an op lists the dtypes it
@@ -108,8 +109,8 @@ struct Tag {
 enum DTypeSet : unsigned {
   kFloat32Only = 1u << 0,
   kDoubleType = 1u << 1,
-  kHalfTypes = 1u << 2,  // float16 and bfloat16
-  kSignedInts = 1u << 3,  // int8, int16, int32, int64
+  kHalfTypes = 1u << 2,     // float16 and bfloat16
+  kSignedInts = 1u << 3,    // int8, int16, int32, int64
   kUnsignedInts = 1u << 4,  // uint8, uint16, uint32, uint64
   kBoolType = 1u << 5,
   kFloatTypes = kFloat32Only | kDoubleType | kHalfTypes,
@@ -129,22 +130,50 @@ bool dtype_in(DType dtype, unsigned set);
 /// the types of kSet are instantiated.
 template <unsigned kSet, typename F>
 Prepared dispatch(const NodeContext& node, DType dtype, F&& f) {
+  // clang-format off: one dtype a line
   switch (dtype) {
-    case DType::kFloat32: if constexpr ((kSet & kFloat32Only) != 0) return f(Tag<float>{}); break;
-    case DType::kDouble: if constexpr ((kSet & kDoubleType) != 0) return f(Tag<double>{}); break;
-    case DType::kFloat16: if constexpr ((kSet & kHalfTypes) != 0) return f(Tag<Float16>{}); break;
-    case DType::kBFloat16: if constexpr ((kSet & kHalfTypes) != 0) return f(Tag<BFloat16>{}); break;
-    case DType::kInt8: if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int8_t>{}); break;
-    case DType::kInt16: if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int16_t>{}); break;
-    case DType::kInt32: if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int32_t>{}); break;
-    case DType::kInt64: if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int64_t>{}); break;
-    case DType::kUInt8: if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint8_t>{}); break;
-    case DType::kUInt16: if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint16_t>{}); break;
-    case DType::kUInt32: if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint32_t>{}); break;
-    case DType::kUInt64: if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint64_t>{}); break;
-    case DType::kBool: if constexpr ((kSet & kBoolType) != 0) return f(Tag<uint8_t>{}); break;
+    case DType::kFloat32:
+      if constexpr ((kSet & kFloat32Only) != 0) return f(Tag<float>{});
+      break;
+    case DType::kDouble:
+      if constexpr ((kSet & kDoubleType) != 0) return f(Tag<double>{});
+      break;
+    case DType::kFloat16:
+      if constexpr ((kSet & kHalfTypes) != 0) return f(Tag<Float16>{});
+      break;
+    case DType::kBFloat16:
+      if constexpr ((kSet & kHalfTypes) != 0) return f(Tag<BFloat16>{});
+      break;
+    case DType::kInt8:
+      if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int8_t>{});
+      break;
+    case DType::kInt16:
+      if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int16_t>{});
+      break;
+    case DType::kInt32:
+      if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int32_t>{});
+      break;
+    case DType::kInt64:
+      if constexpr ((kSet & kSignedInts) != 0) return f(Tag<int64_t>{});
+      break;
+    case DType::kUInt8:
+      if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint8_t>{});
+      break;
+    case DType::kUInt16:
+      if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint16_t>{});
+      break;
+    case DType::kUInt32:
+      if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint32_t>{});
+      break;
+    case DType::kUInt64:
+      if constexpr ((kSet & kUnsignedInts) != 0) return f(Tag<uint64_t>{});
+      break;
+    case DType::kBool:
+      if constexpr ((kSet & kBoolType) != 0) return f(Tag<uint8_t>{});
+      break;
     case DType::kUndefined: break;
   }
+  // clang-format on
   return prepare_error(node, "supports " + describe_dtypes(kSet) + ", not " + std::string(to_string(dtype)));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mod, PRelu and the variadic Min, Max, Mean, Sum (arithmetic.cc).
 #include <cmath>
 #include <limits>
@@ -15,19 +16,25 @@ using ::testing::HasSubstr;
 
 TEST(ModKernel, IntegerRemainderTakesTheDivisorsSign) {
   // ONNX example (fmod = 0): the sign follows the divisor, as Python's %.
-  NodeRun run = run_node({"Mod", {}, {TestTensor::i64({6}, {-4, 7, 5, 4, -7, 8}), TestTensor::i64({6}, {2, -3, 8, -2, 3, 5})},
+  NodeRun run = run_node({"Mod",
+                          {},
+                          {TestTensor::i64({6}, {-4, 7, 5, 4, -7, 8}), TestTensor::i64({6}, {2, -3, 8, -2, 3, 5})},
                           {{DType::kInt64, {6}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(0, -2, 5, 0, 2, 3));
 }
 
 TEST(ModKernel, FmodTakesTheDividendsSignAndZeroDivisorsGiveZero) {
-  NodeRun run = run_node({"Mod", {Attribute::Int("fmod", 1)},
-                          {TestTensor::i32({3}, {-7, 7, 5}), TestTensor::i32({3}, {3, -3, 0})}, {{DType::kInt32, {3}}}});
+  NodeRun run = run_node({"Mod",
+                          {Attribute::Int("fmod", 1)},
+                          {TestTensor::i32({3}, {-7, 7, 5}), TestTensor::i32({3}, {3, -3, 0})},
+                          {{DType::kInt32, {3}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].int32s(), ElementsAre(-1, 1, 0));
-  NodeRun floats = run_node({"Mod", {Attribute::Int("fmod", 1)},
-                             {TestTensor::f32({2}, {-4.3f, 7.2f}), TestTensor::f32({1}, {2.1f})}, {f32_out({2})}});
+  NodeRun floats = run_node({"Mod",
+                             {Attribute::Int("fmod", 1)},
+                             {TestTensor::f32({2}, {-4.3f, 7.2f}), TestTensor::f32({1}, {2.1f})},
+                             {f32_out({2})}});
   ASSERT_TRUE(floats.ok()) << floats.error;
   EXPECT_NEAR(floats.outputs[0].floats()[0], -0.1f, 1e-5f);
   EXPECT_NEAR(floats.outputs[0].floats()[1], 0.9f, 1e-5f);
@@ -39,12 +46,12 @@ TEST(ModKernel, RefusesFloatsWithoutFmod) {
 }
 
 TEST(PReluKernel, BroadcastsTheSlope) {
-  NodeRun run = run_node({"PRelu", {}, {TestTensor::f32({2, 2}, {-1, 2, -3, 4}), TestTensor::f32({2}, {0.5f, 0.25f})},
-                          {f32_out({2, 2})}});
+  NodeRun run = run_node(
+      {"PRelu", {}, {TestTensor::f32({2, 2}, {-1, 2, -3, 4}), TestTensor::f32({2}, {0.5f, 0.25f})}, {f32_out({2, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(-0.5f, 2, -1.5f, 4));
-  NodeRun wider = run_node({"PRelu", {}, {TestTensor::f32({2}, {-1, 2}), TestTensor::f32({2, 2}, {1, 1, 1, 1})},
-                            {f32_out({2, 2})}});
+  NodeRun wider = run_node(
+      {"PRelu", {}, {TestTensor::f32({2}, {-1, 2}), TestTensor::f32({2, 2}, {1, 1, 1, 1})}, {f32_out({2, 2})}});
   EXPECT_THAT(wider.error, HasSubstr("the slope's shape [2, 2] must broadcast to the input's [2]"));
 }
 
@@ -70,8 +77,10 @@ TEST(VariadicKernels, OneInputIsCopiedAndNaNWinsMax) {
   NodeRun one = run_node({"Sum", {}, {TestTensor::f32({2}, {1, 2})}, {f32_out({2})}});
   ASSERT_TRUE(one.ok()) << one.error;
   EXPECT_THAT(one.outputs[0].floats(), ElementsAre(1, 2));
-  NodeRun nan = run_node({"Max", {}, {TestTensor::f32({2}, {1, std::numeric_limits<float>::quiet_NaN()}),
-                                      TestTensor::f32({2}, {std::numeric_limits<float>::quiet_NaN(), 2})},
+  NodeRun nan = run_node({"Max",
+                          {},
+                          {TestTensor::f32({2}, {1, std::numeric_limits<float>::quiet_NaN()}),
+                           TestTensor::f32({2}, {std::numeric_limits<float>::quiet_NaN(), 2})},
                           {f32_out({2})}});
   ASSERT_TRUE(nan.ok()) << nan.error;
   EXPECT_TRUE(std::isnan(nan.outputs[0].floats()[0]));

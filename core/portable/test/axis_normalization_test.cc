@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // InstanceNormalization, MeanVarianceNormalization and LpNormalization against
 // hand-computed results.
 #include <gmock/gmock.h>
@@ -29,8 +30,8 @@ TEST(InstanceNormalizationKernel, NormalizesEachChannelOfEachSample) {
   NodeRun run = run_node(instance_norm_example());
   ASSERT_TRUE(run.ok()) << run.error;
   // Both channels have variance 2/3: (x - mean) / sqrt(2/3 + 1e-5) * scale + B.
-  EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {-1.2247357f, 0.0f, 1.2247357f, -0.8371035f,
-                                                                           1.0f, 2.8371035f}));
+  EXPECT_THAT(run.outputs[0].floats(),
+              Pointwise(FloatNear(kTolerance), {-1.2247357f, 0.0f, 1.2247357f, -0.8371035f, 1.0f, 2.8371035f}));
 }
 
 TEST(InstanceNormalizationKernel, NormalizesGroupsAsGroupNormExportsThem) {
@@ -72,11 +73,8 @@ TEST(InstanceNormalizationKernel, RefusesRankOne) {
 
 TEST(MeanVarianceNormalizationKernel, DefaultAxesNormalizeEachChannel) {
   // x [2, 2, 1, 1]: channel 0 holds 1 and 3, channel 1 holds 10 and 20.
-  NodeRun run = run_node({"MeanVarianceNormalization",
-                          {},
-                          {TestTensor::f32({2, 2, 1, 1}, {1, 10, 3, 20})},
-                          {f32_out({2, 2, 1, 1})},
-                          13});
+  NodeRun run = run_node(
+      {"MeanVarianceNormalization", {}, {TestTensor::f32({2, 2, 1, 1}, {1, 10, 3, 20})}, {f32_out({2, 2, 1, 1})}, 13});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {-1.0f, -1.0f, 1.0f, 1.0f}));
 }
@@ -126,9 +124,9 @@ TEST(LpNormalizationKernel, LeavesAZeroVectorZero) {
 }
 
 TEST(LpNormalizationKernel, RefusesP3) {
-  EXPECT_THAT(run_node({"LpNormalization", {Attribute::Int("p", 3)}, {TestTensor::f32({2}, {1, 2})}, {f32_out({2})}})
-                  .error,
-              HasSubstr("p must be 1 or 2; got 3"));
+  EXPECT_THAT(
+      run_node({"LpNormalization", {Attribute::Int("p", 3)}, {TestTensor::f32({2}, {1, 2})}, {f32_out({2})}}).error,
+      HasSubstr("p must be 1 or 2; got 3"));
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole graphs through the portable backend's compiler: a small CNN checked against its
 // nodes run one by one, the checks on graph structure, and the checks on arguments.
 #include "compiled_graph.h"
@@ -36,7 +37,8 @@ TEST(CompiledGraph, ASmallCnnMatchesItsNodesRunOneByOne) {
   ValueId logits = graph.add_value("logits", DType::kFloat32, {1, 5});
   ValueId y = graph.add_value("y", DType::kFloat32, {1, 5});
   const std::vector<Attribute> conv_attrs = {Attribute::Ints("pads", {1, 1, 1, 1})};
-  const std::vector<Attribute> pool_attrs = {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})};
+  const std::vector<Attribute> pool_attrs = {Attribute::Ints("kernel_shape", {2, 2}),
+                                             Attribute::Ints("strides", {2, 2})};
   const std::vector<Attribute> gemm_attrs = {Attribute::Int("transB", 1)};
   graph.add_node("Conv", "conv", {vx, vw, vb}, {conv}, conv_attrs);
   graph.add_node("Relu", "relu", {conv}, {relu});
@@ -54,14 +56,17 @@ TEST(CompiledGraph, ASmallCnnMatchesItsNodesRunOneByOne) {
     EXPECT_TRUE(run.ok()) << spec.op_type << ": " << run.error;
     return run.outputs.at(0);
   };
-  TestTensor t = step({"Conv", conv_attrs,
+  TestTensor t = step({"Conv",
+                       conv_attrs,
                        {TestTensor::f32({1, 2, 8, 8}, x), TestTensor::f32({4, 2, 3, 3}, w).as_constant(),
                         TestTensor::f32({4}, b).as_constant()},
                        {{DType::kFloat32, {1, 4, 8, 8}}}});
   t = step({"Relu", {}, {t}, {{DType::kFloat32, {1, 4, 8, 8}}}});
   t = step({"MaxPool", pool_attrs, {t}, {{DType::kFloat32, {1, 4, 4, 4}}}});
   t = step({"Flatten", {}, {t}, {{DType::kFloat32, {1, 64}}}});
-  t = step({"Gemm", gemm_attrs, {t, TestTensor::f32({5, 64}, fc).as_constant(), TestTensor::f32({5}, fc_bias).as_constant()},
+  t = step({"Gemm",
+            gemm_attrs,
+            {t, TestTensor::f32({5, 64}, fc).as_constant(), TestTensor::f32({5}, fc_bias).as_constant()},
             {{DType::kFloat32, {1, 5}}}});
   t = step({"Softmax", {}, {t}, {{DType::kFloat32, {1, 5}}}});
   EXPECT_THAT(whole.outputs[0].floats(), Pointwise(::testing::FloatNear(1e-6f), t.floats()));

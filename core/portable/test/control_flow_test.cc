@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // If, Loop and Scan on graph IR built here: the subgraph conventions of core/FORMAT.md,
 // results, and the refusals of malformed nodes (the ONNX importer's own tests cover
 // models from ONNX).
@@ -65,7 +66,8 @@ TEST(ControlFlowKernel, RefusesMalformedIfs) {
   // A missing branch, a captured count beyond the inputs, a branch that is no graph.
   NodeRun missing = run_graph(if_graph(unary_branch("Relu"), {}), {c, data}, {f32_out({2})});
   EXPECT_THAT(missing.error, HasSubstr("subgraph 'else_branch'"));
-  NodeRun garbage = run_graph(if_graph(unary_branch("Relu"), std::vector<uint8_t>(64, 0x5a)), {c, data}, {f32_out({2})});
+  NodeRun garbage =
+      run_graph(if_graph(unary_branch("Relu"), std::vector<uint8_t>(64, 0x5a)), {c, data}, {f32_out({2})});
   EXPECT_THAT(garbage.error, HasSubstr("subgraph 'else_branch': the blob is not a plugrt graph"));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose against the ONNX operator examples, hand-computed cases and a
 // naive direct loop on random data.
 #include <gmock/gmock.h>

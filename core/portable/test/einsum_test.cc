@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Einsum against hand-computed results and a plain triple loop.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,43 +35,50 @@ std::vector<float> batched_matmul(const std::vector<float>& a, const std::vector
 }
 
 TEST(EinsumKernel, MultipliesMatrices) {
-  NodeRun run = run_node(einsum("ij,jk->ik", {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                              TestTensor::f32({3, 2}, {1, 0, 0, 1, 1, 1})},
-                                {2, 2}));
+  NodeRun run = run_node(einsum(
+      "ij,jk->ik", {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::f32({3, 2}, {1, 0, 0, 1, 1, 1})}, {2, 2}));
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(4, 5, 10, 11));
 }
 
 TEST(EinsumKernel, OtherNumericTypesRunTheLoop) {
-  NodeRun doubles = run_node({"Einsum", {Attribute::String("equation", "ij,jk->ik")},
-                              {typed_tensor<double>(DType::kDouble, {1, 2}, {1e-12, 2}),
-                               typed_tensor<double>(DType::kDouble, {2, 1}, {1, 3})},
-                              {{DType::kDouble, {1, 1}}}, 12});
+  NodeRun doubles = run_node(
+      {"Einsum",
+       {Attribute::String("equation", "ij,jk->ik")},
+       {typed_tensor<double>(DType::kDouble, {1, 2}, {1e-12, 2}), typed_tensor<double>(DType::kDouble, {2, 1}, {1, 3})},
+       {{DType::kDouble, {1, 1}}},
+       12});
   ASSERT_TRUE(doubles.ok()) << doubles.error;
   EXPECT_THAT(values_of<double>(doubles.outputs[0]), ElementsAre(6.000000000001));
   // int8 wraps around like ONNX integer arithmetic: 100 * 2 + 100 * 1 = 300 = 44 (mod 256).
-  NodeRun bytes = run_node({"Einsum", {Attribute::String("equation", "i,i->")},
-                            {typed_tensor<int8_t>(DType::kInt8, {2}, {100, 100}),
-                             typed_tensor<int8_t>(DType::kInt8, {2}, {2, 1})},
-                            {{DType::kInt8, {}}}, 12});
+  NodeRun bytes =
+      run_node({"Einsum",
+                {Attribute::String("equation", "i,i->")},
+                {typed_tensor<int8_t>(DType::kInt8, {2}, {100, 100}), typed_tensor<int8_t>(DType::kInt8, {2}, {2, 1})},
+                {{DType::kInt8, {}}},
+                12});
   ASSERT_TRUE(bytes.ok()) << bytes.error;
   EXPECT_THAT(values_of<int8_t>(bytes.outputs[0]), ElementsAre(44));
   // float16 sums in float: 2048 + 1 + 1 is 2050 (2048 + 1 alone rounds back to 2048 in float16).
-  NodeRun halves = run_node({"Einsum", {Attribute::String("equation", "i->")},
+  NodeRun halves = run_node({"Einsum",
+                             {Attribute::String("equation", "i->")},
                              {typed_tensor<uint16_t>(DType::kFloat16, {3}, {0x6800, 0x3c00, 0x3c00})},
-                             {{DType::kFloat16, {}}}, 12});
+                             {{DType::kFloat16, {}}},
+                             12});
   ASSERT_TRUE(halves.ok()) << halves.error;
   EXPECT_THAT(values_of<uint16_t>(halves.outputs[0]), ElementsAre(0x6801));
-  NodeRun mixed = run_node({"Einsum", {Attribute::String("equation", "i,i->")},
+  NodeRun mixed = run_node({"Einsum",
+                            {Attribute::String("equation", "i,i->")},
                             {typed_tensor<double>(DType::kDouble, {1}, {1}), TestTensor::f32({1}, {1})},
-                            {{DType::kDouble, {}}}, 12});
+                            {{DType::kDouble, {}}},
+                            12});
   EXPECT_THAT(mixed.error, HasSubstr("input 1 is float32, expected double"));
 }
 
 TEST(EinsumKernel, BatchedMatmulMatchesALoop) {
   const std::vector<float> a = random_floats(2 * 3 * 4, 1), b = random_floats(2 * 4 * 5, 2);
-  NodeRun run = run_node(einsum("bij,bjk->bik", {TestTensor::f32({2, 3, 4}, a), TestTensor::f32({2, 4, 5}, b)},
-                                {2, 3, 5}));
+  NodeRun run =
+      run_node(einsum("bij,bjk->bik", {TestTensor::f32({2, 3, 4}, a), TestTensor::f32({2, 4, 5}, b)}, {2, 3, 5}));
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), batched_matmul(a, b, 2, 3, 4, 5)));
 }
@@ -84,17 +92,16 @@ TEST(EinsumKernel, AttentionScoresReadTheKeysTransposed) {
       for (int d = 0; d < 4; ++d) k_t[(h * 4 + d) * 5 + j] = k[(h * 5 + j) * 4 + d];
     }
   }
-  NodeRun run = run_node(einsum("bhid,bhjd->bhij", {TestTensor::f32({1, 2, 3, 4}, q), TestTensor::f32({1, 2, 5, 4}, k)},
-                                {1, 2, 3, 5}));
+  NodeRun run = run_node(
+      einsum("bhid,bhjd->bhij", {TestTensor::f32({1, 2, 3, 4}, q), TestTensor::f32({1, 2, 5, 4}, k)}, {1, 2, 3, 5}));
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), batched_matmul(q, k_t, 2, 3, 4, 5)));
 }
 
 TEST(EinsumKernel, WritesAPermutedOutput) {
   // out[k, i] = sum_j a[i, j] * b[j, k]: the product, transposed.
-  NodeRun run = run_node(einsum("ij,jk->ki", {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                              TestTensor::f32({3, 2}, {1, 0, 0, 1, 1, 1})},
-                                {2, 2}));
+  NodeRun run = run_node(einsum(
+      "ij,jk->ki", {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::f32({3, 2}, {1, 0, 0, 1, 1, 1})}, {2, 2}));
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(4, 10, 5, 11));
 }
@@ -148,19 +155,20 @@ TEST(EinsumKernel, BroadcastsTheEllipsisAndOrdersAnImplicitOutput) {
 
 TEST(EinsumKernel, BroadcastsASizeOneEllipsisDimension) {
   // a [2, 1, 2] and b [3, 2]: "...i,...i->..." broadcasts to [2, 3].
-  NodeRun run = run_node(einsum("...i,...i->...", {TestTensor::f32({2, 1, 2}, {1, 2, 3, 4}),
-                                                   TestTensor::f32({3, 2}, {1, 0, 0, 1, 1, 1})},
-                                {2, 3}));
+  NodeRun run =
+      run_node(einsum("...i,...i->...",
+                      {TestTensor::f32({2, 1, 2}, {1, 2, 3, 4}), TestTensor::f32({3, 2}, {1, 0, 0, 1, 1, 1})}, {2, 3}));
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(1, 2, 3, 3, 4, 7));
 }
 
 TEST(EinsumKernel, RefusesMismatchedSizes) {
-  EXPECT_THAT(run_node(einsum("ij,jk->ik", {TestTensor::f32({2, 3}, std::vector<float>(6)),
-                                            TestTensor::f32({2, 2}, std::vector<float>(4))},
-                              {2, 2}))
-                  .error,
-              HasSubstr("index 'j' has size 3 in one place and 2 in input 1 [2, 2]"));
+  EXPECT_THAT(
+      run_node(einsum("ij,jk->ik",
+                      {TestTensor::f32({2, 3}, std::vector<float>(6)), TestTensor::f32({2, 2}, std::vector<float>(4))},
+                      {2, 2}))
+          .error,
+      HasSubstr("index 'j' has size 3 in one place and 2 in input 1 [2, 2]"));
 }
 
 TEST(EinsumKernel, RefusesATermCountThatDoesNotMatchTheInputs) {

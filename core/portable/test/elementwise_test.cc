@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise kernels against known results.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,22 +30,24 @@ std::vector<float> run_unary(const std::string& op, const std::vector<float>& va
 }
 
 TEST(AddKernel, BroadcastsARowOverAMatrix) {
-  NodeRun run = run_node({"Add", {}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::f32({3}, {10, 20, 30})},
+  NodeRun run = run_node({"Add",
+                          {},
+                          {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::f32({3}, {10, 20, 30})},
                           {{DType::kFloat32, {2, 3}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(11, 22, 33, 14, 25, 36));
 }
 
 TEST(AddKernel, BroadcastsAColumnAgainstARow) {
-  NodeRun run = run_node({"Add", {}, {TestTensor::i64({2, 1}, {10, 20}), TestTensor::i64({1, 3}, {1, 2, 3})},
-                          {{DType::kInt64, {2, 3}}}});
+  NodeRun run = run_node(
+      {"Add", {}, {TestTensor::i64({2, 1}, {10, 20}), TestTensor::i64({1, 3}, {1, 2, 3})}, {{DType::kInt64, {2, 3}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(11, 12, 13, 21, 22, 23));
 }
 
 TEST(AddKernel, RefusesShapesThatDoNotBroadcast) {
-  NodeRun run = run_node({"Add", {}, {TestTensor::f32({2}, {1, 2}), TestTensor::f32({3}, {1, 2, 3})},
-                          {{DType::kFloat32, {3}}}});
+  NodeRun run =
+      run_node({"Add", {}, {TestTensor::f32({2}, {1, 2}), TestTensor::f32({3}, {1, 2, 3})}, {{DType::kFloat32, {3}}}});
   EXPECT_THAT(run.error, HasSubstr("shapes [2] and [3] do not broadcast"));
 }
 
@@ -63,15 +66,15 @@ TEST(SubKernel, BroadcastsAScalar) {
 }
 
 TEST(MulKernel, MultipliesAColumnByARow) {
-  NodeRun run = run_node({"Mul", {}, {TestTensor::f32({2, 1}, {2, -3}), TestTensor::f32({3}, {1, 2, 0.5f})},
-                          {f32_out({2, 3})}});
+  NodeRun run =
+      run_node({"Mul", {}, {TestTensor::f32({2, 1}, {2, -3}), TestTensor::f32({3}, {1, 2, 0.5f})}, {f32_out({2, 3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(2, 4, 1, -3, -6, -1.5f));
 }
 
 TEST(MulKernel, Int32Works) {
-  NodeRun run = run_node({"Mul", {}, {TestTensor::i32({2}, {3, -4}), TestTensor::i32({2}, {5, 6})},
-                          {{DType::kInt32, {2}}}});
+  NodeRun run =
+      run_node({"Mul", {}, {TestTensor::i32({2}, {3, -4}), TestTensor::i32({2}, {5, 6})}, {{DType::kInt32, {2}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].int32s(), ElementsAre(15, -24));
 }
@@ -84,8 +87,8 @@ TEST(DivKernel, DividesFloats) {
 }
 
 TEST(DivKernel, Int64DivisionTruncatesTowardZero) {
-  NodeRun run = run_node({"Div", {}, {TestTensor::i64({4}, {7, -7, 7, -7}), TestTensor::i64({4}, {2, 2, -2, -2})},
-                          {i64_out({4})}});
+  NodeRun run = run_node(
+      {"Div", {}, {TestTensor::i64({4}, {7, -7, 7, -7}), TestTensor::i64({4}, {2, 2, -2, -2})}, {i64_out({4})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(3, -3, -3, 3));
 }
@@ -102,28 +105,28 @@ TEST(ArithmeticKernels, RefuseMixedDtypes) {
 }
 
 TEST(ArithmeticKernels, RefuseAWrongOutputShape) {
-  NodeRun run = run_node({"Mul", {}, {TestTensor::f32({2, 1}, {1, 2}), TestTensor::f32({3}, {1, 2, 3})},
-                          {f32_out({2, 1})}});
+  NodeRun run =
+      run_node({"Mul", {}, {TestTensor::f32({2, 1}, {1, 2}), TestTensor::f32({3}, {1, 2, 3})}, {f32_out({2, 1})}});
   EXPECT_THAT(run.error, HasSubstr("output 0 has shape [2, 1], but the inputs give [2, 3]"));
 }
 
 TEST(ArithmeticKernels, RefuseBool) {
-  NodeRun run = run_node({"Add", {}, {TestTensor::boolean({1}, {true}), TestTensor::boolean({1}, {true})},
-                          {bool_out({1})}});
+  NodeRun run =
+      run_node({"Add", {}, {TestTensor::boolean({1}, {true}), TestTensor::boolean({1}, {true})}, {bool_out({1})}});
   EXPECT_THAT(run.error, AllOf(HasSubstr("supports float32, double"), HasSubstr("not bool")));
 }
 
 TEST(PowKernel, RaisesFloatsToFloatsWithBroadcasting) {
   // ONNX example: [[1, 2, 3], [4, 5, 6]] ^ [1, 2, 3].
-  NodeRun run = run_node({"Pow", {}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::f32({3}, {1, 2, 3})},
-                          {f32_out({2, 3})}});
+  NodeRun run = run_node(
+      {"Pow", {}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::f32({3}, {1, 2, 3})}, {f32_out({2, 3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(1, 4, 27, 4, 25, 216));
 }
 
 TEST(PowKernel, TakesInt64ExponentsFromOpset12) {
-  NodeRun run = run_node({"Pow", {}, {TestTensor::f32({3}, {1, 2, 3}), TestTensor::i64({3}, {4, 5, 6})},
-                          {f32_out({3})}, 15});
+  NodeRun run =
+      run_node({"Pow", {}, {TestTensor::f32({3}, {1, 2, 3}), TestTensor::i64({3}, {4, 5, 6})}, {f32_out({3})}, 15});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(1, 32, 729));
 }
@@ -136,42 +139,42 @@ TEST(PowKernel, RefusesInt64ExponentsBeforeOpset12) {
 // ---- Comparisons and Where ------------------------------------------------------------
 
 TEST(EqualKernel, ComparesInt64WithBroadcasting) {
-  NodeRun run = run_node({"Equal", {}, {TestTensor::i64({2, 2}, {1, 2, 3, 2}), TestTensor::i64({1}, {2})},
-                          {bool_out({2, 2})}});
+  NodeRun run =
+      run_node({"Equal", {}, {TestTensor::i64({2, 2}, {1, 2, 3, 2}), TestTensor::i64({1}, {2})}, {bool_out({2, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].bools(), ElementsAre(false, true, false, true));
 }
 
 TEST(EqualKernel, ComparesBools) {
-  NodeRun run = run_node({"Equal", {}, {TestTensor::boolean({2}, {true, false}), TestTensor::boolean({}, {false})},
-                          {bool_out({2})}});
+  NodeRun run = run_node(
+      {"Equal", {}, {TestTensor::boolean({2}, {true, false}), TestTensor::boolean({}, {false})}, {bool_out({2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].bools(), ElementsAre(false, true));
 }
 
 TEST(LessKernel, ComparesFloats) {
-  NodeRun run = run_node({"Less", {}, {TestTensor::f32({3}, {1, 2, 3}), TestTensor::f32({3}, {2, 2, 2})},
-                          {bool_out({3})}});
+  NodeRun run =
+      run_node({"Less", {}, {TestTensor::f32({3}, {1, 2, 3}), TestTensor::f32({3}, {2, 2, 2})}, {bool_out({3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].bools(), ElementsAre(true, false, false));
 }
 
 TEST(GreaterKernel, ComparesAColumnWithARow) {
-  NodeRun run = run_node({"Greater", {}, {TestTensor::f32({2, 1}, {1, 3}), TestTensor::f32({2}, {2, 0})},
-                          {bool_out({2, 2})}});
+  NodeRun run =
+      run_node({"Greater", {}, {TestTensor::f32({2, 1}, {1, 3}), TestTensor::f32({2}, {2, 0})}, {bool_out({2, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].bools(), ElementsAre(false, true, true, true));
 }
 
 TEST(ComparisonKernels, RefuseANonBoolOutput) {
-  NodeRun run = run_node({"Greater", {}, {TestTensor::f32({2}, {1, 3}), TestTensor::f32({2}, {2, 0})},
-                          {f32_out({2})}});
+  NodeRun run = run_node({"Greater", {}, {TestTensor::f32({2}, {1, 3}), TestTensor::f32({2}, {2, 0})}, {f32_out({2})}});
   EXPECT_THAT(run.error, HasSubstr("output 0 is float32, expected bool"));
 }
 
 TEST(WhereKernel, PicksFromXOrY) {
   // ONNX example.
-  NodeRun run = run_node({"Where", {},
+  NodeRun run = run_node({"Where",
+                          {},
                           {TestTensor::boolean({2, 2}, {true, false, true, true}),
                            TestTensor::f32({2, 2}, {1, 2, 3, 4}), TestTensor::f32({2, 2}, {9, 8, 7, 6})},
                           {f32_out({2, 2})}});
@@ -180,18 +183,18 @@ TEST(WhereKernel, PicksFromXOrY) {
 }
 
 TEST(WhereKernel, BroadcastsAllThreeOperands) {
-  NodeRun run = run_node({"Where", {},
-                          {TestTensor::boolean({2, 1}, {true, false}), TestTensor::i64({}, {-1}),
-                           TestTensor::i64({3}, {10, 20, 30})},
-                          {i64_out({2, 3})}});
+  NodeRun run = run_node(
+      {"Where",
+       {},
+       {TestTensor::boolean({2, 1}, {true, false}), TestTensor::i64({}, {-1}), TestTensor::i64({3}, {10, 20, 30})},
+       {i64_out({2, 3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(-1, -1, -1, 10, 20, 30));
 }
 
 TEST(WhereKernel, RefusesANonBoolCondition) {
-  NodeRun run = run_node({"Where", {},
-                          {TestTensor::f32({1}, {1}), TestTensor::f32({1}, {1}), TestTensor::f32({1}, {2})},
-                          {f32_out({1})}});
+  NodeRun run = run_node(
+      {"Where", {}, {TestTensor::f32({1}, {1}), TestTensor::f32({1}, {1}), TestTensor::f32({1}, {2})}, {f32_out({1})}});
   EXPECT_THAT(run.error, HasSubstr("input 0 is float32, expected bool"));
 }
 
@@ -254,7 +257,8 @@ TEST(UnaryKernels, RefuseInt64WhereOnlyFloatIsSupported) {
 
 TEST(ClipKernel, TakesConstantBoundsFromOpset11) {
   // ONNX example: clip [-2, 0, 2] to [-1, 1].
-  NodeRun run = run_node({"Clip", {},
+  NodeRun run = run_node({"Clip",
+                          {},
                           {TestTensor::f32({3}, {-2, 0, 2}), TestTensor::f32({}, {-1}).as_constant(),
                            TestTensor::f32({}, {1}).as_constant()},
                           {f32_out({3})}});
@@ -263,7 +267,8 @@ TEST(ClipKernel, TakesConstantBoundsFromOpset11) {
 }
 
 TEST(ClipKernel, AnAbsentBoundDoesNotClip) {
-  NodeRun run = run_node({"Clip", {},
+  NodeRun run = run_node({"Clip",
+                          {},
                           {TestTensor::f32({3}, {-2, 0, 2}), std::nullopt, TestTensor::f32({}, {1}).as_constant()},
                           {f32_out({3})}});
   ASSERT_TRUE(run.ok()) << run.error;
@@ -271,8 +276,11 @@ TEST(ClipKernel, AnAbsentBoundDoesNotClip) {
 }
 
 TEST(ClipKernel, TakesAttributesBeforeOpset11) {
-  NodeRun run = run_node({"Clip", {Attribute::Float("min", -1), Attribute::Float("max", 1)},
-                          {TestTensor::f32({3}, {-2, 0.5f, 2})}, {f32_out({3})}, 10});
+  NodeRun run = run_node({"Clip",
+                          {Attribute::Float("min", -1), Attribute::Float("max", 1)},
+                          {TestTensor::f32({3}, {-2, 0.5f, 2})},
+                          {f32_out({3})},
+                          10});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(-1, 0.5f, 1));
 }
@@ -283,7 +291,8 @@ TEST(ClipKernel, RefusesANonConstantBound) {
 }
 
 TEST(ClipKernel, ClipsInt8WithOneBound) {
-  NodeRun run = run_node({"Clip", {},
+  NodeRun run = run_node({"Clip",
+                          {},
                           {typed_tensor<int8_t>(DType::kInt8, {3}, {-128, 0, 127}), std::nullopt,
                            typed_tensor<int8_t>(DType::kInt8, {}, {5}).as_constant()},
                           {{DType::kInt8, {3}}}});
@@ -292,16 +301,16 @@ TEST(ClipKernel, ClipsInt8WithOneBound) {
 }
 
 TEST(ClipKernel, RefusesBoundInputsBeforeOpset11) {
-  NodeRun run = run_node({"Clip", {}, {TestTensor::f32({1}, {0}), TestTensor::f32({}, {-1}).as_constant()},
-                          {f32_out({1})}, 10});
+  NodeRun run =
+      run_node({"Clip", {}, {TestTensor::f32({1}, {0}), TestTensor::f32({}, {-1}).as_constant()}, {f32_out({1})}, 10});
   EXPECT_THAT(run.error, HasSubstr("takes 1 inputs, got 2"));
 }
 
 // ---- Cast, CastLike, Dropout ----------------------------------------------------------
 
 TEST(CastLikeKernel, CastsToTheSecondInputsDtype) {
-  NodeRun run = run_node({"CastLike", {}, {TestTensor::f32({2}, {1.5f, -2.5f}), TestTensor::i32({1}, {0})},
-                          {{DType::kInt32, {2}}}, 15});
+  NodeRun run = run_node(
+      {"CastLike", {}, {TestTensor::f32({2}, {1.5f, -2.5f}), TestTensor::i32({1}, {0})}, {{DType::kInt32, {2}}}, 15});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].int32s(), ElementsAre(1, -2));
 }
@@ -314,13 +323,13 @@ TEST(DropoutKernel, PassesTheInputAndATrueMask) {
 }
 
 TEST(DropoutKernel, RefusesRandomTrainingMode) {
-  NodeRun run = run_node({"Dropout", {},
+  NodeRun run = run_node({"Dropout",
+                          {},
                           {TestTensor::f32({2}, {1, 2}), TestTensor::f32({}, {0.5f}).as_constant(),
                            TestTensor::boolean({}, {true}).as_constant()},
                           {f32_out({2})}});
   EXPECT_THAT(run.error, HasSubstr("training mode with a non-zero ratio is random"));
 }
-
 
 NodeRun run_cast(TestTensor input, DType to) {
   std::vector<int64_t> shape = input.shape;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ArgMax, ArgMin, TopK, GatherElements, GatherND, ScatterElements, ScatterND, OneHot and
 // NonZero (indexing.cc) against ONNX's examples and hand-computed cases.
 #include <gmock/gmock.h>
@@ -20,8 +21,8 @@ TEST(ArgKernels, TiesGoToTheFirstIndexUnlessSelectLastIndex) {
   NodeRun first = run_node({"ArgMax", {Attribute::Int("axis", -1)}, {x}, {i64_out({2, 1})}});
   ASSERT_TRUE(first.ok()) << first.error;
   EXPECT_THAT(first.outputs[0].ints(), ElementsAre(1, 0));
-  NodeRun last = run_node({"ArgMax", {Attribute::Int("axis", 1), Attribute::Int("select_last_index", 1)}, {x},
-                           {i64_out({2, 1})}});
+  NodeRun last =
+      run_node({"ArgMax", {Attribute::Int("axis", 1), Attribute::Int("select_last_index", 1)}, {x}, {i64_out({2, 1})}});
   ASSERT_TRUE(last.ok()) << last.error;
   EXPECT_THAT(last.outputs[0].ints(), ElementsAre(2, 2));
   NodeRun min = run_node({"ArgMin", {Attribute::Int("axis", 0), Attribute::Int("keepdims", 0)}, {x}, {i64_out({3})}});
@@ -30,8 +31,8 @@ TEST(ArgKernels, TiesGoToTheFirstIndexUnlessSelectLastIndex) {
 }
 
 TEST(ArgKernels, RefuseAnAxisOutOfRange) {
-  NodeRun run = run_node({"ArgMin", {Attribute::Int("axis", 2)}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6})},
-                          {i64_out({2, 3})}});
+  NodeRun run = run_node(
+      {"ArgMin", {Attribute::Int("axis", 2)}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {i64_out({2, 3})}});
   EXPECT_THAT(run.error, HasSubstr("axis 2 is out of range for rank 2"));
 }
 
@@ -42,8 +43,10 @@ TEST(TopKKernel, LargestAndSmallestWithTiesInIndexOrder) {
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(3, 3, 4, 4));
   EXPECT_THAT(run.outputs[1].ints(), ElementsAre(1, 2, 2, 3));
-  NodeRun small = run_node({"TopK", {Attribute::Int("largest", 0), Attribute::Int("axis", 0)},
-                            {x, TestTensor::i64({1}, {1}).as_constant()}, {f32_out({1, 4}), i64_out({1, 4})}});
+  NodeRun small = run_node({"TopK",
+                            {Attribute::Int("largest", 0), Attribute::Int("axis", 0)},
+                            {x, TestTensor::i64({1}, {1}).as_constant()},
+                            {f32_out({1, 4}), i64_out({1, 4})}});
   ASSERT_TRUE(small.ok()) << small.error;
   EXPECT_THAT(small.outputs[0].floats(), ElementsAre(0, -1, 3, 2));
   EXPECT_THAT(small.outputs[1].ints(), ElementsAre(1, 1, 0, 0));
@@ -59,10 +62,11 @@ TEST(TopKKernel, RefusesKBeyondTheAxisAndANonConstantK) {
 
 TEST(GatherElementsKernel, OnnxExampleWithNegativeIndices) {
   // data [[1, 2, 3], [4, 5, 6], [7, 8, 9]], indices [[-1, -2, 0], [-2, 0, 0]], axis 0.
-  NodeRun run = run_node({"GatherElements", {Attribute::Int("axis", 0)},
-                          {TestTensor::f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
-                           TestTensor::i32({2, 3}, {-1, -2, 0, -2, 0, 0})},
-                          {f32_out({2, 3})}});
+  NodeRun run =
+      run_node({"GatherElements",
+                {Attribute::Int("axis", 0)},
+                {TestTensor::f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), TestTensor::i32({2, 3}, {-1, -2, 0, -2, 0, 0})},
+                {f32_out({2, 3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(7, 5, 3, 4, 2, 3));
 }
@@ -70,8 +74,8 @@ TEST(GatherElementsKernel, OnnxExampleWithNegativeIndices) {
 TEST(GatherElementsKernel, RefusesConstantIndicesOutOfRangeAndZeroesComputedOnes) {
   const TestTensor data = TestTensor::f32({2, 2}, {1, 2, 3, 4});
   const TestTensor bad = TestTensor::i64({2, 2}, {0, 1, 2, 0});
-  NodeRun refused = run_node({"GatherElements", {Attribute::Int("axis", 1)}, {data, bad.as_constant()},
-                              {f32_out({2, 2})}});
+  NodeRun refused =
+      run_node({"GatherElements", {Attribute::Int("axis", 1)}, {data, bad.as_constant()}, {f32_out({2, 2})}});
   EXPECT_THAT(refused.error, HasSubstr("index 2 (element 2 of the indices) is out of range for an axis of length 2"));
   NodeRun zeroed = run_node({"GatherElements", {Attribute::Int("axis", 1)}, {data, bad}, {f32_out({2, 2})}});
   ASSERT_TRUE(zeroed.ok()) << zeroed.error;
@@ -87,10 +91,12 @@ TEST(ScatterElementsKernel, OnnxExampleAndAddReduction) {
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(2, 1.1f, 0, 1, 0, 2.2f, 0, 2.1f, 1.2f));
   // Duplicate indices accumulate with reduction "add": [[1, 2, 3, 4, 5]], [[1, 1]] += [[1.1, 2.1]].
-  NodeRun add = run_node({"ScatterElements", {Attribute::Int("axis", 1), Attribute::String("reduction", "add")},
+  NodeRun add = run_node({"ScatterElements",
+                          {Attribute::Int("axis", 1), Attribute::String("reduction", "add")},
                           {TestTensor::f32({1, 5}, {1, 2, 3, 4, 5}), TestTensor::i64({1, 2}, {1, 1}),
                            TestTensor::f32({1, 2}, {1.1f, 2.1f})},
-                          {f32_out({1, 5})}, 16});
+                          {f32_out({1, 5})},
+                          16});
   ASSERT_TRUE(add.ok()) << add.error;
   EXPECT_THAT(add.outputs[0].floats(), Pointwise(FloatNear(1e-5f), {1.0f, 5.2f, 3.0f, 4.0f, 5.0f}));
 }
@@ -100,39 +106,47 @@ TEST(GatherNDKernel, OnnxExamplesWithAndWithoutBatchDims) {
   NodeRun slices = run_node({"GatherND", {}, {data, TestTensor::i64({2, 1}, {1, 0})}, {{DType::kInt32, {2, 2, 2}}}});
   ASSERT_TRUE(slices.ok()) << slices.error;
   EXPECT_THAT(slices.outputs[0].int32s(), ElementsAre(4, 5, 6, 7, 0, 1, 2, 3));
-  NodeRun batched = run_node({"GatherND", {Attribute::Int("batch_dims", 1)},
-                              {data, TestTensor::i64({2, 1}, {1, 0})}, {{DType::kInt32, {2, 2}}}});
+  NodeRun batched = run_node({"GatherND",
+                              {Attribute::Int("batch_dims", 1)},
+                              {data, TestTensor::i64({2, 1}, {1, 0})},
+                              {{DType::kInt32, {2, 2}}}});
   ASSERT_TRUE(batched.ok()) << batched.error;
   EXPECT_THAT(batched.outputs[0].int32s(), ElementsAre(2, 3, 4, 5));
-  NodeRun bad = run_node({"GatherND", {}, {data, TestTensor::i64({1, 1}, {-3}).as_constant()},
-                          {{DType::kInt32, {1, 2, 2}}}});
+  NodeRun bad =
+      run_node({"GatherND", {}, {data, TestTensor::i64({1, 1}, {-3}).as_constant()}, {{DType::kInt32, {1, 2, 2}}}});
   EXPECT_THAT(bad.error, HasSubstr("index -3 (element 0 of the indices) is out of range"));
 }
 
 TEST(ScatterNDKernel, OnnxExampleAndMulReduction) {
-  NodeRun run = run_node({"ScatterND", {},
+  NodeRun run = run_node({"ScatterND",
+                          {},
                           {TestTensor::f32({8}, {1, 2, 3, 4, 5, 6, 7, 8}), TestTensor::i64({4, 1}, {4, 3, 1, 7}),
                            TestTensor::f32({4}, {9, 10, 11, 12})},
                           {f32_out({8})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(1, 11, 3, 10, 9, 6, 7, 12));
-  NodeRun mul = run_node({"ScatterND", {Attribute::String("reduction", "mul")},
-                          {TestTensor::f32({3}, {1, 2, 3}), TestTensor::i64({2, 1}, {1, 1}), TestTensor::f32({2}, {3, 4})},
-                          {f32_out({3})}, 16});
+  NodeRun mul =
+      run_node({"ScatterND",
+                {Attribute::String("reduction", "mul")},
+                {TestTensor::f32({3}, {1, 2, 3}), TestTensor::i64({2, 1}, {1, 1}), TestTensor::f32({2}, {3, 4})},
+                {f32_out({3})},
+                16});
   ASSERT_TRUE(mul.ok()) << mul.error;
   EXPECT_THAT(mul.outputs[0].floats(), ElementsAre(1, 24, 3));
 }
 
 TEST(OneHotKernel, NegativeIndicesAndAnAxis) {
   // indices [0, -1, -8] with depth 4: -1 is 3, -8 is out of range (all off). values [off, on] = [1, 3].
-  NodeRun run = run_node({"OneHot", {Attribute::Int("axis", 0)},
-                          {TestTensor::i64({3}, {0, -1, -8}), TestTensor::f32({1}, {4}).as_constant(),
-                           TestTensor::f32({2}, {1, 3})},
-                          {f32_out({4, 3})}});
+  NodeRun run = run_node(
+      {"OneHot",
+       {Attribute::Int("axis", 0)},
+       {TestTensor::i64({3}, {0, -1, -8}), TestTensor::f32({1}, {4}).as_constant(), TestTensor::f32({2}, {1, 3})},
+       {f32_out({4, 3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1));
-  NodeRun fed = run_node({"OneHot", {}, {TestTensor::i64({1}, {0}), TestTensor::f32({1}, {4}),
-                                         TestTensor::f32({2}, {0, 1})},
+  NodeRun fed = run_node({"OneHot",
+                          {},
+                          {TestTensor::i64({1}, {0}), TestTensor::f32({1}, {4}), TestTensor::f32({2}, {0, 1})},
                           {f32_out({1, 4})}});
   EXPECT_THAT(fed.error, HasSubstr("the depth (input 1) must be a constant"));
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel table: every op the portable backend promises, each registered once.
 #include <algorithm>
 
@@ -11,13 +12,61 @@ namespace {
 
 TEST(KernelTable, EveryPromisedOpHasAKernel) {
   // The list in core/portable/README.md.
-  const char* promised[] = {
-      "Abs", "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Conv", "ConvTranspose",
-      "Div", "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool", "Greater",
-      "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "Less", "Log", "LogSoftmax",
-      "MatMul", "MaxPool", "Mul", "Neg", "Pad", "Pow", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceSum",
-      "Relu", "Reshape", "Resize", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub",
-      "Tanh", "Transpose", "Unsqueeze", "Where", "If", "Loop", "Scan"};
+  const char* promised[] = {"Abs",
+                            "Add",
+                            "AveragePool",
+                            "BatchNormalization",
+                            "Cast",
+                            "Clip",
+                            "Concat",
+                            "Conv",
+                            "ConvTranspose",
+                            "Div",
+                            "Equal",
+                            "Erf",
+                            "Exp",
+                            "Expand",
+                            "Flatten",
+                            "Gather",
+                            "Gemm",
+                            "GlobalAveragePool",
+                            "Greater",
+                            "HardSigmoid",
+                            "HardSwish",
+                            "Identity",
+                            "LayerNormalization",
+                            "LeakyRelu",
+                            "Less",
+                            "Log",
+                            "LogSoftmax",
+                            "MatMul",
+                            "MaxPool",
+                            "Mul",
+                            "Neg",
+                            "Pad",
+                            "Pow",
+                            "Reciprocal",
+                            "ReduceMax",
+                            "ReduceMean",
+                            "ReduceSum",
+                            "Relu",
+                            "Reshape",
+                            "Resize",
+                            "Shape",
+                            "Sigmoid",
+                            "Slice",
+                            "Softmax",
+                            "Split",
+                            "Sqrt",
+                            "Squeeze",
+                            "Sub",
+                            "Tanh",
+                            "Transpose",
+                            "Unsqueeze",
+                            "Where",
+                            "If",
+                            "Loop",
+                            "Scan"};
   for (const char* op : promised) EXPECT_NE(find_kernel(op), nullptr) << op;
   EXPECT_EQ(find_kernel("NoSuchOp"), nullptr);
 }

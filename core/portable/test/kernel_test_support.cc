@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernel_test_support.h"
 
 #include <cstring>
@@ -69,8 +70,13 @@ NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTenso
   std::vector<DLTensor> tensors;
   tensors.reserve(inputs.size() + outputs.size());
   for (TestTensor& tensor : input_copies) {
-    tensors.push_back(DLTensor{tensor.bytes.data(), {kDLCPU, 0}, static_cast<int32_t>(tensor.shape.size()),
-                               to_dlpack(tensor.dtype), tensor.shape.data(), nullptr, 0});
+    tensors.push_back(DLTensor{tensor.bytes.data(),
+                               {kDLCPU, 0},
+                               static_cast<int32_t>(tensor.shape.size()),
+                               to_dlpack(tensor.dtype),
+                               tensor.shape.data(),
+                               nullptr,
+                               0});
   }
   for (const OutputSpec& spec : outputs) {
     TestTensor out{spec.dtype, spec.shape, std::vector<uint8_t>(num_elements(spec.shape) * dtype_size(spec.dtype)),
@@ -78,8 +84,13 @@ NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTenso
     run.outputs.push_back(std::move(out));
   }
   for (TestTensor& tensor : run.outputs) {
-    tensors.push_back(DLTensor{tensor.bytes.data(), {kDLCPU, 0}, static_cast<int32_t>(tensor.shape.size()),
-                               to_dlpack(tensor.dtype), tensor.shape.data(), nullptr, 0});
+    tensors.push_back(DLTensor{tensor.bytes.data(),
+                               {kDLCPU, 0},
+                               static_cast<int32_t>(tensor.shape.size()),
+                               to_dlpack(tensor.dtype),
+                               tensor.shape.data(),
+                               nullptr,
+                               0});
   }
   std::vector<const DLTensor*> pointers;
   for (const DLTensor& tensor : tensors) pointers.push_back(&tensor);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one node through the portable kernels, for the kernel tests.
 #ifndef PLUGRT_PORTABLE_TEST_KERNEL_TEST_SUPPORT_H_
 #define PLUGRT_PORTABLE_TEST_KERNEL_TEST_SUPPORT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout and shape kernels against known results (several from the ONNX operator
 // examples), across dtypes and opsets.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The logical and bitwise kernels (logical.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,8 +16,10 @@ OutputSpec bool_out(std::vector<int64_t> shape) { return {DType::kBool, std::mov
 TEST(LogicalKernels, AndOrXorBroadcast) {
   const TestTensor a = TestTensor::boolean({2, 2}, {true, true, false, false});
   const TestTensor b = TestTensor::boolean({2}, {true, false});
-  for (const auto& [op, expected] : std::vector<std::pair<std::string, std::vector<bool>>>{
-           {"And", {true, false, false, false}}, {"Or", {true, true, true, false}}, {"Xor", {false, true, true, false}}}) {
+  for (const auto& [op, expected] :
+       std::vector<std::pair<std::string, std::vector<bool>>>{{"And", {true, false, false, false}},
+                                                              {"Or", {true, true, true, false}},
+                                                              {"Xor", {false, true, true, false}}}) {
     NodeRun run = run_node({op, {}, {a, b}, {bool_out({2, 2})}});
     ASSERT_TRUE(run.ok()) << op << ": " << run.error;
     EXPECT_EQ(run.outputs[0].bools(), expected) << op;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (loss.cc), checked against
 // values computed by hand from ONNX's reference definitions.
 #include <cmath>
@@ -20,23 +21,25 @@ const TestTensor kScores = TestTensor::f32({2, 3}, {-1.0f, -2.0f, -3.0f, -0.5f, 
 
 TEST(NllLossKernel, ReductionsAndWeights) {
   const TestTensor target = TestTensor::i64({2}, {2, 0});
-  NodeRun none = run_node({"NegativeLogLikelihoodLoss", {Attribute::String("reduction", "none")}, {kScores, target},
-                           {f32_out({2})}});
+  NodeRun none = run_node(
+      {"NegativeLogLikelihoodLoss", {Attribute::String("reduction", "none")}, {kScores, target}, {f32_out({2})}});
   ASSERT_TRUE(none.ok()) << none.error;
   EXPECT_THAT(none.outputs[0].floats(), ElementsAre(3.0f, 0.5f));
   NodeRun mean = run_node({"NegativeLogLikelihoodLoss", {}, {kScores, target}, {f32_out({})}});
   ASSERT_TRUE(mean.ok()) << mean.error;
   EXPECT_THAT(mean.outputs[0].floats(), ElementsAre(1.75f));
   // Weighted mean: (3 * 0.5 + 0.5 * 2) / (0.5 + 2).
-  NodeRun weighted = run_node({"NegativeLogLikelihoodLoss", {}, {kScores, target, TestTensor::f32({3}, {2, 1, 0.5f})},
-                               {f32_out({})}});
+  NodeRun weighted =
+      run_node({"NegativeLogLikelihoodLoss", {}, {kScores, target, TestTensor::f32({3}, {2, 1, 0.5f})}, {f32_out({})}});
   ASSERT_TRUE(weighted.ok()) << weighted.error;
   EXPECT_THAT(weighted.outputs[0].floats(), Pointwise(FloatNear(1e-6f), {1.0f}));
 }
 
 TEST(NllLossKernel, IgnoreIndexDropsItsSamplesFromTheMean) {
-  NodeRun run = run_node({"NegativeLogLikelihoodLoss", {Attribute::Int("ignore_index", 0)},
-                          {kScores, TestTensor::i64({2}, {2, 0})}, {f32_out({})}});
+  NodeRun run = run_node({"NegativeLogLikelihoodLoss",
+                          {Attribute::Int("ignore_index", 0)},
+                          {kScores, TestTensor::i64({2}, {2, 0})},
+                          {f32_out({})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(3.0f));
 }
@@ -49,7 +52,8 @@ TEST(NllLossKernel, RefusesTargetsOfTheWrongShape) {
 TEST(SoftmaxCrossEntropyKernel, LossAndLogProbOverSpatialDims) {
   // Scores [1, 2, 2]: at d = 0 the classes score (0, 0), at d = 1 (ln 3, 0).
   const float ln3 = std::log(3.0f);
-  NodeRun run = run_node({"SoftmaxCrossEntropyLoss", {Attribute::String("reduction", "sum")},
+  NodeRun run = run_node({"SoftmaxCrossEntropyLoss",
+                          {Attribute::String("reduction", "sum")},
                           {TestTensor::f32({1, 2, 2}, {0, ln3, 0, 0}), TestTensor::i64({1, 2}, {1, 0})},
                           {f32_out({}), f32_out({1, 2, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The unary math kernels (math.cc) against known results.
 #include <cmath>
 #include <limits>

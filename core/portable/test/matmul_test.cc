@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gemm and MatMul against hand-computed results and a naive triple loop.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

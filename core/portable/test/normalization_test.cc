@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Normalization kernels against known results.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -104,8 +105,8 @@ NodeSpec layer_norm_example() {
 TEST(LayerNormalizationKernel, NormalizesTheLastAxis) {
   NodeRun run = run_node(layer_norm_example());
   ASSERT_TRUE(run.ok()) << run.error;
-  EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {-1.2247357f, 1.0f, -0.38763216f,
-                                                                           -1.2247426f, 1.0f, -0.38762871f}));
+  EXPECT_THAT(run.outputs[0].floats(),
+              Pointwise(FloatNear(kTolerance), {-1.2247357f, 1.0f, -0.38763216f, -1.2247426f, 1.0f, -0.38762871f}));
 }
 
 TEST(LayerNormalizationKernel, WritesMeanAndInvStdDev) {

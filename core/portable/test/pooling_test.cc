@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pooling kernels against the ONNX operator examples and hand-computed cases.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RNN, GRU and LSTM against the ONNX equations worked by hand for one hidden unit, and
 // the layout and direction forms against each other.
 #include <cmath>
@@ -27,7 +28,8 @@ NodeSpec scalar_rnn(const std::string& direction = "forward") {
           {Attribute::String("direction", direction), Attribute::Int("hidden_size", 1)},
           {TestTensor::f32({3, 1, 1}, kX), TestTensor::f32({dirs, 1, 1}, std::vector<float>(dirs, 0.8f)),
            TestTensor::f32({dirs, 1, 1}, std::vector<float>(dirs, 0.5f)),
-           TestTensor::f32({dirs, 2}, dirs == 1 ? std::vector<float>{0.1f, 0.2f} : std::vector<float>{0.1f, 0.2f, 0.1f, 0.2f})},
+           TestTensor::f32({dirs, 2},
+                           dirs == 1 ? std::vector<float>{0.1f, 0.2f} : std::vector<float>{0.1f, 0.2f, 0.1f, 0.2f})},
           {f32_out({3, dirs, 1, 1}), f32_out({dirs, 1, 1})},
           14};
 }
@@ -61,8 +63,8 @@ TEST(RnnKernel, BidirectionalInterleavesBothDirections) {
   ASSERT_TRUE(run.ok()) << run.error;
   const std::vector<float> forward = rnn_by_hand({0, 1, 2}), reverse = rnn_by_hand({2, 1, 0});
   // Y is [seq, directions, batch, hidden].
-  EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {forward[0], reverse[0], forward[1],
-                                                                           reverse[1], forward[2], reverse[2]}));
+  EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {forward[0], reverse[0], forward[1], reverse[1],
+                                                                         forward[2], reverse[2]}));
   EXPECT_THAT(run.outputs[1].floats(), Pointwise(FloatNear(kTolerance), {forward[2], reverse[0]}));
 }
 
@@ -78,8 +80,8 @@ TEST(RnnKernel, SequenceLengthsEndEachSequenceAndZeroTheRest) {
   const float short_h = std::tanh(0.8f * 3.0f + 0.3f);  // both directions see only x = 3
   EXPECT_THAT(run.outputs[0].floats(),
               Pointwise(FloatNear(kTolerance), {forward[0], short_h, reverse[0], short_h,  // t = 0
-                                                forward[1], 0.0f, reverse[1], 0.0f,         // t = 1
-                                                forward[2], 0.0f, reverse[2], 0.0f}));      // t = 2
+                                                forward[1], 0.0f, reverse[1], 0.0f,        // t = 1
+                                                forward[2], 0.0f, reverse[2], 0.0f}));     // t = 2
   EXPECT_THAT(run.outputs[1].floats(), Pointwise(FloatNear(kTolerance), {forward[2], short_h, reverse[0], short_h}));
 }
 
@@ -129,13 +131,13 @@ TEST(RnnKernel, BatchFirstLayoutMatchesTheDefaultLayout) {
     }
     const std::vector<int64_t> x_shape = layout == 1 ? std::vector<int64_t>{2, 3, 2} : std::vector<int64_t>{3, 2, 2};
     const std::vector<int64_t> state = layout == 1 ? std::vector<int64_t>{2, 2, 3} : std::vector<int64_t>{2, 2, 3};
-    return NodeSpec{"RNN",
-                    {Attribute::String("direction", "bidirectional"), Attribute::Int("layout", layout)},
-                    {TestTensor::f32(x_shape, x_in), TestTensor::f32({2, 3, 2}, w), TestTensor::f32({2, 3, 3}, r),
-                     TestTensor::f32({2, 6}, b), std::nullopt, TestTensor::f32(state, h0_in)},
-                    {f32_out(layout == 1 ? std::vector<int64_t>{2, 3, 2, 3} : std::vector<int64_t>{3, 2, 2, 3}),
-                     f32_out(state)},
-                    14};
+    return NodeSpec{
+        "RNN",
+        {Attribute::String("direction", "bidirectional"), Attribute::Int("layout", layout)},
+        {TestTensor::f32(x_shape, x_in), TestTensor::f32({2, 3, 2}, w), TestTensor::f32({2, 3, 3}, r),
+         TestTensor::f32({2, 6}, b), std::nullopt, TestTensor::f32(state, h0_in)},
+        {f32_out(layout == 1 ? std::vector<int64_t>{2, 3, 2, 3} : std::vector<int64_t>{3, 2, 2, 3}), f32_out(state)},
+        14};
   };
   NodeRun seq_first = run_node(spec_for(0));
   NodeRun batch_first = run_node(spec_for(1));
@@ -177,12 +179,13 @@ TEST(RnnKernel, RefusesAnUnknownDirectionActivationOrShape) {
 /// GRU over kX, one hidden unit, initial state 0.3. Gates z, r, h: W {0.5, -0.4, 0.9},
 /// R {0.3, 0.8, -0.6}, Wb {0.1, 0.2, 0.3}, Rb {-0.1, 0.05, 0.2}.
 NodeSpec scalar_gru(int64_t linear_before_reset) {
-  return {"GRU",
-          {Attribute::Int("hidden_size", 1), Attribute::Int("linear_before_reset", linear_before_reset)},
-          {TestTensor::f32({3, 1, 1}, kX), TestTensor::f32({1, 3, 1}, {0.5f, -0.4f, 0.9f}),
-           TestTensor::f32({1, 3, 1}, {0.3f, 0.8f, -0.6f}), TestTensor::f32({1, 6}, {0.1f, 0.2f, 0.3f, -0.1f, 0.05f, 0.2f}),
-           std::nullopt, TestTensor::f32({1, 1, 1}, {0.3f})},
-          {f32_out({3, 1, 1, 1}), f32_out({1, 1, 1})}};
+  return {
+      "GRU",
+      {Attribute::Int("hidden_size", 1), Attribute::Int("linear_before_reset", linear_before_reset)},
+      {TestTensor::f32({3, 1, 1}, kX), TestTensor::f32({1, 3, 1}, {0.5f, -0.4f, 0.9f}),
+       TestTensor::f32({1, 3, 1}, {0.3f, 0.8f, -0.6f}), TestTensor::f32({1, 6}, {0.1f, 0.2f, 0.3f, -0.1f, 0.05f, 0.2f}),
+       std::nullopt, TestTensor::f32({1, 1, 1}, {0.3f})},
+      {f32_out({3, 1, 1, 1}), f32_out({1, 1, 1})}};
 }
 
 std::vector<float> gru_by_hand(bool linear_before_reset) {
@@ -218,14 +221,14 @@ TEST(GruKernel, LinearBeforeResetResetsTheProduct) {
 /// R {0.2, 0.4, -0.5, 0.6}, Wb {0.1, 0, 0.2, -0.1}, Rb 0; peepholes i, o, f {0.3, -0.2, 0.1};
 /// initial h 0.1 and c -0.2.
 NodeSpec scalar_lstm() {
-  return {"LSTM",
-          {Attribute::Int("hidden_size", 1)},
-          {TestTensor::f32({3, 1, 1}, kX), TestTensor::f32({1, 4, 1}, {0.5f, -0.3f, 0.8f, 0.7f}),
-           TestTensor::f32({1, 4, 1}, {0.2f, 0.4f, -0.5f, 0.6f}),
-           TestTensor::f32({1, 8}, {0.1f, 0.0f, 0.2f, -0.1f, 0, 0, 0, 0}), std::nullopt,
-           TestTensor::f32({1, 1, 1}, {0.1f}), TestTensor::f32({1, 1, 1}, {-0.2f}),
-           TestTensor::f32({1, 3}, {0.3f, -0.2f, 0.1f})},
-          {f32_out({3, 1, 1, 1}), f32_out({1, 1, 1}), f32_out({1, 1, 1})}};
+  return {
+      "LSTM",
+      {Attribute::Int("hidden_size", 1)},
+      {TestTensor::f32({3, 1, 1}, kX), TestTensor::f32({1, 4, 1}, {0.5f, -0.3f, 0.8f, 0.7f}),
+       TestTensor::f32({1, 4, 1}, {0.2f, 0.4f, -0.5f, 0.6f}),
+       TestTensor::f32({1, 8}, {0.1f, 0.0f, 0.2f, -0.1f, 0, 0, 0, 0}), std::nullopt, TestTensor::f32({1, 1, 1}, {0.1f}),
+       TestTensor::f32({1, 1, 1}, {-0.2f}), TestTensor::f32({1, 3}, {0.3f, -0.2f, 0.1f})},
+      {f32_out({3, 1, 1, 1}), f32_out({1, 1, 1}), f32_out({1, 1, 1})}};
 }
 
 TEST(LstmKernel, FollowsTheEquationWithPeepholes) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reduction kernels against known results (mostly the ONNX operator examples).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,15 +23,18 @@ TestTensor mean_data() { return TestTensor::f32({3, 2, 2}, {5, 1, 20, 2, 30, 1, 
 // ---- ReduceSum ------------------------------------------------------------------------
 
 TEST(ReduceSumKernel, TakesConstantAxesFromOpset13) {
-  NodeRun run = run_node({"ReduceSum", {}, {sum_data(), TestTensor::i64({1}, {1}).as_constant()},
-                          {f32_out({3, 1, 2})}});
+  NodeRun run =
+      run_node({"ReduceSum", {}, {sum_data(), TestTensor::i64({1}, {1}).as_constant()}, {f32_out({3, 1, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(4, 6, 12, 14, 20, 22));
 }
 
 TEST(ReduceSumKernel, TakesAnAxesAttributeBeforeOpset13) {
-  NodeRun run = run_node({"ReduceSum", {Attribute::Ints("axes", {-2}), Attribute::Int("keepdims", 0)}, {sum_data()},
-                          {f32_out({3, 2})}, 11});
+  NodeRun run = run_node({"ReduceSum",
+                          {Attribute::Ints("axes", {-2}), Attribute::Int("keepdims", 0)},
+                          {sum_data()},
+                          {f32_out({3, 2})},
+                          11});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(4, 6, 12, 14, 20, 22));
 }
@@ -45,17 +49,20 @@ TEST(ReduceSumKernel, ReducesEverythingWithoutAxes) {
 }
 
 TEST(ReduceSumKernel, ReducesTwoAxesOfInt64) {
-  NodeRun run = run_node({"ReduceSum", {Attribute::Int("keepdims", 0)},
-                          {TestTensor::i64({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
-                           TestTensor::i64({2}, {0, 2}).as_constant()},
-                          {{DType::kInt64, {2}}}});
+  NodeRun run =
+      run_node({"ReduceSum",
+                {Attribute::Int("keepdims", 0)},
+                {TestTensor::i64({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), TestTensor::i64({2}, {0, 2}).as_constant()},
+                {{DType::kInt64, {2}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(1 + 2 + 5 + 6, 3 + 4 + 7 + 8));
 }
 
 TEST(ReduceSumKernel, NoopWithEmptyAxesCopiesTheInput) {
-  NodeRun run = run_node({"ReduceSum", {Attribute::Int("noop_with_empty_axes", 1)},
-                          {sum_data(), TestTensor::i64({0}, {}).as_constant()}, {f32_out({3, 2, 2})}});
+  NodeRun run = run_node({"ReduceSum",
+                          {Attribute::Int("noop_with_empty_axes", 1)},
+                          {sum_data(), TestTensor::i64({0}, {}).as_constant()},
+                          {f32_out({3, 2, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_EQ(run.outputs[0].floats(), sum_data().floats());
 }
@@ -71,11 +78,11 @@ TEST(ReduceSumKernel, RefusesAnAxesAttributeFromOpset13) {
 }
 
 TEST(ReduceSumKernel, RefusesRepeatedAndOutOfRangeAxes) {
-  NodeRun repeated = run_node({"ReduceSum", {}, {sum_data(), TestTensor::i64({2}, {1, -2}).as_constant()},
-                               {f32_out({3, 1, 2})}});
+  NodeRun repeated =
+      run_node({"ReduceSum", {}, {sum_data(), TestTensor::i64({2}, {1, -2}).as_constant()}, {f32_out({3, 1, 2})}});
   EXPECT_THAT(repeated.error, HasSubstr("axis -2 is given twice"));
-  NodeRun out_of_range = run_node({"ReduceSum", {}, {sum_data(), TestTensor::i64({1}, {3}).as_constant()},
-                                   {f32_out({3, 1, 2})}});
+  NodeRun out_of_range =
+      run_node({"ReduceSum", {}, {sum_data(), TestTensor::i64({1}, {3}).as_constant()}, {f32_out({3, 1, 2})}});
   EXPECT_THAT(out_of_range.error, HasSubstr("axis 3 is out of range for rank 3"));
 }
 
@@ -99,28 +106,28 @@ TEST(ReduceMeanKernel, AveragesEverythingWithoutAxes) {
 }
 
 TEST(ReduceMeanKernel, RefusesAnAxesInputBeforeOpset18) {
-  NodeRun run = run_node({"ReduceMean", {}, {mean_data(), TestTensor::i64({1}, {1}).as_constant()},
-                          {f32_out({3, 1, 2})}});
+  NodeRun run =
+      run_node({"ReduceMean", {}, {mean_data(), TestTensor::i64({1}, {1}).as_constant()}, {f32_out({3, 1, 2})}});
   EXPECT_THAT(run.error, HasSubstr("takes 1 inputs, got 2"));
 }
 
 TEST(ReduceMaxKernel, TakesTheMaximumOverAnAxis) {
-  NodeRun run = run_node({"ReduceMax", {Attribute::Ints("axes", {1}), Attribute::Int("keepdims", 0)}, {mean_data()},
-                          {f32_out({3, 2})}});
+  NodeRun run = run_node(
+      {"ReduceMax", {Attribute::Ints("axes", {1}), Attribute::Int("keepdims", 0)}, {mean_data()}, {f32_out({3, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(20, 2, 40, 2, 60, 2));
 }
 
 TEST(ReduceMaxKernel, TakesConstantAxesFromOpset18) {
-  NodeRun run = run_node({"ReduceMax", {}, {mean_data(), TestTensor::i64({1}, {2}).as_constant()},
-                          {f32_out({3, 2, 1})}, 18});
+  NodeRun run =
+      run_node({"ReduceMax", {}, {mean_data(), TestTensor::i64({1}, {2}).as_constant()}, {f32_out({3, 2, 1})}, 18});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(5, 20, 30, 40, 55, 60));
 }
 
 TEST(ReduceMaxKernel, HandlesNegativeInt64) {
-  NodeRun run = run_node({"ReduceMax", {Attribute::Int("keepdims", 0)}, {TestTensor::i64({3}, {-7, -3, -9})},
-                          {{DType::kInt64, {}}}});
+  NodeRun run = run_node(
+      {"ReduceMax", {Attribute::Int("keepdims", 0)}, {TestTensor::i64({3}, {-7, -3, -9})}, {{DType::kInt64, {}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(-3));
 }
@@ -128,8 +135,8 @@ TEST(ReduceMaxKernel, HandlesNegativeInt64) {
 // ---- ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp -----
 
 std::vector<float> reduce_last_axis(const std::string& op, const TestTensor& data) {
-  NodeRun run = run_node({op, {Attribute::Ints("axes", {-1}), Attribute::Int("keepdims", 0)}, {data},
-                          {f32_out({3, 2})}, 17});
+  NodeRun run =
+      run_node({op, {Attribute::Ints("axes", {-1}), Attribute::Int("keepdims", 0)}, {data}, {f32_out({3, 2})}, 17});
   EXPECT_TRUE(run.ok()) << op << ": " << run.error;
   return run.ok() ? run.outputs[0].floats() : std::vector<float>{};
 }
@@ -148,33 +155,37 @@ TEST(ReduceKernels, NormsAndSumOfSquares) {
 }
 
 TEST(ReduceKernels, LogSumExp) {
-  EXPECT_THAT(reduce_last_axis("ReduceLogSumExp", sum_data()),
-              Pointwise(FloatNear(kTolerance), {2.3132617f, 4.3132617f, 6.3132617f, 8.3132617f, 10.313262f, 12.313262f}));
+  EXPECT_THAT(
+      reduce_last_axis("ReduceLogSumExp", sum_data()),
+      Pointwise(FloatNear(kTolerance), {2.3132617f, 4.3132617f, 6.3132617f, 8.3132617f, 10.313262f, 12.313262f}));
 }
 
 TEST(ReduceKernels, ProdOfInt64AndMinOfDoubles) {
-  NodeRun prod = run_node({"ReduceProd", {Attribute::Int("keepdims", 0)}, {TestTensor::i64({3}, {-2, 3, 4})},
-                           {{DType::kInt64, {}}}, 17});
+  NodeRun prod = run_node(
+      {"ReduceProd", {Attribute::Int("keepdims", 0)}, {TestTensor::i64({3}, {-2, 3, 4})}, {{DType::kInt64, {}}}, 17});
   ASSERT_TRUE(prod.ok()) << prod.error;
   EXPECT_THAT(prod.outputs[0].ints(), ElementsAre(-24));
-  NodeRun min = run_node({"ReduceMin", {Attribute::Ints("axes", {0})},
-                          {typed_tensor<double>(DType::kDouble, {2, 2}, {1e-300, 4, -3, 8})}, {{DType::kDouble, {1, 2}}},
+  NodeRun min = run_node({"ReduceMin",
+                          {Attribute::Ints("axes", {0})},
+                          {typed_tensor<double>(DType::kDouble, {2, 2}, {1e-300, 4, -3, 8})},
+                          {{DType::kDouble, {1, 2}}},
                           17});
   ASSERT_TRUE(min.ok()) << min.error;
   EXPECT_THAT(values_of<double>(min.outputs[0]), ElementsAre(-3, 4));
 }
 
 TEST(ReduceKernels, LogSum) {
-  EXPECT_THAT(reduce_last_axis("ReduceLogSum", sum_data()),
-              Pointwise(FloatNear(kTolerance), {1.0986123f, 1.9459101f, 2.3978953f, 2.7080502f, 2.9444390f, 3.1354942f}));
+  EXPECT_THAT(
+      reduce_last_axis("ReduceLogSum", sum_data()),
+      Pointwise(FloatNear(kTolerance), {1.0986123f, 1.9459101f, 2.3978953f, 2.7080502f, 2.9444390f, 3.1354942f}));
 }
 
 TEST(HardmaxKernel, MarksTheFirstMaximumOfEachRow) {
   NodeRun run = run_node({"Hardmax", {}, {TestTensor::f32({2, 3}, {3, 1, 3, 0, 5, 2})}, {f32_out({2, 3})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(1, 0, 0, 0, 1, 0));
-  NodeRun columns = run_node({"Hardmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 3}, {3, 1, 3, 0, 5, 2})},
-                              {f32_out({2, 3})}});
+  NodeRun columns = run_node(
+      {"Hardmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 3}, {3, 1, 3, 0, 5, 2})}, {f32_out({2, 3})}});
   ASSERT_TRUE(columns.ok()) << columns.error;
   EXPECT_THAT(columns.outputs[0].floats(), ElementsAre(1, 0, 1, 0, 1, 0));
 }
@@ -200,8 +211,8 @@ TEST(SoftmaxKernel, IsStableForLargeInputs) {
 }
 
 TEST(SoftmaxKernel, NormalizesAnInnerAxisFromOpset13) {
-  NodeRun run = run_node({"Softmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 2}, {0, 5, 1, 6})},
-                          {f32_out({2, 2})}});
+  NodeRun run =
+      run_node({"Softmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 2}, {0, 5, 1, 6})}, {f32_out({2, 2})}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].floats(),
               Pointwise(FloatNear(kTolerance), {0.26894142f, 0.26894142f, 0.7310586f, 0.7310586f}));
@@ -221,8 +232,8 @@ TEST(SoftmaxKernel, CoercesTo2DBeforeOpset13) {
 }
 
 TEST(SoftmaxKernel, RefusesAnAxisOutOfRange) {
-  NodeRun run = run_node({"Softmax", {Attribute::Int("axis", 2)}, {TestTensor::f32({1, 3}, {-1, 0, 1})},
-                          {f32_out({1, 3})}});
+  NodeRun run =
+      run_node({"Softmax", {Attribute::Int("axis", 2)}, {TestTensor::f32({1, 3}, {-1, 0, 1})}, {f32_out({1, 3})}});
   EXPECT_THAT(run.error, HasSubstr("axis 2 is out of range for rank 2"));
 }
 
@@ -240,8 +251,8 @@ TEST(LogSoftmaxKernel, IsTheLogOfSoftmax) {
 }
 
 TEST(LogSoftmaxKernel, CoercesTo2DBeforeOpset13) {
-  NodeRun run = run_node({"LogSoftmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 1}, {0, 0})},
-                          {f32_out({2, 1})}, 12});
+  NodeRun run =
+      run_node({"LogSoftmax", {Attribute::Int("axis", 0)}, {TestTensor::f32({2, 1}, {0, 0})}, {f32_out({2, 1})}, 12});
   ASSERT_TRUE(run.ok()) << run.error;
   // Axis 0: a single row of both elements.
   EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {-0.6931472f, -0.6931472f}));

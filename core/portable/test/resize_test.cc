@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resize and Upsample against the ONNX operator examples.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dtype helpers (float16 and bfloat16 conversion, dispatch) and Cast across dtypes.
 #include <cmath>
 #include <limits>
@@ -44,8 +45,8 @@ TEST(BFloat16, KeepsTheUpperHalfRoundedToNearestEven) {
 }
 
 TEST(CastKernel, Float32ToFloat16AndBack) {
-  NodeRun run = run_node({"Cast", {Attribute::Int("to", 10)}, {TestTensor::f32({3}, {1.0f, -0.5f, 70000.0f})},
-                          {{DType::kFloat16, {3}}}});
+  NodeRun run = run_node(
+      {"Cast", {Attribute::Int("to", 10)}, {TestTensor::f32({3}, {1.0f, -0.5f, 70000.0f})}, {{DType::kFloat16, {3}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(values_of<uint16_t>(run.outputs[0]), ElementsAre(0x3c00, 0xb800, 0x7c00));
   TestTensor half = run.outputs[0];
@@ -55,27 +56,35 @@ TEST(CastKernel, Float32ToFloat16AndBack) {
 }
 
 TEST(CastKernel, DoubleToInt32TruncatesAndBFloat16ToDouble) {
-  NodeRun run = run_node({"Cast", {Attribute::Int("to", 6)},
-                          {typed_tensor<double>(DType::kDouble, {3}, {2.9, -2.9, 1e300})}, {{DType::kInt32, {3}}}});
+  NodeRun run = run_node({"Cast",
+                          {Attribute::Int("to", 6)},
+                          {typed_tensor<double>(DType::kDouble, {3}, {2.9, -2.9, 1e300})},
+                          {{DType::kInt32, {3}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].int32s(), ElementsAre(2, -2, std::numeric_limits<int32_t>::max()));
-  NodeRun wide = run_node({"Cast", {Attribute::Int("to", 11)},
-                           {typed_tensor<uint16_t>(DType::kBFloat16, {2}, {0x3fc0, 0xc000})}, {{DType::kDouble, {2}}}});
+  NodeRun wide = run_node({"Cast",
+                           {Attribute::Int("to", 11)},
+                           {typed_tensor<uint16_t>(DType::kBFloat16, {2}, {0x3fc0, 0xc000})},
+                           {{DType::kDouble, {2}}}});
   ASSERT_TRUE(wide.ok()) << wide.error;
   EXPECT_THAT(values_of<double>(wide.outputs[0]), ElementsAre(DoubleEq(1.5), DoubleEq(-2.0)));
 }
 
 TEST(CastKernel, Uint64AndInt16) {
-  NodeRun run = run_node({"Cast", {Attribute::Int("to", 5)},
-                          {typed_tensor<uint64_t>(DType::kUInt64, {2}, {65537, 7})}, {{DType::kInt16, {2}}}});
+  NodeRun run = run_node({"Cast",
+                          {Attribute::Int("to", 5)},
+                          {typed_tensor<uint64_t>(DType::kUInt64, {2}, {65537, 7})},
+                          {{DType::kInt16, {2}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(values_of<int16_t>(run.outputs[0]), ElementsAre(1, 7));  // narrowing wraps
 }
 
 TEST(ElementwiseTypes, AddsDoublesAndFloat16s) {
-  NodeRun run = run_node({"Add", {}, {typed_tensor<double>(DType::kDouble, {2}, {1e-12, 2}),
-                                      typed_tensor<double>(DType::kDouble, {1}, {1})},
-                          {{DType::kDouble, {2}}}});
+  NodeRun run =
+      run_node({"Add",
+                {},
+                {typed_tensor<double>(DType::kDouble, {2}, {1e-12, 2}), typed_tensor<double>(DType::kDouble, {1}, {1})},
+                {{DType::kDouble, {2}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(values_of<double>(run.outputs[0]), ElementsAre(DoubleEq(1 + 1e-12), DoubleEq(3)));
   const TestTensor one_half = typed_tensor<uint16_t>(DType::kFloat16, {1}, {0x3e00});  // 1.5
@@ -85,14 +94,18 @@ TEST(ElementwiseTypes, AddsDoublesAndFloat16s) {
 }
 
 TEST(ElementwiseTypes, ComparesUnsignedAndInt8) {
-  NodeRun run = run_node({"Less", {}, {typed_tensor<uint32_t>(DType::kUInt32, {2}, {1, 4000000000u}),
-                                       typed_tensor<uint32_t>(DType::kUInt32, {2}, {2, 3})},
+  NodeRun run = run_node({"Less",
+                          {},
+                          {typed_tensor<uint32_t>(DType::kUInt32, {2}, {1, 4000000000u}),
+                           typed_tensor<uint32_t>(DType::kUInt32, {2}, {2, 3})},
                           {{DType::kBool, {2}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].bools(), ElementsAre(true, false));
-  NodeRun narrow = run_node({"GreaterOrEqual", {}, {typed_tensor<int8_t>(DType::kInt8, {2}, {-3, 5}),
-                                                    typed_tensor<int8_t>(DType::kInt8, {1}, {5})},
-                             {{DType::kBool, {2}}}});
+  NodeRun narrow =
+      run_node({"GreaterOrEqual",
+                {},
+                {typed_tensor<int8_t>(DType::kInt8, {2}, {-3, 5}), typed_tensor<int8_t>(DType::kInt8, {1}, {5})},
+                {{DType::kBool, {2}}}});
   ASSERT_TRUE(narrow.ok()) << narrow.error;
   EXPECT_THAT(narrow.outputs[0].bools(), ElementsAre(false, true));
 }
@@ -100,9 +113,10 @@ TEST(ElementwiseTypes, ComparesUnsignedAndInt8) {
 TEST(ElementwiseTypes, DispatchNamesTheDtypesItTakes) {
   NodeRun run = run_node({"Tanh", {}, {TestTensor::i64({1}, {1})}, {{DType::kInt64, {1}}}});
   EXPECT_THAT(run.error, HasSubstr("Tanh 'node': supports float32, double, float16, bfloat16, not int64"));
-  NodeRun sub = run_node({"Sub", {}, {TestTensor::boolean({1}, {true}), TestTensor::boolean({1}, {true})},
-                          {{DType::kBool, {1}}}});
-  EXPECT_THAT(sub.error, HasSubstr("supports float32, double, float16, bfloat16, int8 to int64, uint8 to uint64, not bool"));
+  NodeRun sub = run_node(
+      {"Sub", {}, {TestTensor::boolean({1}, {true}), TestTensor::boolean({1}, {true})}, {{DType::kBool, {1}}}});
+  EXPECT_THAT(sub.error,
+              HasSubstr("supports float32, double, float16, bfloat16, int8 to int64, uint8 to uint64, not bool"));
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt-backend-host: runs one plugin for a host process (DESIGN.md, "Isolation").
 //
 //   plugrt-backend-host --plugin PATH --parent-pid PID [--allow-untrusted] [--allow-list FILE]
@@ -135,9 +136,9 @@ class Server {
     uint64_t num_threads = 0, blob_size = 0;
     std::vector<std::string> spec_storage, option_storage;
     std::vector<plugrt_option> specs, options;
-    if (!reader.bytes(&name, kMaxText) || !reader.u64(&num_threads) ||
-        !read_options(reader, spec_storage, specs) || !read_options(reader, option_storage, options) ||
-        !reader.u64(&blob_size) || !reader.at_end() || (blob_size > 0) != (frame.fd >= 0)) {
+    if (!reader.bytes(&name, kMaxText) || !reader.u64(&num_threads) || !read_options(reader, spec_storage, specs) ||
+        !read_options(reader, option_storage, options) || !reader.u64(&blob_size) || !reader.at_end() ||
+        (blob_size > 0) != (frame.fd >= 0)) {
       return Status(Error::kInvalidArgument, "malformed init request");
     }
     Result<PluginId> id = loader_.load(path_);
@@ -225,9 +226,11 @@ class Server {
 };
 
 int usage(const char* why) {
-  std::fprintf(stderr, "plugrt-backend-host: %s\n"
-                       "usage: plugrt-backend-host --plugin PATH --parent-pid PID [--allow-untrusted] "
-                       "[--allow-list FILE]\n(started by plugrt for an isolated backend, not by hand)\n", why);
+  std::fprintf(stderr,
+               "plugrt-backend-host: %s\n"
+               "usage: plugrt-backend-host --plugin PATH --parent-pid PID [--allow-untrusted] "
+               "[--allow-list FILE]\n(started by plugrt for an isolated backend, not by hand)\n",
+               why);
   return 64;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "backend_host_process.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
-
 
 extern char** environ;
 
@@ -52,8 +52,8 @@ bool is_executable(const std::string& path) {
 // What the backend host may see of the environment: the log switch, the sanitizers'
 // options (CI runs it under them) and the threading libraries' knobs. Nothing else.
 bool passes_to_backend_host(const char* entry) {
-  static const char* const kPrefixes[] = {"PLUGRT_LOG=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=",
-                                          "TSAN_OPTIONS=", "OMP_", "DNNL_", "ONEDNN_"};
+  static const char* const kPrefixes[] = {
+      "PLUGRT_LOG=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=", "TSAN_OPTIONS=", "OMP_", "DNNL_", "ONEDNN_"};
   for (const char* prefix : kPrefixes) {
     if (strncmp(entry, prefix, strlen(prefix)) == 0) return true;
   }
@@ -90,14 +90,17 @@ class Spawner {
     int result = 0;
     bool done = false;
   };
-  Spawner() { std::thread([this] { run(); }).detach(); }
+  Spawner() {
+    std::thread([this] { run(); }).detach();
+  }
   void run() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       wake_.wait(lock, [&] { return !queue_.empty(); });
       Request* request = queue_.front();
       queue_.erase(queue_.begin());
-      request->result = posix_spawn(request->pid, request->path, request->actions, nullptr, request->argv, request->envp);
+      request->result =
+          posix_spawn(request->pid, request->path, request->actions, nullptr, request->argv, request->envp);
       request->done = true;
       done_.notify_all();
     }
@@ -185,7 +188,8 @@ std::string BackendHostProcess::exit_description(int wait_status) const {
     std::string text = process + " was killed by signal " + std::to_string(number);
     const char* abbrev = sigabbrev_np(number);
     const char* description = sigdescr_np(number);
-    if (abbrev != nullptr) text += std::string(" (SIG") + abbrev + (description ? std::string(", ") + description : "") + ")";
+    if (abbrev != nullptr)
+      text += std::string(" (SIG") + abbrev + (description ? std::string(", ") + description : "") + ")";
     return text;
   }
   if (WIFEXITED(wait_status)) return process + " exited with code " + std::to_string(WEXITSTATUS(wait_status));

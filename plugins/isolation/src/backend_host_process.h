@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One running plugrt-backend-host: starting it with a clean environment and only its
 // socket, one request/response exchange at a time, and telling how it ended.
 #ifndef PLUGRT_ISOLATION_BACKEND_HOST_PROCESS_H_
@@ -30,8 +31,8 @@ class BackendHostProcess {
   /// out or answers nonsense it is killed and reaped, and every later call fails at once:
   /// all with kDelegateCrashed and a message saying what happened, naming `limit_name`
   /// for a time-out. On success `response` holds the frame, its status not yet looked at.
-  Status call(CallKind kind, const std::vector<uint8_t>& payload, int fd, int timeout_ms,
-              const char* limit_name, Frame* response);
+  Status call(CallKind kind, const std::vector<uint8_t>& payload, int fd, int timeout_ms, const char* limit_name,
+              Frame* response);
 
   /// Kills and reaps the process; later calls fail with `reason`.
   void stop(const std::string& reason) { bury(reason, true); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Registering an isolated plugin: one backend host process describes the plugin (and
 // exits), then proxy tables for its backends are registered like any plugin's.
 #include "plugrt/isolation/isolated_plugin.h"
@@ -24,8 +25,8 @@ constexpr size_t kMaxText = 4096;
 Result<std::shared_ptr<IsolatedPlugin>> describe(const std::string& path, const IsolationOptions& options) {
   PLUGRT_ASSIGN_OR_RETURN(std::unique_ptr<BackendHostProcess> process, BackendHostProcess::start(path, options));
   Frame response;
-  PLUGRT_RETURN_IF_ERROR(process->call(CallKind::kDescribe, {}, -1, options.init_timeout_ms,
-                                       "--init-timeout-ms", &response));
+  PLUGRT_RETURN_IF_ERROR(
+      process->call(CallKind::kDescribe, {}, -1, options.init_timeout_ms, "--init-timeout-ms", &response));
   PayloadReader reader(response.payload);
   std::string message;
   if (response.header.status != PLUGRT_STATUS_OK) {

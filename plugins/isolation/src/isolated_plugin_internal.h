@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host-side objects behind an isolated plugin: the proxy backend tables the registry
 // holds, and what they share.
 #ifndef PLUGRT_ISOLATION_ISOLATED_PLUGIN_INTERNAL_H_

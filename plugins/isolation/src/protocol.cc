@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugrt/isolation/protocol.h"
 
 #include <errno.h>
@@ -142,8 +143,8 @@ Result<Frame> receive_frame(int socket, const ReceiveLimits& limits, ReceiveFail
   const FrameHeader& h = frame.header;
   if (h.magic != kFrameMagic) return fail(Status(Error::kInternal, "a frame has a bad magic number"));
   if (h.version != kProtocolVersion) {
-    return fail(Status(Error::kInternal, "a frame has protocol version " + std::to_string(h.version) +
-                                             ", expected " + std::to_string(kProtocolVersion)));
+    return fail(Status(Error::kInternal, "a frame has protocol version " + std::to_string(h.version) + ", expected " +
+                                             std::to_string(kProtocolVersion)));
   }
   if (h.payload_size > kMaxPayloadSize) {
     return fail(Status(Error::kInternal, "a frame announces " + std::to_string(h.payload_size) +

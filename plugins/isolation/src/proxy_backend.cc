@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The proxy backend table: init starts a backend host and hands it the blob; execute
 // copies the inputs into the handle's shared memory region, asks the backend host to
 // run, checks the guard bytes after each output and copies the outputs back.
@@ -62,7 +63,7 @@ struct ProxyHandle {
   // The shared region, mapped once and reused while every call's tensors fit.
   void* region = MAP_FAILED;
   size_t region_size = 0;
-  int pending_region_fd = -1;  // a new region the backend host has not received yet
+  int pending_region_fd = -1;   // a new region the backend host has not received yet
   std::vector<size_t> offsets;  // per tensor of the last call: inputs, then outputs
   PayloadWriter request;        // reused, so a call allocates nothing once warm
   Frame response;
@@ -83,8 +84,8 @@ struct ProxyHandle {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     const size_t new_size = align_up(size, page);
     const int fd = create_memfd("plugrt-tensors", new_size);
-    void* mapped = fd >= 0 && seal(fd, false) ? mmap(nullptr, new_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                                              : MAP_FAILED;
+    void* mapped =
+        fd >= 0 && seal(fd, false) ? mmap(nullptr, new_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     if (mapped == MAP_FAILED) {
       const std::string why = strerror(errno);
       if (fd >= 0) close(fd);
@@ -146,8 +147,9 @@ plugrt_status proxy_init(void* context, const plugrt_host_services* host, const 
     if (blob_fd < 0 || written != args->blob_size || !seal(blob_fd, true)) {
       const std::string why = strerror(errno);
       if (blob_fd >= 0) close(blob_fd);
-      return report(host, PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
-                    "cannot pass the " + std::to_string(args->blob_size) + "-byte blob to the isolated process: " + why);
+      return report(
+          host, PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
+          "cannot pass the " + std::to_string(args->blob_size) + "-byte blob to the isolated process: " + why);
     }
   }
   PayloadWriter request;
@@ -158,9 +160,9 @@ plugrt_status proxy_init(void* context, const plugrt_host_services* host, const 
   request.u64(args->blob_size);
   if (request.data().size() > kMaxPayloadSize) {
     if (blob_fd >= 0) close(blob_fd);
-    return report(host, PLUGRT_STATUS_INVALID_ARGUMENT, "the compile specs and runtime options are too large (" +
-                                                            std::to_string(request.data().size()) +
-                                                            " bytes) to pass to an isolated backend");
+    return report(host, PLUGRT_STATUS_INVALID_ARGUMENT,
+                  "the compile specs and runtime options are too large (" + std::to_string(request.data().size()) +
+                      " bytes) to pass to an isolated backend");
   }
   Frame response;
   Status status = (*process)->call(CallKind::kInit, request.data(), blob_fd, plugin.options.init_timeout_ms,
@@ -226,8 +228,9 @@ plugrt_status proxy_execute(plugrt_delegate_handle opaque, const plugrt_execute_
     }
   }
   const int region_fd = h->pending_region_fd;
-  Status status = h->process->call(CallKind::kExecute, request.data(), region_fd, h->backend->plugin->options.execute_timeout_ms,
-                                   "--execute-timeout-ms", &h->response);
+  Status status =
+      h->process->call(CallKind::kExecute, request.data(), region_fd, h->backend->plugin->options.execute_timeout_ms,
+                       "--execute-timeout-ms", &h->response);
   if (region_fd >= 0) {
     close(region_fd);  // the backend host has its own mapping now, or is gone
     h->pending_region_fd = -1;
@@ -247,15 +250,15 @@ plugrt_status proxy_execute(plugrt_delegate_handle opaque, const plugrt_execute_
       if (slot[bytes + g] != kGuardByte) {
         // Memory it does not own was written: the process is not to be trusted again.
         h->process->stop("it wrote past the end of output " + std::to_string(o) + " (" + std::to_string(bytes) +
-                         " bytes) and its isolated process (pid " + std::to_string(h->process->pid()) +
-                         ") was killed");
+                         " bytes) and its isolated process (pid " + std::to_string(h->process->pid()) + ") was killed");
         return h->crashed(Status(Error::kDelegateCrashed, h->process->death()));
       }
     }
   }
   for (size_t o = 0; o < args->num_outputs; ++o) {
     const DLTensor& t = *args->outputs[o];
-    std::memcpy(static_cast<uint8_t*>(t.data) + t.byte_offset, base + h->offsets[args->num_inputs + o], tensor_bytes(t));
+    std::memcpy(static_cast<uint8_t*>(t.data) + t.byte_offset, base + h->offsets[args->num_inputs + o],
+                tensor_bytes(t));
   }
   return PLUGRT_STATUS_OK;
 }

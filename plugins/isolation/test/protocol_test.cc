@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The frame reader against what a broken or hostile peer may send: it must refuse, with a
 // reason, and never read or keep more than the limits allow.
 #include "plugrt/isolation/protocol.h"
@@ -25,8 +26,12 @@ class Frames : public ::testing::Test {
       if (s >= 0) close(s);
     }
   }
-  void write_raw(const void* data, size_t size) { ASSERT_EQ(write(sockets_[0], data, size), static_cast<ssize_t>(size)); }
-  Result<Frame> receive(ReceiveLimits limits, ReceiveFailure* failure) { return receive_frame(sockets_[1], limits, failure); }
+  void write_raw(const void* data, size_t size) {
+    ASSERT_EQ(write(sockets_[0], data, size), static_cast<ssize_t>(size));
+  }
+  Result<Frame> receive(ReceiveLimits limits, ReceiveFailure* failure) {
+    return receive_frame(sockets_[1], limits, failure);
+  }
 
   int sockets_[2] = {-1, -1};
 };

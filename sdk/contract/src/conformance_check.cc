@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt-contract-test --plugin P --conformance: the ONNX node tests through the plugin
 // alone. A test runs when the plugin's partition takes every node of its model (as
 // imported); otherwise it is unsupported, with the nodes it refused as the reason. The
@@ -35,8 +36,8 @@ struct Planned {
 };
 
 /// Runs every planned test on `backend`; failures print as they are known.
-conformance::Report run_backend(PluginSession& session, const std::string& backend,
-                                const std::vector<Planned>& planned, size_t num_threads) {
+conformance::Report run_backend(PluginSession& session, const std::string& backend, const std::vector<Planned>& planned,
+                                size_t num_threads) {
   conformance::RunOptions run_options;
   run_options.backends = {backend};
   run_options.only_backend = backend;
@@ -64,8 +65,8 @@ conformance::Report run_backend(PluginSession& session, const std::string& backe
     if (results[i].verdict == conformance::Verdict::kFail) {
       std::cout << "FAIL " << planned[i].test.name << ": " << results[i].reason << "\n";
     }
-    const std::vector<std::string> ops = planned[i].model.is_ok() ? planned[i].model->op_types
-                                                                  : std::vector<std::string>();
+    const std::vector<std::string> ops =
+        planned[i].model.is_ok() ? planned[i].model->op_types : std::vector<std::string>();
     report.add(planned[i].test, ops, results[i]);
   }
   return report;
@@ -81,7 +82,8 @@ int run_conformance(const ConformanceOptions& options) {
               << " (install Debian's libonnx-testdata, or give the data directory with --onnx-test-data DIR)\n";
     return 2;
   }
-  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend, options.isolated);
+  Result<std::unique_ptr<PluginSession>> session =
+      PluginSession::open(options.plugin_path, options.backend, options.isolated);
   if (!session.is_ok()) {
     std::cerr << kTool << ": " << session.status().message() << "\n";
     return 1;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract suite. Plugin-wide checks are in PluginContract; per-backend checks in
 // BackendContract, instantiated once per backend named in the plugin's metadata.
 // Every failure message says what the author should fix.
@@ -57,7 +58,9 @@ ContractConfig& config() {
   return instance;
 }
 
-std::string name_of(plugrt_status s) { return std::string(to_string(error_from_abi(s))) + " (" + std::to_string(s) + ")"; }
+std::string name_of(plugrt_status s) {
+  return std::string(to_string(error_from_abi(s))) + " (" + std::to_string(s) + ")";
+}
 std::string text(plugrt_string s) { return s.data == nullptr ? std::string() : std::string(s.data, s.size); }
 
 // ---- The plugin, loaded with a given host ---------------------------------------------
@@ -247,8 +250,8 @@ struct SampleResult {
 /// Says which sample a check used and what partition took, so an author sees what was
 /// exercised (printed outside any output capture).
 void print_sample_use(const std::string& backend, const SampleResult& result) {
-  std::cout << "[ SAMPLES  ] backend '" << backend << "': "
-            << (result.sample ? "uses " + result.sample->description : "no sample: " + result.why_not) << "\n";
+  std::cout << "[ SAMPLES  ] backend '" << backend
+            << "': " << (result.sample ? "uses " + result.sample->description : "no sample: " + result.why_not) << "\n";
   for (const std::string& line : result.tried) std::cout << "[ SAMPLES  ]   " << line << "\n";
   std::cout << std::flush;
 }
@@ -387,8 +390,9 @@ TEST_F(PluginContract, MetadataAgreesWithTheEntryFunction) {
   ASSERT_EQ(plugin.error, "");
   const plugrt_plugin_descriptor& d = *plugin.descriptor;
   ASSERT_GE(d.struct_size, PLUGRT_PLUGIN_DESCRIPTOR_SIZE_1_0) << "the descriptor's struct_size is too small";
-  const std::string fix = "\nFix: the metadata record and the descriptor must say the same thing; "
-                          "PLUGRT_SDK_EXPORT_PLUGIN writes both from one list.";
+  const std::string fix =
+      "\nFix: the metadata record and the descriptor must say the same thing; "
+      "PLUGRT_SDK_EXPORT_PLUGIN writes both from one list.";
   EXPECT_EQ(text(d.name), info_.metadata.name) << "plugin name differs" << fix;
   EXPECT_EQ(text(d.version), info_.metadata.version) << "plugin version differs" << fix;
   EXPECT_EQ(d.abi_major, info_.metadata.abi_major) << "ABI major differs" << fix;
@@ -525,19 +529,19 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
   std::string unavailable_reason_;
 };
 
-#define SKIP_UNLESS_AVAILABLE()                                                                    \
-  if (available()) {                                                                               \
-  } else                                                                                           \
+#define SKIP_UNLESS_AVAILABLE() \
+  if (available()) {            \
+  } else                        \
     GTEST_SKIP() << "backend '" << GetParam() << "' is unavailable here: " << unavailable_reason_
-#define SKIP_UNLESS_SAMPLE(s)                                                      \
-  const Sample* s = sample();                                                      \
-  if (s != nullptr) {                                                              \
-  } else                                                                           \
+#define SKIP_UNLESS_SAMPLE(s) \
+  const Sample* s = sample(); \
+  if (s != nullptr) {         \
+  } else                      \
     GTEST_SKIP() << sample_->why_not
-#define SKIP_UNLESS_EXECUTABLE(s)                                                  \
-  SKIP_UNLESS_SAMPLE(s);                                                           \
-  if (s->can_execute) {                                                            \
-  } else                                                                           \
+#define SKIP_UNLESS_EXECUTABLE(s) \
+  SKIP_UNLESS_SAMPLE(s);          \
+  if (s->can_execute) {           \
+  } else                          \
     GTEST_SKIP() << "execute checks need a sample graph the backend takes, not a --blob file"
 
 TEST_P(BackendContract, IsAvailableIsIdempotentAndThreadSafe) {
@@ -623,10 +627,10 @@ TEST_P(BackendContract, InitRefusesATruncatedBlob) {
   for (size_t size : {s->blob.size() / 2, size_t{8}, size_t{1}, s->blob.size() - 1}) {
     if (size >= s->blob.size()) continue;
     std::vector<uint8_t> blob(s->blob.begin(), s->blob.begin() + static_cast<std::ptrdiff_t>(size));
-    expect_refused(runtime_, blob,
-                   "a blob truncated to " + std::to_string(size) + " of its " + std::to_string(s->blob.size()) +
-                       " bytes",
-                   size + 1 != s->blob.size());
+    expect_refused(
+        runtime_, blob,
+        "a blob truncated to " + std::to_string(size) + " of its " + std::to_string(s->blob.size()) + " bytes",
+        size + 1 != s->blob.size());
   }
 }
 
@@ -723,14 +727,17 @@ TEST_P(BackendContract, WrongArgumentsAreInvalidArgument) {
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_EXECUTABLE(s);
   expect_invalid_argument(runtime_, *s, "one input too few", [](Call& c) { c.inputs.pop_back(); });
-  expect_invalid_argument(runtime_, *s, "one output too many",
-                          [](Call& c) { c.outputs.push_back(std::make_unique<OwnedTensor>(kF32, c.outputs[0]->shape)); });
+  expect_invalid_argument(runtime_, *s, "one output too many", [](Call& c) {
+    c.outputs.push_back(std::make_unique<OwnedTensor>(kF32, c.outputs[0]->shape));
+  });
   expect_invalid_argument(runtime_, *s, "an int32 input where float32 is expected",
                           [](Call& c) { c.inputs[0] = std::make_unique<OwnedTensor>(kI32, c.inputs[0]->shape); });
-  expect_invalid_argument(runtime_, *s, "an input of the wrong shape ([3, 3] for [2, 3])",
-                          [](Call& c) { c.inputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{3, 3}); });
-  expect_invalid_argument(runtime_, *s, "an output of the wrong shape ([2, 4] for [2, 3])",
-                          [](Call& c) { c.outputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{2, 4}); });
+  expect_invalid_argument(runtime_, *s, "an input of the wrong shape ([3, 3] for [2, 3])", [](Call& c) {
+    c.inputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{3, 3});
+  });
+  expect_invalid_argument(runtime_, *s, "an output of the wrong shape ([2, 4] for [2, 3])", [](Call& c) {
+    c.outputs[0] = std::make_unique<OwnedTensor>(kF32, std::vector<int64_t>{2, 4});
+  });
 }
 
 TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
@@ -793,16 +800,19 @@ TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
       for (int i = 0; i < 200 && failures[t].empty(); ++i) {
         Call call = make_call(*s);
         plugrt_status status = runtime_->execute(handles[t], call.finish());
-        if (status != PLUGRT_STATUS_OK) failures[t] = "execute failed with " + name_of(status);
-        else failures[t] = check_result(*s, call);
+        if (status != PLUGRT_STATUS_OK)
+          failures[t] = "execute failed with " + name_of(status);
+        else
+          failures[t] = check_result(*s, call);
       }
     });
   }
   for (auto& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(failures[t], "") << "thread " << t << (shared ? " (one shared handle: the backend declares "
-                                                              "PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE)"
-                                                            : " (its own handle)")
+    EXPECT_EQ(failures[t], "") << "thread " << t
+                               << (shared ? " (one shared handle: the backend declares "
+                                            "PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE)"
+                                          : " (its own handle)")
                                << ". Fix: keep per-call state in the handle, not in globals";
   }
   for (int t = 0; t < kThreads; ++t) {

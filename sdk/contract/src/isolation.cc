@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "isolation.h"
 
 #include <fcntl.h>
@@ -94,7 +95,8 @@ ChildOutcome run_in_child(const std::function<std::string()>& body, int timeout_
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   char buffer[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
       outcome.timed_out = true;
@@ -153,7 +155,8 @@ std::string OutputCapture::finish() {
   while ((n = read(file_, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(n));
   close(file_);
   file_ = -1;
-  if (!text.empty()) std::cerr << "---- what the plugin printed ----\n" << text << "\n---------------------------------\n";
+  if (!text.empty())
+    std::cerr << "---- what the plugin printed ----\n" << text << "\n---------------------------------\n";
   return text;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the contract kit needs to survive a bad plugin: running a call in a forked child
 // (a crash becomes a reported failure), capturing what a call writes to fds 1 and 2, and
 // a plain host-services table for use inside a child (no GoogleMock state after fork).
@@ -21,11 +22,11 @@ constexpr char kIsolatedCrash[] = "crashed in its backend host process: ";
 
 /// How a child ended.
 struct ChildOutcome {
-  bool exited = false;      // exited normally (else killed by a signal or timed out)
+  bool exited = false;  // exited normally (else killed by a signal or timed out)
   int exit_code = 0;
   int signal = 0;
   bool timed_out = false;
-  std::string message;      // what the body returned (its failure), if it got that far
+  std::string message;  // what the body returned (its failure), if it got that far
 
   bool ok() const { return exited && exit_code == 0 && message.empty(); }
   bool crashed() const { return !exited || message.rfind(kIsolatedCrash, 0) == 0; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt-contract-test --plugin P --model M.onnx --input NAME=FILE.npy ... --expect NAME=FILE.npy ...
 // Imports the model, asks the plugin's partition for every node (and says which it
 // took), compiles it for the plugin alone, loads it (init), runs it once (execute) and
@@ -116,8 +117,8 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
     const tools::NpyArray got = tools::output_array(*method, index);
     std::string mismatch;
     if (got.dtype != want.dtype || got.shape != want.shape) {
-      mismatch = "the plugin gives " + std::string(to_string(got.dtype)) + " " + shape_text(got.shape) +
-                 ", expected " + std::string(to_string(want.dtype)) + " " + shape_text(want.shape);
+      mismatch = "the plugin gives " + std::string(to_string(got.dtype)) + " " + shape_text(got.shape) + ", expected " +
+                 std::string(to_string(want.dtype)) + " " + shape_text(want.shape);
     } else {
       const size_t count = got.data.size() / std::max<size_t>(dtype_size(got.dtype), 1);
       mismatch = conformance::compare_elements(got.dtype, got.shape, got.data.data(), want.data.data(), count);
@@ -157,7 +158,8 @@ int run_model_check(const ModelCheckOptions& options) {
     return fail(imported.status().message());
   }
 
-  Result<std::unique_ptr<PluginSession>> session = PluginSession::open(options.plugin_path, options.backend, options.isolated);
+  Result<std::unique_ptr<PluginSession>> session =
+      PluginSession::open(options.plugin_path, options.backend, options.isolated);
   if (!session.is_ok()) return fail(session.status().message());
   int exit_code = 0;
   for (const std::string& backend : (*session)->backends()) {

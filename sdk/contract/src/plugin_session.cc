@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin_session.h"
 
 #include <cstdlib>
@@ -56,14 +57,15 @@ Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& pa
     if (!backend.empty() && name != backend) continue;
     PLUGRT_ASSIGN_OR_RETURN(plugrt::RegisteredBackend found, session->registry_.find_backend(name));
     if (!found.has_aot()) {
-      return plugrt::Status(Error::kNotSupported, path + ": backend '" + name +
-                                              "' has no ahead-of-time table (partition/preprocess): the kit cannot "
-                                              "compile models for it");
+      return plugrt::Status(Error::kNotSupported,
+                            path + ": backend '" + name +
+                                "' has no ahead-of-time table (partition/preprocess): the kit cannot "
+                                "compile models for it");
     }
     const plugrt::Availability availability = found.is_available();
     if (!availability.available) {
-      return plugrt::Status(Error::kDelegateUnavailable, path + ": backend '" + name + "' is unavailable here: " +
-                                                     availability.reason);
+      return plugrt::Status(Error::kDelegateUnavailable,
+                            path + ": backend '" + name + "' is unavailable here: " + availability.reason);
     }
     session->backends_.push_back(name);
   }

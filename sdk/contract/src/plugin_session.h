@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both correctness modes of the kit start with: a registry holding only the plugin
-// under test, loaded from its path; with --isolate, a second one where it runs isolated. No built-in backend is registered, so a plugin that
-// provides "portable" is the one checked (the compiler's own portable backend still takes
+// under test, loaded from its path; with --isolate, a second one where it runs isolated. No built-in backend is
+// registered, so a plugin that provides "portable" is the one checked (the compiler's own portable backend still takes
 // what no backend does, which these modes then refuse).
 #ifndef PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
 #define PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]      the contract checks
 // (each mode takes --isolate: the plugin's backends run in plugrt-backend-host processes)
 // plugrt-contract-test --plugin PATH --model M.onnx --input N=F.npy --expect N=F.npy   one model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract kit's two correctness modes, beside the contract checks themselves:
 //   --model M.onnx --input NAME=FILE.npy ... --expect NAME=FILE.npy ...
 //       one author's model through the plugin alone (partition, preprocess, init,
@@ -27,9 +28,9 @@ struct ModelCheckOptions {
 
 struct ConformanceOptions {
   std::string plugin_path;
-  std::string backend;    ///< one of the plugin's backends; empty: each of them
-  std::string data;       ///< the ONNX test data directory; empty: the default
-  std::string json;       ///< write the conformance runner's JSON report here (one backend)
+  std::string backend;  ///< one of the plugin's backends; empty: each of them
+  std::string data;     ///< the ONNX test data directory; empty: the default
+  std::string json;     ///< write the conformance runner's JSON report here (one backend)
   size_t threads = 1;
   bool isolated = false;  ///< run the plugin in plugrt-backend-host processes
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small plugin written with the SDK wrapper, compiled once per variant to prove that the
 // contract kit catches each way a plugin can break its contract. Its backend "relu" runs
 // ReLU on one float32 tensor; the blob is "TESTRELU" and the element count (uint64).

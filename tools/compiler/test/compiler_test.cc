@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compiler over graph IR models: partitioning through backends' ahead-of-time
 // entries, lowering, determinism, fallback blobs, and running what it writes.
 #include "compiler.h"
@@ -73,12 +74,24 @@ plugrt_status picky_preprocess(void*, const plugrt_host_services* host, plugrt_p
 }
 
 const plugrt_aot_backend kPickyAot = {PLUGRT_AOT_BACKEND_SIZE, picky_partition, picky_preprocess};
-const plugrt_backend kPicky = {PLUGRT_BACKEND_SIZE, PLUGRT_LITERAL("picky"), 0, nullptr, picky_is_available,
-                               picky_init, picky_execute, picky_destroy, &kPickyAot,
+const plugrt_backend kPicky = {PLUGRT_BACKEND_SIZE,
+                               PLUGRT_LITERAL("picky"),
+                               0,
+                               nullptr,
+                               picky_is_available,
+                               picky_init,
+                               picky_execute,
+                               picky_destroy,
+                               &kPickyAot,
                                PLUGRT_LITERAL("takes the op types a test names")};
 const plugrt_backend* const kPickyBackends[] = {&kPicky};
-const plugrt_plugin_descriptor kPickyPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE, PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR,
-                                               PLUGRT_LITERAL("picky"), PLUGRT_LITERAL("1.0.0"), kPickyBackends, 1};
+const plugrt_plugin_descriptor kPickyPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE,
+                                               PLUGRT_ABI_MAJOR,
+                                               PLUGRT_ABI_MINOR,
+                                               PLUGRT_LITERAL("picky"),
+                                               PLUGRT_LITERAL("1.0.0"),
+                                               kPickyBackends,
+                                               1};
 plugrt_status picky_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
   *descriptor = &kPickyPlugin;
   return PLUGRT_STATUS_OK;
@@ -92,12 +105,24 @@ plugrt_status eager_partition(void*, const plugrt_host_services*, plugrt_partiti
 }
 
 const plugrt_aot_backend kEagerAot = {PLUGRT_AOT_BACKEND_SIZE, eager_partition, picky_preprocess};
-const plugrt_backend kEager = {PLUGRT_BACKEND_SIZE, PLUGRT_LITERAL("eager"), 0, nullptr, picky_is_available,
-                               picky_init, picky_execute, picky_destroy, &kEagerAot,
+const plugrt_backend kEager = {PLUGRT_BACKEND_SIZE,
+                               PLUGRT_LITERAL("eager"),
+                               0,
+                               nullptr,
+                               picky_is_available,
+                               picky_init,
+                               picky_execute,
+                               picky_destroy,
+                               &kEagerAot,
                                PLUGRT_LITERAL("takes every node")};
 const plugrt_backend* const kEagerBackends[] = {&kEager};
-const plugrt_plugin_descriptor kEagerPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE, PLUGRT_ABI_MAJOR, PLUGRT_ABI_MINOR,
-                                               PLUGRT_LITERAL("eager"), PLUGRT_LITERAL("1.0.0"), kEagerBackends, 1};
+const plugrt_plugin_descriptor kEagerPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE,
+                                               PLUGRT_ABI_MAJOR,
+                                               PLUGRT_ABI_MINOR,
+                                               PLUGRT_LITERAL("eager"),
+                                               PLUGRT_LITERAL("1.0.0"),
+                                               kEagerBackends,
+                                               1};
 plugrt_status eager_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
   *descriptor = &kEagerPlugin;
   return PLUGRT_STATUS_OK;

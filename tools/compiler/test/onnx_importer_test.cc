@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ONNX importer: small ModelProtos built here with the onnx protobuf API, and real
 // files from Debian's libonnx-testdata, checked through the graph IR reader and run on
 // the built-in portable backend.
@@ -44,7 +45,8 @@ onnx::ModelProto make_model(int64_t opset = 13) {
 }
 
 /// A tensor value description; a negative dimension becomes the symbol "N".
-void describe(onnx::ValueInfoProto* info, const std::string& name, int32_t elem_type, const std::vector<int64_t>* dims) {
+void describe(onnx::ValueInfoProto* info, const std::string& name, int32_t elem_type,
+              const std::vector<int64_t>* dims) {
   info->set_name(name);
   onnx::TypeProto::Tensor* tensor = info->mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(elem_type);
@@ -881,7 +883,8 @@ TEST(OnnxImporter, AListOfStringsTravelsJoinedByCommas) {
   activations->add_strings("Sig,moid");  // a comma inside an item cannot be carried
   Result<ImportedModel> refused = import_model(model);
   EXPECT_EQ(refused.code(), Error::kNotSupported);
-  EXPECT_THAT(refused.status().message(), HasSubstr("attribute 'activations' is a list of strings (one holds a comma)"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("attribute 'activations' is a list of strings (one holds a comma)"));
 }
 
 TEST(OnnxImporter, EinsumGetsStaticDimensions) {
@@ -1027,8 +1030,15 @@ TEST(OnnxImporter, RefusesAnIfWhoseBranchesDisagreeOnShape) {
   concat->add_output("twice");
   set_int(concat, "axis", 0);
   else_graph->mutable_output(0)->set_name("twice");
-  else_graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(4);
-  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  else_graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(
+      4);
+  model.mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
   Result<ImportedModel> imported = import_model(model);
   EXPECT_EQ(imported.code(), Error::kNotSupported);
   EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'choose' (If, opset 13): "));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance runner's own parts: comparison and tolerances, reason grouping,
 // reading test data (good and bad files), and whole tests in the ONNX test layout built
 // here with the onnx protobuf API and run through the real pipeline on portable.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the real `plugrt` binary on real plugin files and checks what it prints.
 # Usage: plugrt_cli_test.sh PLUGRT_BINARY TEST_PLUGIN_DIR
 set -uo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The estimate of what a node costs, used when no measured profile has a figure for it.
 // It knows no backend by name: an accelerated backend (any but the reference fallback)
 // is assumed to sustain the same throughput, the fallback a fixed factor less.
@@ -15,12 +16,12 @@ struct Graph;
 namespace plugrt::placement {
 
 struct EstimateParameters {
-  double gflops = 50;             ///< arithmetic an accelerated backend sustains on one core
-  double gbytes_per_s = 20;       ///< memory traffic it sustains
-  double node_us = 0.5;           ///< fixed cost of one node (dispatch, setup)
-  double fallback_factor = 8;     ///< how much slower the reference fallback is
-  double partition_us = 5;        ///< one delegate call: hand-off, argument views, synchronisation
-  double crossing_us = 2;         ///< an edge between backends: hand-off and layout change
+  double gflops = 50;                 ///< arithmetic an accelerated backend sustains on one core
+  double gbytes_per_s = 20;           ///< memory traffic it sustains
+  double node_us = 0.5;               ///< fixed cost of one node (dispatch, setup)
+  double fallback_factor = 8;         ///< how much slower the reference fallback is
+  double partition_us = 5;            ///< one delegate call: hand-off, argument views, synchronisation
+  double crossing_us = 2;             ///< an edge between backends: hand-off and layout change
   double crossing_gbytes_per_s = 10;  ///< ... and copying its bytes
 };
 

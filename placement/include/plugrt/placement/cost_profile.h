@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CostProfile: node costs measured on one machine (`plugrt compile --tune`), kept in a
 // file per CPU model and read by later compiles instead of the estimate.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NodeGraph: the dataflow between the nodes of a graph, which is all the placer and the
 // partition grouping need of it. Built from a graph IR buffer, or by hand in tests.
 #ifndef PLUGRT_PLACEMENT_NODE_GRAPH_H_

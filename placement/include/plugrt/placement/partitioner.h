@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cutting a graph into partitions: given which backend runs each node, group nodes of
 // one backend into maximal connected partitions such that the partitions form no cycle,
 // order them so each runs after those it reads, and extract each as a standalone graph.
@@ -17,10 +18,10 @@ struct Graph;
 namespace plugrt::placement {
 
 struct Partition {
-  size_t backend = 0;                ///< index into the caller's backend list
-  std::vector<uint32_t> nodes;       ///< graph node indices, in topological order
-  std::vector<int32_t> inputs;       ///< graph values it reads from outside (no constants), by index
-  std::vector<int32_t> outputs;      ///< graph values it writes that others or the graph read, by index
+  size_t backend = 0;            ///< index into the caller's backend list
+  std::vector<uint32_t> nodes;   ///< graph node indices, in topological order
+  std::vector<int32_t> inputs;   ///< graph values it reads from outside (no constants), by index
+  std::vector<int32_t> outputs;  ///< graph values it writes that others or the graph read, by index
 };
 
 /// The grouping rule of cut_partitions, on the node graph alone (`producers`: the nodes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph passes: backend-agnostic simplifications of a graph IR, run before placement so
 // that every backend sees the same, smaller graph. Each keeps the graph's results equal.
 // Constant folding stays in the ONNX importer (tools/compiler/onnx_folding.cc), which
@@ -16,8 +17,8 @@
 namespace plugrt::placement {
 
 struct PassResult {
-  std::vector<uint8_t> graph;                 ///< the simplified graph IR
-  std::map<std::string, size_t> changes;      ///< pass name -> nodes it removed or merged
+  std::vector<uint8_t> graph;             ///< the simplified graph IR
+  std::map<std::string, size_t> changes;  ///< pass name -> nodes it removed or merged
 };
 
 /// Runs, until none changes anything: "no_op" (Identity, Dropout in inference, Reshape and

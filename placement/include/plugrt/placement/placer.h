@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost-based placer: which backend runs each node, chosen to minimise the estimated
 // latency of the whole graph. It knows backends only by index: what each can take and
 // what each node costs there come from the caller (partition answers, a cost model).

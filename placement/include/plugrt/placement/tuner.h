@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tuner: measures what each node of a graph costs on each backend that takes it, in
 // this process, and records the figures in a CostProfile (`plugrt compile --tune`).
 #ifndef PLUGRT_PLACEMENT_TUNER_H_

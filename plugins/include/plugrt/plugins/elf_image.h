@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ElfImage: a checked, read-only view of an ELF file held in memory. It reads what the
 // plugin loader needs to judge a file before dlopen: target machine, type, sections,
 // exported dynamic symbols and needed libraries. Nothing in the file is trusted.
@@ -49,9 +50,7 @@ constexpr uint16_t host_elf_machine() {
 constexpr int host_elf_class() { return sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32; }
 
 /// The ELF data encoding of the build target: ELFDATA2LSB or ELFDATA2MSB.
-constexpr int host_elf_data_encoding() {
-  return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
-}
+constexpr int host_elf_data_encoding() { return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB; }
 
 /// One entry of the section header table, with its name resolved.
 struct ElfSection {

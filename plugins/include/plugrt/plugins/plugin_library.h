@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plugin file opened with dlopen(RTLD_NOW | RTLD_LOCAL); closed when the last owner
 // lets go, so a live delegate handle keeps its plugin's code mapped.
 #ifndef PLUGRT_PLUGINS_PLUGIN_LIBRARY_H_

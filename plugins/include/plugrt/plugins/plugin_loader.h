@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin loader: finds plugin files, reads their metadata without running their
 // code, and loads a plugin (dlopen, entry function, registration) only when one of its
 // backends is first looked up in the registry. It keeps a verdict on every file it

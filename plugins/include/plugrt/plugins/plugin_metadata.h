@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a plugin's metadata record (plugrt_plugin_metadata in PLUGRT_METADATA_SECTION)
 // and the facts about a plugin file, without loading it or running any of its code.
 #ifndef PLUGRT_PLUGINS_PLUGIN_METADATA_H_

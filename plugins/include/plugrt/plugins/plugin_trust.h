@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plugin trust: loading a plugin runs its code with the host's rights, so a file that
 // someone else could have written, or that the application has not pinned, is refused.
 //

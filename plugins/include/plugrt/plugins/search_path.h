@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where plugin files are looked for, in order (DESIGN.md, "Finding and loading plugins"):
 //   1. directories the application registers,
 //   2. PLUGRT_PLUGIN_PATH (colon-separated; read with secure_getenv, so a set-uid or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smallest real plugrt backend, written against the SDK alone: element-wise Relu, Add
 // and Mul on float32 tensors of equal, static shapes.
 //
@@ -22,7 +23,7 @@ namespace sdk = plugrt::sdk;
 
 constexpr char kMagic[8] = {'P', 'R', 'T', 'E', 'W', '0', '0', '1'};
 constexpr uint32_t kMaxRank = 8;
-constexpr uint32_t kMaxCount = 1u << 16;              // values, inputs, outputs or ops
+constexpr uint32_t kMaxCount = 1u << 16;            // values, inputs, outputs or ops
 constexpr int64_t kMaxElements = int64_t{1} << 28;  // per value
 
 enum Opcode : uint32_t { kRelu = 1, kAdd = 2, kMul = 3 };

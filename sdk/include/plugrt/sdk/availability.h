@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Availability: a backend's answer to "can you run here?", the same type on both sides
 // of the ABI: what an SDK backend returns from is_available and what the host's
 // RegisteredBackend::is_available gives back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file backend.h
 /// The C++ way to write a plugrt backend: derive from plugrt::sdk::Backend, return a
 /// plugrt::sdk::Delegate from init, and export the classes with PLUGRT_SDK_EXPORT_PLUGIN.
@@ -255,8 +256,9 @@ inline void write_text(plugrt_text_buffer* buffer, std::string_view text) {
 /// reports a static one.
 inline void report_exception(Host host, const char* call, const char* what) noexcept {
   try {
-    const std::string message = what != nullptr ? std::string(call) + " threw an exception: " + what
-                                                : std::string(call) + " threw an exception that is not a std::exception";
+    const std::string message = what != nullptr
+                                    ? std::string(call) + " threw an exception: " + what
+                                    : std::string(call) + " threw an exception that is not a std::exception";
     host.report_error(PLUGRT_STATUS_INTERNAL, message);
   } catch (...) {
     host.report_error(PLUGRT_STATUS_INTERNAL, std::string_view("exception"));
@@ -391,9 +393,9 @@ struct Adapter {
       if (args->num_nodes > 0 && args->node_taken == nullptr) {
         return Status::invalid_argument("partition: node_taken is NULL");
       }
-      return self(context)->partition(PartitionRequest{Host(host), args->graph, args->graph_size,
-                                                       Options(args->compile_specs, args->num_compile_specs, "compile spec"),
-                                                       args->node_taken, args->num_nodes});
+      return self(context)->partition(PartitionRequest{
+          Host(host), args->graph, args->graph_size,
+          Options(args->compile_specs, args->num_compile_specs, "compile spec"), args->node_taken, args->num_nodes});
     });
   }
 
@@ -403,10 +405,12 @@ struct Adapter {
       if (args == nullptr || args->struct_size < PLUGRT_PREPROCESS_ARGS_SIZE_1_0) {
         return Status::invalid_argument("preprocess: missing or too small plugrt_preprocess_args");
       }
-      Expected<std::vector<uint8_t>> blob = self(context)->preprocess(PreprocessRequest{
-          Host(host), args->graph, args->graph_size, Options(args->compile_specs, args->num_compile_specs, "compile spec")});
+      Expected<std::vector<uint8_t>> blob = self(context)->preprocess(
+          PreprocessRequest{Host(host), args->graph, args->graph_size,
+                            Options(args->compile_specs, args->num_compile_specs, "compile spec")});
       if (!blob.is_ok()) return blob.status();
-      PLUGRT_SDK_ASSIGN_OR_RETURN(HostBuffer buffer, HostBuffer::allocate(Host(host), blob->size() == 0 ? 1 : blob->size()));
+      PLUGRT_SDK_ASSIGN_OR_RETURN(HostBuffer buffer,
+                                  HostBuffer::allocate(Host(host), blob->size() == 0 ? 1 : blob->size()));
       if (!blob->empty()) std::memcpy(buffer.data(), blob->data(), blob->size());
       args->blob_size = blob->size();
       args->blob = buffer.release();
@@ -428,7 +432,7 @@ struct BackendSlot {
                        Adapter<B>::init,
                        Adapter<B>::execute,
                        Adapter<B>::destroy,
-                       B::kHasAot && PLUGRT_SDK_HAS_AOT ? &aot : nullptr,
+                       B::kHasAot&& PLUGRT_SDK_HAS_AOT ? &aot : nullptr,
                        plugrt_string{B::kDescription, length(B::kDescription)}};
 };
 
@@ -463,11 +467,11 @@ plugrt_status entry(const char* plugin_name, const char* version, const plugrt_h
 #ifdef PLUGRT_STATIC_PLUGIN
 #define PLUGRT_SDK_METADATA_(id, version, ...)
 #else
-#define PLUGRT_SDK_METADATA_(id, version, ...)                                                   \
-  namespace {                                                                                    \
-  constexpr plugrt_plugin_metadata plugrt_sdk_metadata_##id =                                    \
-      ::plugrt::sdk::internal::make_metadata<__VA_ARGS__>(#id, version);                         \
-  }                                                                                              \
+#define PLUGRT_SDK_METADATA_(id, version, ...)                                                 \
+  namespace {                                                                                  \
+  constexpr plugrt_plugin_metadata plugrt_sdk_metadata_##id =                                  \
+      ::plugrt::sdk::internal::make_metadata<__VA_ARGS__>(#id, version);                       \
+  }                                                                                            \
   extern "C" PLUGRT_EXPORT __attribute__((section(PLUGRT_METADATA_SECTION), used, aligned(8))) \
   const plugrt_plugin_metadata plugrt_metadata = plugrt_sdk_metadata_##id;
 #endif
@@ -477,18 +481,16 @@ plugrt_status entry(const char* plugin_name, const char* version, const plugrt_h
 /// class listed. Use it once, at global scope, in one source file of the plugin. With
 /// PLUGRT_STATIC_PLUGIN defined, it defines `plugrt_static_entry_<id>` for an application
 /// to register instead, and no metadata.
-#define PLUGRT_SDK_EXPORT_PLUGIN(id, version, ...)                                                     \
-  static_assert(::plugrt::sdk::internal::is_valid_name(#id),                                          \
-                "the plugin id must be 1 to 63 characters of [a-z0-9_]");                             \
-  static_assert(sizeof(version) <= PLUGRT_METADATA_VERSION_CAPACITY && sizeof(version) > 1,           \
-                "the version must be 1 to 31 characters");                                             \
-  static_assert(::plugrt::sdk::internal::names_are_valid<__VA_ARGS__>(),                              \
-                "each backend's kName must be 1 to 63 characters of [a-z0-9_]");                      \
-  static_assert(::plugrt::sdk::internal::names_are_distinct<__VA_ARGS__>(),                           \
-                "two backend classes share a kName");                                                  \
-  static_assert(::plugrt::sdk::internal::names_fit<__VA_ARGS__>(),                                    \
-                "the backend names take more than 512 bytes of metadata");                             \
-  PLUGRT_SDK_METADATA_(id, version, __VA_ARGS__)                                                       \
+#define PLUGRT_SDK_EXPORT_PLUGIN(id, version, ...)                                                                     \
+  static_assert(::plugrt::sdk::internal::is_valid_name(#id), "the plugin id must be 1 to 63 characters of [a-z0-9_]"); \
+  static_assert(sizeof(version) <= PLUGRT_METADATA_VERSION_CAPACITY && sizeof(version) > 1,                            \
+                "the version must be 1 to 31 characters");                                                             \
+  static_assert(::plugrt::sdk::internal::names_are_valid<__VA_ARGS__>(),                                               \
+                "each backend's kName must be 1 to 63 characters of [a-z0-9_]");                                       \
+  static_assert(::plugrt::sdk::internal::names_are_distinct<__VA_ARGS__>(), "two backend classes share a kName");      \
+  static_assert(::plugrt::sdk::internal::names_fit<__VA_ARGS__>(),                                                     \
+                "the backend names take more than 512 bytes of metadata");                                             \
+  PLUGRT_SDK_METADATA_(id, version, __VA_ARGS__)                                                                       \
   PLUGRT_PLUGIN_ENTRY(id) { return ::plugrt::sdk::internal::entry<__VA_ARGS__>(#id, version, host, descriptor); }
 
 #endif  // PLUGRT_SDK_BACKEND_H_

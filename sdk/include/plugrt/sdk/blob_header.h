@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file blob_header.h
 /// The versioned header of the blob a backend's preprocess writes and its init reads:
 /// 8 bytes of magic naming the format, the format version (uint32, little-endian) and 4

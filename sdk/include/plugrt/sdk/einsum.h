@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file einsum.h
 /// Einsum's equation as ONNX (and NumPy) write it: "bij,bjk->bik", "..." for dims that
 /// broadcast, and an implicit output when there is no "->". Header-only; plugrt::sdk.
@@ -51,7 +52,8 @@ inline std::string parse_einsum(std::string equation, EinsumEquation* parsed) {
   for (size_t begin = 0;;) {
     const size_t comma = lhs.find(',', begin);
     EinsumTerm term;
-    if (std::string why = parse_einsum_term(lhs.substr(begin, comma == std::string::npos ? comma : comma - begin), &term);
+    if (std::string why =
+            parse_einsum_term(lhs.substr(begin, comma == std::string::npos ? comma : comma - begin), &term);
         !why.empty()) {
       return why;
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file graph.h
 /// Reading the graph IR that partition and preprocess receive: a FlatBuffer of the schema
 /// plugrt/schema/graph_ir.fbs (installed with the SDK). Link plugrt::sdk_graph, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file graph_view.h
 /// A checked view of the graph IR that partition and preprocess receive, with the reads
 /// every backend needs: values, shapes, constants, who reads and writes each value, and
@@ -56,7 +57,8 @@ class GraphView {
   static Expected<GraphView> open(const void* data, size_t size) {
     if (data == nullptr || size == 0) return Status::invalid_argument("the graph is empty");
     Expected<const ir::Graph*> read = read_graph(data, size);
-    if (!read.is_ok()) return Status::invalid_argument("the graph is not a valid graph IR buffer: " + read.status().message());
+    if (!read.is_ok())
+      return Status::invalid_argument("the graph is not a valid graph IR buffer: " + read.status().message());
     const ir::Graph* graph = *read;
     if (graph->ir_version() != kIrVersion) {
       return Status::invalid_argument("graph IR version " + std::to_string(graph->ir_version()) +
@@ -105,7 +107,9 @@ class GraphView {
   const ir::Node& node(size_t index) const { return *graph_->nodes()->Get(static_cast<flatbuffers::uoffset_t>(index)); }
 
   bool valid(int32_t value) const { return value >= 0 && static_cast<size_t>(value) < sdk::num_values(*graph_); }
-  const ir::Value& value(int32_t index) const { return *graph_->values()->Get(static_cast<flatbuffers::uoffset_t>(index)); }
+  const ir::Value& value(int32_t index) const {
+    return *graph_->values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  }
   bool is_constant(int32_t value) const { return valid(value) && this->value(value).data() != nullptr; }
   bool is_float(int32_t value) const { return valid(value) && this->value(value).dtype() == ir::DType::Float32; }
   std::vector<int64_t> shape(int32_t index) const {

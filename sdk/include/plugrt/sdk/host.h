@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file host.h
 /// Host: a C++ view of the plugrt_host_services table the host lends a plugin (allocator,
 /// logger, profiler, error reports), and HostBuffer, memory from the host's allocator
@@ -38,8 +39,7 @@ class Host {
     return table_->allocate(table_->context, size, alignment);
   }
   void deallocate(void* ptr) const {
-    if (ptr != nullptr && has(PLUGRT_STRUCT_SIZE(plugrt_host_services, deallocate)) &&
-        table_->deallocate != nullptr) {
+    if (ptr != nullptr && has(PLUGRT_STRUCT_SIZE(plugrt_host_services, deallocate)) && table_->deallocate != nullptr) {
       table_->deallocate(table_->context, ptr);
     }
   }
@@ -123,7 +123,9 @@ class HostBuffer {
 
   void* data() const { return data_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   size_t size() const { return size_; }
   /// Gives the memory up without releasing it (e.g. a preprocess blob the host takes).
   void* release() {

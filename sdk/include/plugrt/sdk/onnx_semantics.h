@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file onnx_semantics.h
 /// The ONNX rules that every backend's partition and preprocess apply again and again:
 /// window geometry (kernel, strides, dilations, pads with auto_pad), NumPy broadcasting,

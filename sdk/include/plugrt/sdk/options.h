@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file options.h
 /// Options: a read-only view of compile specs or runtime options (plugrt_option arrays),
 /// with typed getters that fail with InvalidArgument and a message naming the key.
@@ -103,8 +104,8 @@ class Options {
  private:
   static std::string_view view(plugrt_string s) { return {s.data == nullptr ? "" : s.data, s.size}; }
   Status bad(std::string_view key, const std::string& value, const std::string& expected) const {
-    return Status::invalid_argument(std::string(what_) + " '" + std::string(key) + "' is '" + value +
-                                    "', expected " + expected);
+    return Status::invalid_argument(std::string(what_) + " '" + std::string(key) + "' is '" + value + "', expected " +
+                                    expected);
   }
 
   const plugrt_option* options_ = nullptr;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file plugin_export.h
 /// Macros that give a plugin its two exported symbols: the metadata record (in the
 /// ELF section the host reads without loading the plugin) and the entry function.
@@ -35,8 +36,8 @@
 
 #define PLUGRT_PLUGIN_METADATA(name, version, num_backends, backend_names) \
   PLUGRT_EXTERN_C int plugrt_static_plugin_has_no_metadata_
-#define PLUGRT_PLUGIN_ENTRY(id)                                                            \
-  PLUGRT_EXTERN_C plugrt_status PLUGRT_ABI_CONCAT(plugrt_static_entry_, id)(              \
+#define PLUGRT_PLUGIN_ENTRY(id)                                              \
+  PLUGRT_EXTERN_C plugrt_status PLUGRT_ABI_CONCAT(plugrt_static_entry_, id)( \
       const plugrt_host_services* host, const plugrt_plugin_descriptor** descriptor)
 
 #else  // a plugin
@@ -44,26 +45,24 @@
 /// Defines the plugin's metadata record. `name` and `version` are string literals
 /// (at most 63 and 31 characters); `backend_names` is one literal holding the
 /// `num_backends` names separated by "\0", in the order the descriptor lists them.
-#define PLUGRT_PLUGIN_METADATA(name, version, num_backends, backend_names)            \
-  PLUGRT_EXTERN_C PLUGRT_EXPORT                                                       \
-  __attribute__((section(PLUGRT_METADATA_SECTION), used, aligned(8)))                 \
-  const plugrt_plugin_metadata plugrt_metadata = {                                    \
-      {'P', 'L', 'U', 'G', 'R', 'T', 'M', 'D'},                                       \
-      (uint32_t)sizeof(plugrt_plugin_metadata),                                       \
-      PLUGRT_METADATA_VERSION,                                                        \
-      PLUGRT_ABI_MAJOR,                                                               \
-      PLUGRT_ABI_MINOR,                                                               \
-      name,                                                                           \
-      version,                                                                        \
-      num_backends,                                                                   \
-      0,                                                                              \
-      backend_names}
+#define PLUGRT_PLUGIN_METADATA(name, version, num_backends, backend_names)                          \
+  PLUGRT_EXTERN_C PLUGRT_EXPORT __attribute__((section(PLUGRT_METADATA_SECTION), used, aligned(8))) \
+  const plugrt_plugin_metadata plugrt_metadata = {{'P', 'L', 'U', 'G', 'R', 'T', 'M', 'D'},         \
+                                                  (uint32_t)sizeof(plugrt_plugin_metadata),         \
+                                                  PLUGRT_METADATA_VERSION,                          \
+                                                  PLUGRT_ABI_MAJOR,                                 \
+                                                  PLUGRT_ABI_MINOR,                                 \
+                                                  name,                                             \
+                                                  version,                                          \
+                                                  num_backends,                                     \
+                                                  0,                                                \
+                                                  backend_names}
 
 /// Opens the definition of the entry function; its parameters are named `host` and
 /// `descriptor`.
-#define PLUGRT_PLUGIN_ENTRY(id)                                                            \
-  PLUGRT_EXTERN_C PLUGRT_EXPORT plugrt_status PLUGRT_PLUGIN_ENTRY_NAME(                    \
-      const plugrt_host_services* host, const plugrt_plugin_descriptor** descriptor)
+#define PLUGRT_PLUGIN_ENTRY(id)                                                                          \
+  PLUGRT_EXTERN_C PLUGRT_EXPORT plugrt_status PLUGRT_PLUGIN_ENTRY_NAME(const plugrt_host_services* host, \
+                                                                       const plugrt_plugin_descriptor** descriptor)
 
 #endif  // PLUGRT_STATIC_PLUGIN
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file status.h
 /// The SDK's error type: a plugrt_status code with a message, and Expected<T> (a value
 /// or the Status that explains why there is none). Header-only, over the C ABI alone.
@@ -19,7 +20,6 @@
 #include "plugrt/sdk/status_name.h"
 
 namespace plugrt::sdk {
-
 
 /// Success, or a plugrt_status code with a message saying what failed and why. Success
 /// costs a code and a null pointer: the message is kept on the heap only for a failure,
@@ -44,9 +44,7 @@ class [[nodiscard]] Status {
   static Status internal(std::string m) { return {PLUGRT_STATUS_INTERNAL, std::move(m)}; }
   static Status invalid_argument(std::string m) { return {PLUGRT_STATUS_INVALID_ARGUMENT, std::move(m)}; }
   static Status not_supported(std::string m) { return {PLUGRT_STATUS_NOT_SUPPORTED, std::move(m)}; }
-  static Status out_of_memory(std::string m) {
-    return {PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, std::move(m)};
-  }
+  static Status out_of_memory(std::string m) { return {PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, std::move(m)}; }
   /// The blob is not one this build's init can read (another format or version): the
   /// host then runs the part on the portable fallback.
   static Status incompatible_blob(std::string m) {
@@ -83,12 +81,13 @@ class [[nodiscard]] Expected {
   Expected(T value) : has_value_(true) { new (&value_) T(std::move(value)); }  // NOLINT
   /// From anything that converts to T (e.g. a std::unique_ptr<Derived> for a
   /// std::unique_ptr<Base>).
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, T> &&
-                                                    !std::is_convertible_v<U&&, Status>>>
+  template <typename U,
+            typename = std::enable_if_t<std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, T> &&
+                                        !std::is_convertible_v<U&&, Status>>>
   Expected(U&& value) : has_value_(true) {  // NOLINT
     new (&value_) T(std::forward<U>(value));
   }
-  Expected(Status status) : has_value_(false), status_(std::move(status)) {    // NOLINT
+  Expected(Status status) : has_value_(false), status_(std::move(status)) {  // NOLINT
     if (status_.is_ok()) status_ = Status::internal("Expected built from an Ok Status");
   }
   Expected(Expected&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
@@ -132,7 +131,9 @@ class [[nodiscard]] Expected {
 namespace internal {
 inline const Status& status_of(const Status& status) { return status; }
 template <typename T>
-const Status& status_of(const Expected<T>& expected) { return expected.status(); }
+const Status& status_of(const Expected<T>& expected) {
+  return expected.status();
+}
 }  // namespace internal
 
 }  // namespace plugrt::sdk
@@ -142,11 +143,10 @@ const Status& status_of(const Expected<T>& expected) { return expected.status();
 
 /// Returns the Status of `expr` (a Status or an Expected) from the enclosing function
 /// when it is an error.
-#define PLUGRT_SDK_RETURN_IF_ERROR(expr)                              \
-  do {                                                                \
-    const auto& plugrt_sdk_status_ = (expr);                          \
-    if (!plugrt_sdk_status_.is_ok())                                  \
-      return ::plugrt::sdk::internal::status_of(plugrt_sdk_status_);  \
+#define PLUGRT_SDK_RETURN_IF_ERROR(expr)                                                            \
+  do {                                                                                              \
+    const auto& plugrt_sdk_status_ = (expr);                                                        \
+    if (!plugrt_sdk_status_.is_ok()) return ::plugrt::sdk::internal::status_of(plugrt_sdk_status_); \
   } while (false)
 
 /// `PLUGRT_SDK_ASSIGN_OR_RETURN(auto x, make_x());` declares x from an Expected's value,

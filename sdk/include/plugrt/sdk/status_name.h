@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file status_name.h
 /// The names of the ABI's status codes: the one table that the SDK's Status and the
 /// host's plugrt::Status both print from. Header-only, over the C ABI alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file tensor.h
 /// Checked views of the DLTensor arguments of execute.
 ///
@@ -40,8 +41,11 @@ inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
 
 /// "float32", "int64", "uint8x4", ...
 inline std::string dtype_name(DLDataType t) {
-  std::string code = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
-                     : t.code == kDLBfloat ? "bfloat" : "code" + std::to_string(t.code) + "_";
+  std::string code = t.code == kDLFloat    ? "float"
+                     : t.code == kDLInt    ? "int"
+                     : t.code == kDLUInt   ? "uint"
+                     : t.code == kDLBfloat ? "bfloat"
+                                           : "code" + std::to_string(t.code) + "_";
   std::string name = code + std::to_string(t.bits);
   if (t.lanes != 1) name += "x" + std::to_string(t.lanes);
   return name;
@@ -100,7 +104,9 @@ class Tensor {
   int64_t dim(int i) const { return tensor_->shape[i]; }
   std::vector<int64_t> shape() const { return {tensor_->shape, tensor_->shape + tensor_->ndim}; }
   int64_t num_elements() const { return count_; }
-  size_t num_bytes() const { return static_cast<size_t>(count_) * ((tensor_->dtype.bits * tensor_->dtype.lanes + 7) / 8); }
+  size_t num_bytes() const {
+    return static_cast<size_t>(count_) * ((tensor_->dtype.bits * tensor_->dtype.lanes + 7) / 8);
+  }
 
   /// The first element, with byte_offset applied. Check the dtype before reading.
   template <typename T>
@@ -125,8 +131,8 @@ class Tensor {
       same = shape[d] == kAnyDim || shape[d] == tensor_->shape[d];
     }
     if (same) return Status::ok();
-    return Status::invalid_argument(what_ + ": shape is " + shape_text(tensor_->shape, tensor_->ndim) +
-                                    ", expected " + shape_text(shape.data(), shape.size()));
+    return Status::invalid_argument(what_ + ": shape is " + shape_text(tensor_->shape, tensor_->ndim) + ", expected " +
+                                    shape_text(shape.data(), shape.size()));
   }
   Status expect_shape(std::initializer_list<int64_t> shape) const { return expect_shape(std::vector<int64_t>(shape)); }
 
@@ -149,9 +155,7 @@ class Arguments {
 
   /// The call's PLUGRT_EXECUTE_* flags; 0 from a host older than ABI 1.2, whose args end
   /// before the field.
-  plugrt_execute_flags flags() const {
-    return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 ? args_->flags : 0;
-  }
+  plugrt_execute_flags flags() const { return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_2 ? args_->flags : 0; }
   /// The host's next call goes to another backend: park worker threads before returning
   /// (see PLUGRT_EXECUTE_PARK_WORKERS).
   bool park_workers() const { return (flags() & PLUGRT_EXECUTE_PARK_WORKERS) != 0; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Isolation: running a plugin's backends in a plugrt-backend-host process instead of the
 // application's (DESIGN.md, "Isolation"). The host registers proxy backend tables of the
 // ordinary ABI type, so the executor calls an isolated backend as it calls any other;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The protocol between the host and plugrt-backend-host, the process that runs one
 // isolated plugin. Frames cross a stream socket pair: a fixed header, then `payload_size`
 // bytes, with at most one file descriptor (a memfd) attached to the header's first byte.
@@ -42,11 +43,11 @@ enum class CallKind : uint16_t { kDescribe = 1, kInit = 2, kExecute = 3, kDestro
 struct FrameHeader {
   uint32_t magic = kFrameMagic;
   uint16_t version = kProtocolVersion;
-  uint16_t kind = 0;         // a CallKind
-  uint64_t call_id = 0;      // echoed in the response
-  int32_t status = 0;        // responses: a plugrt_status
+  uint16_t kind = 0;     // a CallKind
+  uint64_t call_id = 0;  // echoed in the response
+  int32_t status = 0;    // responses: a plugrt_status
   uint32_t payload_size = 0;
-  uint32_t num_fds = 0;      // 0 or 1
+  uint32_t num_fds = 0;  // 0 or 1
   uint32_t reserved = 0;
 };
 static_assert(sizeof(FrameHeader) == 32, "the frame header layout is part of the protocol");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file contract.h
 /// The contract test kit: one GoogleTest suite that every plugrt plugin must pass,
 /// parameterized over every backend the plugin provides. The runner

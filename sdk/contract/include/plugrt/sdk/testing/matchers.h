@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file matchers.h
 /// GoogleMock matchers for plugrt status codes and the SDK's Status/Expected:
 ///   EXPECT_THAT(table->init(...), IsOk());
@@ -18,11 +19,15 @@ namespace internal {
 inline plugrt_status code_of(plugrt_status s) { return s; }
 inline plugrt_status code_of(const Status& s) { return s.code(); }
 template <typename T>
-plugrt_status code_of(const Expected<T>& e) { return e.is_ok() ? PLUGRT_STATUS_OK : e.status().code(); }
+plugrt_status code_of(const Expected<T>& e) {
+  return e.is_ok() ? PLUGRT_STATUS_OK : e.status().code();
+}
 inline std::string describe(plugrt_status s) { return std::string(status_name(s)); }
 inline std::string describe(const Status& s) { return s.to_string(); }
 template <typename T>
-std::string describe(const Expected<T>& e) { return e.is_ok() ? "Ok with a value" : e.status().to_string(); }
+std::string describe(const Expected<T>& e) {
+  return e.is_ok() ? "Ok with a value" : e.status().to_string();
+}
 }  // namespace internal
 
 MATCHER(IsOk, "is Ok") {
@@ -35,7 +40,8 @@ MATCHER_P(ErrorIs, code, "fails with " + std::string(status_name(code))) {
   return internal::code_of(arg) == code;
 }
 
-MATCHER_P(IsOkAndHolds, matcher, "is Ok and holds a value that " + ::testing::DescribeMatcher<decltype(matcher)>(matcher)) {
+MATCHER_P(IsOkAndHolds, matcher,
+          "is Ok and holds a value that " + ::testing::DescribeMatcher<decltype(matcher)>(matcher)) {
   if (!arg.is_ok()) {
     *result_listener << "which is " << arg.status().to_string();
     return false;

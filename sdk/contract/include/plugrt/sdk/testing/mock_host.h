@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file mock_host.h
 /// MockHostServices: a GoogleMock stand-in for the host services a plugin receives
 /// (plugrt_host_services), for backend authors' own unit tests and for the contract kit.
@@ -40,7 +41,9 @@ class MockHostServices {
     table_.profile_begin = [](void* c, plugrt_string event) { return self(c)->profile_begin(text(event)); };
     table_.profile_end = [](void* c, uint64_t token) { self(c)->profile_end(token); };
     table_.report_error = [](void* c, plugrt_status s, plugrt_string m) { self(c)->report_error(s, text(m)); };
-    ON_CALL(*this, allocate).WillByDefault([this](size_t size, size_t alignment) { return real_allocate(size, alignment); });
+    ON_CALL(*this, allocate).WillByDefault([this](size_t size, size_t alignment) {
+      return real_allocate(size, alignment);
+    });
     ON_CALL(*this, deallocate).WillByDefault([this](void* ptr) { real_deallocate(ptr); });
     ON_CALL(*this, report_error).WillByDefault([this](plugrt_status status, const std::string& message) {
       std::lock_guard<std::mutex> lock(mutex_);
