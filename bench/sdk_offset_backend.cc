@@ -9,7 +9,7 @@
 
 namespace {
 
-class OffsetDelegate : public plugrt::sdk::Delegate {
+class OffsetDelegate final : public plugrt::sdk::Delegate {
  public:
   explicit OffsetDelegate(float offset) : offset_(offset) {}
 
@@ -49,6 +49,7 @@ class SdkOffsetBackend : public plugrt::sdk::Backend {
   static constexpr char kName[] = "sdk_offset";
   // As the C backend: the host then takes no lock around a call.
   static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE;
+  using DelegateType = OffsetDelegate;  // execute without a virtual call
   plugrt::sdk::Expected<std::unique_ptr<plugrt::sdk::Delegate>> init(const plugrt::sdk::InitContext& c) override {
     if (c.blob_size != sizeof(float)) return plugrt::sdk::Status::incompatible_blob("the blob is one float");
     float offset;

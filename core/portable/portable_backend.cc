@@ -10,7 +10,7 @@ namespace plugrt::portable {
 namespace {
 
 /// One handle: a compiled graph.
-class PortableDelegate : public sdk::Delegate {
+class PortableDelegate final : public sdk::Delegate {
  public:
   explicit PortableDelegate(std::unique_ptr<CompiledGraph> graph) : graph_(std::move(graph)) {}
 

@@ -23,7 +23,7 @@ using ::testing::NiceMock;
 namespace {
 
 /// Scales a float32 [N] tensor by the compile spec "scale"; throws on request.
-class ScaleDelegate : public sdk::Delegate {
+class ScaleDelegate final : public sdk::Delegate {
  public:
   ScaleDelegate(float scale, sdk::HostBuffer state) : scale_(scale), state_(std::move(state)) {}
   sdk::Status execute(const sdk::Arguments& args) override {
@@ -46,6 +46,7 @@ class ScaleBackend : public sdk::Backend {
   static constexpr char kName[] = "scale";
   static constexpr char kDescription[] = "multiplies by a constant";
   static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE;
+  using DelegateType = ScaleDelegate;  // executes without a virtual call
 
   sdk::Availability is_available(sdk::Host host) override {
     host.info("checking");
@@ -67,9 +68,22 @@ class UnavailableBackend : public sdk::Backend {
   }
 };
 
+/// Declares ScaleDelegate its delegate type, but its init makes another.
+class MistypedBackend : public sdk::Backend {
+ public:
+  static constexpr char kName[] = "mistyped";
+  using DelegateType = ScaleDelegate;
+  class OtherDelegate : public sdk::Delegate {
+    sdk::Status execute(const sdk::Arguments&) override { return sdk::Status::ok(); }
+  };
+  sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext&) override {
+    return std::unique_ptr<sdk::Delegate>(std::make_unique<OtherDelegate>());
+  }
+};
+
 }  // namespace
 
-PLUGRT_SDK_EXPORT_PLUGIN(wrapper_test, "2.3.4", ScaleBackend, UnavailableBackend);
+PLUGRT_SDK_EXPORT_PLUGIN(wrapper_test, "2.3.4", ScaleBackend, UnavailableBackend, MistypedBackend);
 
 namespace {
 
@@ -101,7 +115,7 @@ TEST_F(WrapperTest, DescriptorListsEveryBackendClass) {
   EXPECT_EQ(descriptor_->abi_major, static_cast<uint32_t>(PLUGRT_ABI_MAJOR));
   EXPECT_EQ(std::string(descriptor_->name.data, descriptor_->name.size), "wrapper_test");
   EXPECT_EQ(std::string(descriptor_->version.data, descriptor_->version.size), "2.3.4");
-  ASSERT_EQ(descriptor_->num_backends, 2u);
+  ASSERT_EQ(descriptor_->num_backends, 3u);
   EXPECT_EQ(std::string(scale_->name.data, scale_->name.size), "scale");
   EXPECT_EQ(std::string(scale_->description.data, scale_->description.size), "multiplies by a constant");
   EXPECT_EQ(scale_->capabilities, PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE);
@@ -176,6 +190,14 @@ TEST(SdkArguments, ReadTheHandOffFlagOnlyWhenTheHostSentIt) {
   args.flags = PLUGRT_EXECUTE_PARK_WORKERS;
   EXPECT_FALSE(sdk::Arguments(&args).park_workers());
   EXPECT_EQ(sdk::Arguments(&args).flags(), 0u);
+}
+
+TEST_F(WrapperTest, InitRefusesADelegateOtherThanTheDeclaredDelegateType) {
+  const plugrt_backend* mistyped = descriptor_->backends[2];
+  plugrt_delegate_handle handle = nullptr;
+  EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INTERNAL, HasSubstr("other than its DelegateType")));
+  EXPECT_THAT(init(mistyped, {}, &handle), ErrorIs(PLUGRT_STATUS_INTERNAL));
+  EXPECT_EQ(handle, nullptr);
 }
 
 TEST_F(WrapperTest, ExceptionsBecomeInternalWithTheirMessage) {

@@ -53,7 +53,7 @@ struct Plan {
   std::vector<dnnl::memory> constants;
 };
 
-class OnednnDelegate : public sdk::Delegate {
+class OnednnDelegate final : public sdk::Delegate {
  public:
   /// Verifies the blob, builds every primitive and plans the memory. A blob of another
   /// format or version, or one this oneDNN cannot build, is refused as incompatible (the

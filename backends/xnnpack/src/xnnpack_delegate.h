@@ -21,7 +21,7 @@ struct Blob;
 struct Node;
 }  // namespace blob
 
-class XnnpackDelegate : public sdk::Delegate {
+class XnnpackDelegate final : public sdk::Delegate {
  public:
   /// Verifies the blob, defines the subgraph, creates and sets up the runtime. A blob of
   /// another format or version is refused as incompatible (the host falls back).
