@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "op_catalogue.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -294,17 +295,17 @@ const std::vector<OpCase>& op_catalogue() {
   return cases;
 }
 
-std::vector<OpCase> catalogue_cases(std::initializer_list<std::string_view> names) {
-  std::vector<OpCase> picked;
+std::vector<OpCase> catalogue_except(std::initializer_list<std::string_view> names) {
   for (std::string_view name : names) {
-    const OpCase* found = nullptr;
-    for (const OpCase& c : op_catalogue()) {
-      if (c.name == name) found = &c;
-    }
-    if (found == nullptr) throw std::invalid_argument("no op case '" + std::string(name) + "' in the catalogue");
-    picked.push_back(*found);
+    const bool known =
+        std::any_of(op_catalogue().begin(), op_catalogue().end(), [&](const OpCase& c) { return c.name == name; });
+    if (!known) throw std::invalid_argument("no op case '" + std::string(name) + "' in the catalogue");
   }
-  return picked;
+  std::vector<OpCase> kept;
+  for (const OpCase& c : op_catalogue()) {
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) kept.push_back(c);
+  }
+  return kept;
 }
 
 std::vector<OpCase> joined(std::vector<OpCase> first, const std::vector<OpCase>& second) {

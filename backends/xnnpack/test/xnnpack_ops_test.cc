@@ -8,54 +8,9 @@
 namespace plugrt::xnnpack_test {
 namespace {
 
-// Its cases of the shared catalogue (test/backend_support/op_catalogue.h): it has none of its own.
-std::vector<OpCase> taken_cases() {
-  return catalogue_cases({"Conv3x3PadBias",
-                          "ConvStrideDilationAsymmetricPads",
-                          "ConvGrouped",
-                          "ConvDepthwise",
-                          "ConvDepthwiseMultiplier2",
-                          "ConvSameUpperStride2",
-                          "Conv1x1",
-                          "GemmTransBBias",
-                          "GemmAlphaBetaRowBias",
-                          "MatMul2d",
-                          "MatMul3d",
-                          "Add4dSameShape",
-                          "AddPerChannelConstant",
-                          "SubScalarMinus4d",
-                          "Mul2dRowConstant",
-                          "Div4dBroadcastBoth",
-                          "DivByConstant3d",
-                          "Relu",
-                          "ClipMinMax",
-                          "ClipRelu6",
-                          "ClipOnlyMax",
-                          "ClipOpset6Attributes",
-                          "Sigmoid",
-                          "HardSwish",
-                          "HardSigmoid",
-                          "LeakyRelu",
-                          "Softmax2dLastAxis",
-                          "Softmax3dLastAxis",
-                          "Softmax4dChannels",
-                          "MaxPool2x2",
-                          "MaxPoolDilatedCeilModeSameShape",
-                          "MaxPool3x3Padded",
-                          "AveragePool2x2",
-                          "AveragePool3x3PaddedExcludingPad",
-                          "GlobalAveragePool",
-                          "PadConstant4d",
-                          "PadConstant2d",
-                          "ReshapeOneByOneTo2d",
-                          "ReshapeSingleChannel",
-                          "Reshape3dTo2d",
-                          "FlattenAfterGlobalPool",
-                          "SqueezeAfterGlobalPool",
-                          "UnsqueezeTo4dThenScale",
-                          "BatchNormalization",
-                          "ConvBlockToClassifierTwoOutputs"});
-}
+// Every case of the shared catalogue (test/backend_support/op_catalogue.h): it has none of
+// its own.
+const std::vector<OpCase>& taken_cases() { return op_catalogue(); }
 
 class XnnpackOpTest : public ::testing::TestWithParam<OpCase> {
  protected:
