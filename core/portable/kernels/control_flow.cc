@@ -46,11 +46,16 @@ class Subgraph {
     const uint8_t* data = node.attr_graph(name, &size);
     if (data == nullptr) return std::string("has no subgraph '") + name + "'";
     if (nesting >= kMaxNesting) return "subgraphs nest deeper than " + std::to_string(kMaxNesting);
-    ++nesting;
+    struct Level {  // one level deeper while the subgraph compiles, even if it throws
+      Level() { ++nesting; }
+      ~Level() { --nesting; }
+    };
     std::string error;
     CompileFailure failure = CompileFailure::kInvalid;
-    graph_ = CompiledGraph::compile(data, size, &error, &failure);
-    --nesting;
+    {
+      Level level;
+      graph_ = CompiledGraph::compile(data, size, &error, &failure);
+    }
     if (graph_ == nullptr) return std::string("subgraph '") + name + "': " + error;
     name_ = name;
     inputs_.assign(graph_->num_inputs(), DLTensor{});
@@ -170,7 +175,8 @@ class IfKernel final : public Kernel {
   }
   bool may_fail() const override { return true; }
   bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const override {
-    const Subgraph& branch = *static_cast<const bool*>(args.inputs[0]) ? then_ : else_;
+    // A bool tensor's byte is read as a byte: any nonzero value is true.
+    const Subgraph& branch = *static_cast<const uint8_t*>(args.inputs[0]) != 0 ? then_ : else_;
     for (size_t k = 0; k < branch.num_inputs(); ++k) branch.bind_input(k, args.inputs[k + 1]);
     for (size_t k = 0; k < branch.num_outputs(); ++k) branch.bind_output(k, args.outputs[k]);
     return branch.run(error, error_capacity);
@@ -289,13 +295,13 @@ class LoopKernel final : public Kernel {
   bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const override {
     auto* scratch = static_cast<std::byte*>(args.scratch);
     auto* iteration = reinterpret_cast<int64_t*>(scratch);
-    auto* condition_in = reinterpret_cast<bool*>(scratch + sizeof(int64_t));
+    auto* condition_in = reinterpret_cast<uint8_t*>(scratch + sizeof(int64_t));  // bools, read as bytes
     auto* condition_out = condition_in + 1;
     std::byte* buffers = scratch + kAlignment;
     const size_t carried = carried_.count();
     const int64_t trips =
         has_trip_count_ ? *static_cast<const int64_t*>(args.inputs[0]) : std::numeric_limits<int64_t>::max();
-    bool condition = !has_condition_ || *static_cast<const bool*>(args.inputs[1]);
+    bool condition = !has_condition_ || *static_cast<const uint8_t*>(args.inputs[1]) != 0;
     for (size_t k = 0; k < carried; ++k) {
       if (carried_.bytes(k) != 0) std::memcpy(carried_.buffer(buffers, k, 0), args.inputs[2 + k], carried_.bytes(k));
     }
@@ -322,7 +328,7 @@ class LoopKernel final : public Kernel {
                           static_cast<std::byte*>(args.outputs[carried + j]) + static_cast<size_t>(t) * scan_bytes_[j]);
       }
       if (!body_.run(error, error_capacity)) return false;
-      condition = *condition_out;
+      condition = *condition_out != 0;
       current = 1 - current;
     }
     if (!scan_bytes_.empty() && t != scan_length_) {

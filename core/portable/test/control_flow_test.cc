@@ -50,6 +50,11 @@ TEST(ControlFlowKernel, IfRunsTheBranchItsConditionPicks) {
   NodeRun other = run_graph(graph, {TestTensor::boolean({}, {false}), x}, {f32_out({2})});
   ASSERT_TRUE(other.ok()) << other.error;
   EXPECT_THAT(other.outputs[0].floats(), ElementsAre(1, -2));
+  // A bool byte other than 0 or 1 (a caller's buffer) is true, and reading it is defined.
+  const TestTensor two = typed_tensor<uint8_t>(DType::kBool, {}, {2});
+  NodeRun odd = run_graph(graph, {two, x}, {f32_out({2})});
+  ASSERT_TRUE(odd.ok()) << odd.error;
+  EXPECT_THAT(odd.outputs[0].floats(), ElementsAre(0, 2));
 }
 
 TEST(ControlFlowKernel, RefusesMalformedIfs) {
