@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,50 @@ TEST(OnnxSemantics, BroadcastingAndAxes) {
   EXPECT_EQ(normalize_axis(3, 4), 3u);
   EXPECT_FALSE(normalize_axis(4, 4).has_value());
   EXPECT_FALSE(normalize_axis(-5, 4).has_value());
+}
+
+/// y [2, 4] = Gemm(a [2, 3], b) with b a constant of `b_shape` holding 1, 2, 3...
+std::vector<uint8_t> gemm_graph(const std::vector<int64_t>& b_shape, int64_t trans_a, int64_t trans_b) {
+  flatbuffers::FlatBufferBuilder builder;
+  const std::vector<int64_t> as = {2, 3}, ys = {2, 4};
+  std::vector<float> b_values(static_cast<size_t>(b_shape[0] * b_shape[1]));
+  for (size_t i = 0; i < b_values.size(); ++i) b_values[i] = static_cast<float>(i + 1);
+  std::vector<uint8_t> b_bytes(b_values.size() * sizeof(float));
+  std::memcpy(b_bytes.data(), b_values.data(), b_bytes.size());
+  std::vector<flatbuffers::Offset<ir::Value>> values = {
+      ir::CreateValueDirect(builder, "a", ir::DType::Float32, &as),
+      ir::CreateValueDirect(builder, "b", ir::DType::Float32, &b_shape, &b_bytes),
+      ir::CreateValueDirect(builder, "y", ir::DType::Float32, &ys)};
+  std::vector<flatbuffers::Offset<ir::Attribute>> attributes = {
+      ir::CreateAttributeDirect(builder, "transA", ir::AttributeKind::Int, 0, trans_a),
+      ir::CreateAttributeDirect(builder, "transB", ir::AttributeKind::Int, 0, trans_b),
+      ir::CreateAttributeDirect(builder, "alpha", ir::AttributeKind::Float, 2.0f)};
+  const std::vector<int32_t> gemm_in = {0, 1}, gemm_out = {2}, inputs = {0}, outputs = {2};
+  std::vector<flatbuffers::Offset<ir::Node>> nodes = {
+      ir::CreateNodeDirect(builder, "Gemm", "gemm", &gemm_in, &gemm_out, &attributes)};
+  ir::FinishGraphBuffer(builder, ir::CreateGraphDirect(builder, 1, 17, &values, &nodes, &inputs, &outputs));
+  return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
+}
+
+TEST(OnnxSemantics, AGemmWithConstantWeightsIsADenseLayer) {
+  // What resolve_dense_gemm says of a Gemm with these B shape and transposes.
+  auto resolve = [](const std::vector<int64_t>& b_shape, int64_t trans_a, int64_t trans_b, DenseGemm* gemm) {
+    const std::vector<uint8_t> bytes = gemm_graph(b_shape, trans_a, trans_b);
+    Expected<GraphView> graph = GraphView::open(bytes.data(), bytes.size());
+    return graph.is_ok() ? resolve_dense_gemm(*graph, graph->node(0), gemm) : graph.status().message();
+  };
+  DenseGemm gemm;
+  // B [3, 4] (K, N): the weights come out as [N, K], scaled by alpha.
+  ASSERT_EQ(resolve({3, 4}, 0, 0, &gemm), "");
+  EXPECT_EQ(gemm.m, 2);
+  EXPECT_EQ(gemm.n, 4);
+  EXPECT_EQ(gemm.k, 3);
+  EXPECT_THAT(gemm.weights, ElementsAre(2, 10, 18, 4, 12, 20, 6, 14, 22, 8, 16, 24));
+  // B [4, 3] with transB: already [N, K].
+  ASSERT_EQ(resolve({4, 3}, 0, 1, &gemm), "");
+  EXPECT_THAT(gemm.weights, ElementsAre(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24));
+  EXPECT_EQ(resolve({3, 4}, 1, 0, &gemm), "transA is not supported");
+  EXPECT_EQ(resolve({5, 4}, 0, 0, &gemm), "A and B do not agree on K");
 }
 
 TEST(TakeNodes, MarksWhatTheBackendTakesAndLogsWhyNot) {

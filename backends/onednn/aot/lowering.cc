@@ -200,28 +200,15 @@ std::string Lowering::lower_conv(const ir::Node& node) {
 // ---- Matrix products --------------------------------------------------------------------
 
 std::string Lowering::lower_gemm(const ir::Node& node) {
-  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), c = GraphView::input(node, 2);
+  const int32_t a = GraphView::input(node, 0), c = GraphView::input(node, 2);
   const int32_t y = GraphView::output(node, 0);
   if (std::string why = check_activation(a, "input A"); !why.empty()) return why;
-  if (GraphView::int_attribute(node, "transA", 0) != 0) return "transA is not supported";
-  const std::vector<int64_t> as = graph_.shape(a);
-  if (as.size() != 2) return "A is not 2-D";
-  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2)
-    return "B is not a 2-D float32 constant";
-  const bool trans_b = GraphView::int_attribute(node, "transB", 0) != 0;
-  const std::vector<int64_t> bs = graph_.shape(b);
-  const int64_t m = as[0], k = as[1], n = trans_b ? bs[0] : bs[1];
-  if ((trans_b ? bs[1] : bs[0]) != k) return "A and B do not agree on K";
-  if (graph_.shape(y) != std::vector<int64_t>{m, n}) return "the output shape is not [M, N]";
-  const float alpha = GraphView::float_attribute(node, "alpha", 1.0f);
-  const float beta = GraphView::float_attribute(node, "beta", 1.0f);
-  const std::vector<float> data = graph_.floats(b);
-  if (data.empty()) return "B's data does not match its shape";
-  // Inner product weights are [N, K].
-  std::vector<float> weights(data.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j)
-      weights[static_cast<size_t>(i * k + j)] = alpha * data[static_cast<size_t>(trans_b ? i * k + j : j * n + i)];
+  sdk::DenseGemm gemm;
+  if (std::string why = sdk::resolve_dense_gemm(graph_, node, &gemm); !why.empty()) return why;
+  const int64_t m = gemm.m, n = gemm.n, k = gemm.k;
+  const float beta = gemm.beta;
+  // Inner product weights are [N, K], as the dense Gemm has them.
+  std::vector<float> weights = std::move(gemm.weights);
   std::vector<int32_t> inputs = {activation(a), add_constant({n, k}, std::move(weights))};
   std::vector<float> bias;
   std::vector<int64_t> full_bias_dims;

@@ -259,23 +259,12 @@ std::string Lowering::lower_conv(const ir::Node& node) {
 // ---- Fully connected -------------------------------------------------------------------
 
 std::string Lowering::lower_gemm(const ir::Node& node) {
-  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), c = GraphView::input(node, 2);
+  const int32_t a = GraphView::input(node, 0), c = GraphView::input(node, 2);
   const int32_t y = GraphView::output(node, 0);
   if (std::string why = check_activation(a, "input A"); !why.empty()) return why;
-  if (GraphView::int_attribute(node, "transA", 0) != 0) return "transA is not supported";
-  const std::vector<int64_t> as = graph_.shape(a);
-  if (as.size() != 2) return "A is not 2-D";
-  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b).size() != 2) {
-    return "B is not a 2-D float32 constant";
-  }
-  const bool trans_b = GraphView::int_attribute(node, "transB", 0) != 0;
-  const std::vector<int64_t> bs = graph_.shape(b);
-  const int64_t k = as[1];
-  const int64_t n = trans_b ? bs[0] : bs[1];
-  if ((trans_b ? bs[1] : bs[0]) != k) return "A and B do not agree on K";
-  if (graph_.shape(y) != std::vector<int64_t>{as[0], n}) return "the output shape is not [M, N]";
-  const float alpha = GraphView::float_attribute(node, "alpha", 1.0f);
-  const float beta = GraphView::float_attribute(node, "beta", 1.0f);
+  sdk::DenseGemm gemm;
+  if (std::string why = sdk::resolve_dense_gemm(graph_, node, &gemm); !why.empty()) return why;
+  const int64_t n = gemm.n, k = gemm.k;
   std::vector<float> bias(static_cast<size_t>(n), 0.0f);
   if (c != -1) {
     if (!graph_.is_constant(c) || !graph_.is_float(c)) return "C is not a float32 constant";
@@ -285,14 +274,11 @@ std::string Lowering::lower_gemm(const ir::Node& node) {
     if (!per_column && count != 1) return "C is not a per-column bias";
     const std::vector<float> data = graph_.floats(c);
     if (data.size() != static_cast<size_t>(count)) return "C's data does not match its shape";
-    for (int64_t j = 0; j < n; ++j) bias[static_cast<size_t>(j)] = beta * data[per_column ? static_cast<size_t>(j) : 0];
+    for (int64_t j = 0; j < n; ++j) {
+      bias[static_cast<size_t>(j)] = gemm.beta * data[per_column ? static_cast<size_t>(j) : 0];
+    }
   }
-  const std::vector<float> weights = graph_.floats(b);
-  if (weights.empty()) return "B's data does not match its shape";
-  std::vector<float> filter(static_cast<size_t>(n * k));
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < k; ++i)
-      filter[static_cast<size_t>(j * k + i)] = alpha * weights[static_cast<size_t>(trans_b ? j * k + i : i * n + j)];
+  std::vector<float> filter = std::move(gemm.weights);  // [N, K]
   const uint32_t input = activation(a);
   const uint32_t filter_id = add_static({static_cast<uint64_t>(n), static_cast<uint64_t>(k)}, std::move(filter));
   const uint32_t bias_id = add_static({static_cast<uint64_t>(n)}, std::move(bias));

@@ -2,7 +2,7 @@
 /// \file onnx_semantics.h
 /// The ONNX rules that every backend's partition and preprocess apply again and again:
 /// window geometry (kernel, strides, dilations, pads with auto_pad), NumPy broadcasting,
-/// and negative axes. Header-only; link plugrt::sdk_graph.
+/// negative axes, and a Gemm with constant weights as a dense layer. Header-only; link plugrt::sdk_graph.
 ///
 /// Each check returns "" when the node follows the rule, otherwise the reason in words a
 /// user reads in `plugrt compile`'s summary of nodes a backend leaves.
@@ -120,6 +120,46 @@ inline std::optional<size_t> normalize_axis(int64_t axis, size_t rank) {
   const int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) return std::nullopt;
   return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+/// A Gemm whose A is 2-D and whose B is a 2-D float32 constant, as the dense (fully
+/// connected) layer libraries take: y[M, N] = A[M, K] * weights[N, K]^T (+ C).
+struct DenseGemm {
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<float> weights;  ///< [N, K], row-major, scaled by alpha
+  float beta = 1.0f;           ///< C's factor; C (input 2, optional) is the caller's to read
+};
+
+/// Reads a Gemm as a DenseGemm: transA must be 0, transB any. "" when it is one,
+/// otherwise the reason.
+inline std::string resolve_dense_gemm(const GraphView& graph, const ir::Node& node, DenseGemm* gemm) {
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  if (GraphView::int_attribute(node, "transA", 0) != 0) return "transA is not supported";
+  const std::vector<int64_t> as = graph.shape(a);
+  if (as.size() != 2) return "A is not 2-D";
+  if (!graph.is_constant(b) || !graph.is_float(b) || graph.shape(b).size() != 2) {
+    return "B is not a 2-D float32 constant";
+  }
+  const bool trans_b = GraphView::int_attribute(node, "transB", 0) != 0;
+  const std::vector<int64_t> bs = graph.shape(b);
+  const int64_t m = as[0], k = as[1], n = trans_b ? bs[0] : bs[1];
+  if ((trans_b ? bs[1] : bs[0]) != k) return "A and B do not agree on K";
+  if (graph.shape(y) != std::vector<int64_t>{m, n}) return "the output shape is not [M, N]";
+  const std::vector<float> data = graph.floats(b);
+  if (data.empty() && n * k != 0) return "B's data does not match its shape";
+  const float alpha = GraphView::float_attribute(node, "alpha", 1.0f);
+  gemm->m = m;
+  gemm->n = n;
+  gemm->k = k;
+  gemm->beta = GraphView::float_attribute(node, "beta", 1.0f);
+  gemm->weights.assign(static_cast<size_t>(n * k), 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      gemm->weights[static_cast<size_t>(i * k + j)] =
+          alpha * data[static_cast<size_t>(trans_b ? i * k + j : j * n + i)];
+    }
+  }
+  return "";
 }
 
 }  // namespace plugrt::sdk
