@@ -56,6 +56,8 @@ class Importer {
   Status error(Error code, const std::string& reason) const { return Status(code, origin_ + ": " + reason); }
   Status shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input, const std::string& reason,
                      size_t rank) const;
+  /// "node 'conv1' (Conv, opset 13)", or the node's position when it has no name.
+  std::string node_label(const onnx::NodeProto& node) const;
   Status node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const;
   const onnx::OpSchema* schema_of(const onnx::NodeProto& node) const {
     return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
@@ -127,13 +129,17 @@ onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims)
 /// (weights) are not handed to it.
 constexpr size_t kMaxInferenceDataBytes = size_t{1} << 20;
 
-Status Importer::node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const {
+std::string Importer::node_label(const onnx::NodeProto& node) const {
   std::string name = "'" + node.name() + "'";
   if (node.name().empty()) {
     auto it = node.output_size() > 0 ? labels_.find(node.output(0)) : labels_.end();
     name = it != labels_.end() ? it->second : "(unnamed)";
   }
-  return error(code, "node " + name + " (" + node.op_type() + ", opset " + std::to_string(opset_) + "): " + reason);
+  return "node " + name + " (" + node.op_type() + ", opset " + std::to_string(opset_) + ")";
+}
+
+Status Importer::node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const {
+  return error(code, node_label(node) + ": " + reason);
 }
 
 Status Importer::shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input,
@@ -652,7 +658,7 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
     Status status = onnx_import::subgraph_model(attribute.g(), opset_, formal, captured, constants, &model);
     if (!status.is_ok()) return node_error(status.code(), node, status.message());
     static const ImportOptions kNoOptions;
-    Importer nested(node_error(Error::kOk, node, where).message(), kNoOptions);
+    Importer nested(origin_ + ": " + node_label(node) + ": " + where, kNoOptions);
     PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, nested.run_subgraph(model));
     std::vector<ValueType>& outputs = subgraph_outputs.emplace_back();
     for (const onnx::ValueInfoProto& output : nested.graph_->output())
