@@ -494,7 +494,9 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   std::vector<dims_t> operand_dims;
   for (flatbuffers::uoffset_t i = 0; i < length(op.post_ops()); ++i) {
     const blob::PostOp* post = op.post_ops()->Get(i);
-    if (post->kind() != blob::PostOpKind::Binary) continue;
+    // Every post-op but an eltwise one is read as binary below (a kind this reader does
+    // not know included), so each has its operand checked here.
+    if (post->kind() == blob::PostOpKind::Eltwise) continue;
     const int32_t operand = post->operand();
     if (operand < 0 || static_cast<size_t>(operand) >= dims_.size()) return false;
     if (dims(operand) == ys) {
