@@ -2,10 +2,7 @@
 #include "backend_suite.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -175,11 +172,6 @@ TEST_P(BackendSuite, SeparateHandlesRunConcurrently) {
   for (double w : worst) EXPECT_LT(w, 1e-5);
 }
 
-std::vector<uint8_t> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // The blob fuzzer's corpus (test/fuzz/corpus/<backend>_blob): the seeds are real blobs
 // and initialise; each crash-* input, a crash found by the fuzzer, is refused. The
 // ahead-of-time fuzzer's findings (corpus/graph_ir/crash-<backend>-*): preprocess refuses them.
@@ -192,18 +184,12 @@ TEST_P(BackendSuite, TheFuzzerSeedsInitAndItsFindingsAreRefused) {
   for (const auto& entry : std::filesystem::directory_iterator(corpus / (GetParam().name + "_blob"))) {
     const std::string name = entry.path().filename().string();
     SCOPED_TRACE(name);
-    const std::vector<uint8_t> bytes = read_file(entry.path());
-    std::vector<uint64_t> aligned(bytes.size() / 8 + 1);  // blobs lie 64-byte aligned in a program
-    std::memcpy(aligned.data(), bytes.data(), bytes.size());
-    InitOptions options;
-    options.blob = aligned.data();
-    options.blob_size = bytes.size();
-    Result<DelegateHandle> handle = backend->init(options);
+    const Status status = init_status(*backend, read_file_bytes(entry.path()));
     if (name.rfind("crash-", 0) == 0) {
-      EXPECT_EQ(handle.code(), Error::kInvalidProgram);
+      EXPECT_EQ(status.code(), Error::kInvalidProgram);
       ++findings;
     } else {
-      EXPECT_TRUE(handle.is_ok()) << handle.status().to_string();
+      EXPECT_TRUE(status.is_ok()) << status.to_string();
       ++seeds;
     }
   }
@@ -214,7 +200,7 @@ TEST_P(BackendSuite, TheFuzzerSeedsInitAndItsFindingsAreRefused) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("crash-" + GetParam().name + "-", 0) != 0) continue;
     SCOPED_TRACE(name);
-    EXPECT_FALSE(backend->preprocess(read_file(entry.path())).is_ok());
+    EXPECT_FALSE(backend->preprocess(read_file_bytes(entry.path())).is_ok());
     ++graphs;
   }
   EXPECT_GE(graphs, 2u);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 
@@ -188,6 +190,20 @@ void expect_blob_of_another_version_falls_back(PluginEnvironment& env, const std
   EXPECT_TRUE(placement.fell_back);
   EXPECT_THAT(placement.reason, ::testing::HasSubstr("version 99"));
   EXPECT_LT(relative_difference(run_with_seed(*method, 5).at(0), expected), 1e-4);
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+Status init_status(const RegisteredBackend& backend, const std::vector<uint8_t>& bytes) {
+  std::vector<uint64_t> aligned(bytes.size() / 8 + 1);
+  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  InitOptions options;
+  options.blob = aligned.data();
+  options.blob_size = bytes.size();
+  return backend.init(options).status();
 }
 
 }  // namespace plugrt::backend_test

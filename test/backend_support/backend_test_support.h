@@ -48,6 +48,13 @@ double relative_difference(const std::vector<float>& actual, const std::vector<f
 /// the relative difference from PyTorch's output (models/<name>.output.npy).
 double difference_from_pytorch(Method& method, const std::string& name);
 
+/// The bytes of a file (empty when it cannot be read).
+std::vector<uint8_t> read_file_bytes(const std::string& path);
+
+/// What init says of a blob's bytes, copied to 8-byte aligned memory as blobs lie in a
+/// program; a handle it makes is destroyed before the copy is.
+Status init_status(const RegisteredBackend& backend, const std::vector<uint8_t>& bytes);
+
 /// x [1, 4, 6, 6] -> Conv 3x3 (8 channels, pads 1) -> Relu: a graph every backend takes.
 std::vector<uint8_t> conv_relu_graph();
 

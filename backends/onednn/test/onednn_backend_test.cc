@@ -2,10 +2,7 @@
 // The oneDNN plugin as a whole: the shared backend suite (test/backend_support/
 // backend_suite.h), the bundled models, and the reasons it gives for its fuzzers'
 // findings.
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -58,25 +55,15 @@ TEST_F(OnednnBackendTest, TheFuzzersFindingsAreRefusedWithTheirReasons) {
   Result<RegisteredBackend> backend = env_.registry().find_backend("onednn");
   ASSERT_TRUE(backend.is_ok());
   const std::filesystem::path corpus = PLUGRT_FUZZ_CORPUS_DIR;
-  auto read = [](const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
   for (const auto& entry : std::filesystem::directory_iterator(corpus / "onednn_blob")) {
     if (entry.path().filename().string().rfind("crash-misaligned-", 0) != 0) continue;
     SCOPED_TRACE(entry.path().filename().string());
-    const std::vector<uint8_t> bytes = read(entry.path());
-    std::vector<uint64_t> aligned(bytes.size() / 8 + 1);  // blobs lie 64-byte aligned in a program
-    std::memcpy(aligned.data(), bytes.data(), bytes.size());
-    InitOptions options;
-    options.blob = aligned.data();
-    options.blob_size = bytes.size();
-    EXPECT_THAT(backend->init(options).status().message(), HasSubstr("misaligned"));
+    EXPECT_THAT(init_status(*backend, read_file_bytes(entry.path())).message(), HasSubstr("misaligned"));
   }
   for (const auto& [file, reason] : {std::pair{"crash-xnnpack-misaligned-shape.bin", "misaligned"},
                                      std::pair{"crash-onednn-shape-overflow.bin", "too large shape"},
                                      std::pair{"crash-onednn-int-constant-too-short.bin", "Slice"}}) {
-    const std::vector<uint8_t> graph = read(corpus / "graph_ir" / file);
+    const std::vector<uint8_t> graph = read_file_bytes(corpus / "graph_ir" / file);
     ASSERT_FALSE(graph.empty()) << file;
     EXPECT_THAT(backend->preprocess(graph).status().message(), HasSubstr(reason)) << file;
   }

@@ -56,6 +56,17 @@ std::vector<int64_t> TestTensor::ints() const { return from_bytes<int64_t>(bytes
 std::vector<int32_t> TestTensor::int32s() const { return from_bytes<int32_t>(bytes); }
 std::vector<bool> TestTensor::bools() const { return std::vector<bool>(bytes.begin(), bytes.end()); }
 
+/// A DLTensor over a test tensor's bytes.
+DLTensor view_of(TestTensor& tensor) {
+  return DLTensor{tensor.bytes.data(),
+                  {kDLCPU, 0},
+                  static_cast<int32_t>(tensor.shape.size()),
+                  to_dlpack(tensor.dtype),
+                  tensor.shape.data(),
+                  nullptr,
+                  0};
+}
+
 NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTensor>& inputs,
                   const std::vector<OutputSpec>& outputs) {
   NodeRun run;
@@ -70,13 +81,7 @@ NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTenso
   std::vector<DLTensor> tensors;
   tensors.reserve(inputs.size() + outputs.size());
   for (TestTensor& tensor : input_copies) {
-    tensors.push_back(DLTensor{tensor.bytes.data(),
-                               {kDLCPU, 0},
-                               static_cast<int32_t>(tensor.shape.size()),
-                               to_dlpack(tensor.dtype),
-                               tensor.shape.data(),
-                               nullptr,
-                               0});
+    tensors.push_back(view_of(tensor));
   }
   for (const OutputSpec& spec : outputs) {
     TestTensor out{spec.dtype, spec.shape, std::vector<uint8_t>(num_elements(spec.shape) * dtype_size(spec.dtype)),
@@ -84,13 +89,7 @@ NodeRun run_graph(const std::vector<uint8_t>& graph, const std::vector<TestTenso
     run.outputs.push_back(std::move(out));
   }
   for (TestTensor& tensor : run.outputs) {
-    tensors.push_back(DLTensor{tensor.bytes.data(),
-                               {kDLCPU, 0},
-                               static_cast<int32_t>(tensor.shape.size()),
-                               to_dlpack(tensor.dtype),
-                               tensor.shape.data(),
-                               nullptr,
-                               0});
+    tensors.push_back(view_of(tensor));
   }
   std::vector<const DLTensor*> pointers;
   for (const DLTensor& tensor : tensors) pointers.push_back(&tensor);
