@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
-  libdlpack-dev flatbuffers-compiler libflatbuffers-dev libssl-dev
+  libdlpack-dev flatbuffers-compiler libflatbuffers-dev libssl-dev libxxhash-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libdnnl-dev

@@ -67,10 +67,16 @@ Method::Method(Method&&) noexcept = default;
 Method& Method::operator=(Method&&) noexcept = default;
 Method::~Method() = default;
 
+const char* to_string(PlacementPolicy policy) {
+  return policy == PlacementPolicy::kAuto ? "auto" : "as-compiled";
+}
+
 std::string LoadReport::to_string() const {
   std::string text;
+  if (!placement_note.empty()) text += "placement auto not used: " + placement_note + "\n";
   for (const DelegatePlacement& d : delegates) {
     text += d.delegate + " -> " + d.backend + " (" + d.origin + ")";
+    if (d.blob_origin != "program") text += ", blob " + d.blob_origin;
     if (d.isolated && !d.fell_back) text += ", isolated";
     if (d.fell_back) text += ", fallback: " + d.reason;
     text += "\n";
@@ -184,6 +190,26 @@ void Method::State::mark_turn_ends() {
 Result<Method> Method::load(const Program& program, std::string_view name, Registry& registry,
                             const MethodOptions& options) {
   PLUGRT_RETURN_IF_ERROR(program.describe(name));  // kNotFound with the list of methods
+  std::string placement_note;
+  if (options.placement == PlacementPolicy::kAuto) {
+    if (options.placer == nullptr) {
+      return Status(Error::kInvalidArgument, "placement 'auto' needs a placer (MethodOptions::placer)");
+    }
+    Result<PlacedProgram> placed = options.placer->place(program, name, registry, options);
+    if (placed.is_ok()) {
+      MethodOptions as_placed = options;
+      as_placed.placement = PlacementPolicy::kAsCompiled;
+      PLUGRT_ASSIGN_OR_RETURN(Method method, load(placed->program, name, registry, as_placed));
+      LoadReport& report = method.state_->report;
+      report.placement = to_string(PlacementPolicy::kAuto);
+      for (size_t d = 0; d < report.delegates.size(); ++d) {
+        if (d < placed->blob_origins.size()) report.delegates[d].blob_origin = placed->blob_origins[d];
+        if (d < placed->placement_reasons.size()) report.delegates[d].placement_reason = placed->placement_reasons[d];
+      }
+      return method;
+    }
+    placement_note = placed.status().message();
+  }
   const internal::ProgramData& data = *program.data_;
   const program::Method* method = nullptr;
   for (const program::Method* candidate : *data.root->methods()) {
@@ -195,6 +221,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
   state->environment = registry.shared_environment();
   state->name = std::string(name);
   state->report.method = state->name;
+  state->report.placement_note = std::move(placement_note);
 
   // The arena, and a DLTensor for every value (into the arena or a constant segment).
   const size_t arena_size = static_cast<size_t>(align_up(method->arena_size(), kArenaAlignment)) + kArenaAlignment;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "plugrt/builtin_backends.h"
 #include "program_data.h"
 #include "program_verifier.h"
 
@@ -105,10 +106,61 @@ Result<MethodSummary> Program::describe(std::string_view name) const {
     }
     return summary;
   }
+  return not_found(name);
+}
+
+Status Program::not_found(std::string_view name) const {
   std::string known;
   for (const std::string& method : method_names()) known += (known.empty() ? "" : ", ") + method;
   return Status(Error::kNotFound,
                 data_->origin + ": no method '" + std::string(name) + "' (the program has: " + known + ")");
+}
+
+Result<MethodContents> Program::contents(std::string_view name) const {
+  const program::Method* method = nullptr;
+  for (const program::Method* candidate : *data_->root->methods()) {
+    if (candidate->name()->string_view() == name) method = candidate;
+  }
+  if (method == nullptr) return not_found(name);
+  MethodContents contents;
+  if (method->values() != nullptr) {
+    for (const program::TensorValue* value : *method->values()) {
+      contents.values.push_back(internal::tensor_spec(*value));
+      contents.constants.push_back(value->segment() >= 0 ? data_->segment(static_cast<uint32_t>(value->segment()))
+                                                         : Span<const uint8_t>());
+    }
+  }
+  if (method->inputs() != nullptr) contents.inputs.assign(method->inputs()->begin(), method->inputs()->end());
+  contents.outputs.assign(method->outputs()->begin(), method->outputs()->end());
+  const size_t num_delegates = method->delegates() != nullptr ? method->delegates()->size() : 0;
+  std::vector<bool> seen(num_delegates, false);
+  if (method->instructions() != nullptr) {
+    for (const program::Instruction* instruction : *method->instructions()) {
+      const program::Delegate& delegate = *method->delegates()->Get(instruction->delegate());
+      if (seen[instruction->delegate()]) {
+        return Status(Error::kNotSupported, data_->origin + ": method '" + std::string(name) + "': delegate " +
+                                                std::to_string(instruction->delegate()) +
+                                                " runs in more than one instruction");
+      }
+      seen[instruction->delegate()] = true;
+      DelegateContents d;
+      d.name = delegate.name() != nullptr ? delegate.name()->str() : std::string();
+      d.backend = delegate.backend()->str();
+      d.blob = data_->segment(delegate.blob_segment());
+      if (delegate.backend()->string_view() == kPortableBackendName) {
+        d.portable_graph = d.blob;
+      } else if (delegate.fallback_segment() >= 0) {
+        d.portable_graph = data_->segment(static_cast<uint32_t>(delegate.fallback_segment()));
+      }
+      if (instruction->inputs() != nullptr) d.inputs.assign(instruction->inputs()->begin(), instruction->inputs()->end());
+      if (instruction->outputs() != nullptr) {
+        d.outputs.assign(instruction->outputs()->begin(), instruction->outputs()->end());
+      }
+      d.has_compile_specs = delegate.compile_specs() != nullptr && delegate.compile_specs()->size() > 0;
+      contents.delegates.push_back(std::move(d));
+    }
+  }
+  return contents;
 }
 
 }  // namespace plugrt

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "plugrt/content_hash.h"
 #include "plugrt/memory_planner.h"
 #include "plugrt/program_format.h"
 #include "plugrt/schema/program_generated.h"
@@ -12,13 +13,6 @@
 namespace plugrt {
 
 namespace {
-
-/// FNV-1a over the bytes: enough to find candidate duplicates, which are then compared.
-uint64_t hash_bytes(Span<const uint8_t> bytes) {
-  uint64_t hash = 1469598103934665603ull;
-  for (uint8_t byte : bytes) hash = (hash ^ byte) * 1099511628211ull;
-  return hash ^ bytes.size();
-}
 
 /// The byte size of a tensor; false when a dimension is negative or the size is too large.
 bool tensor_bytes(DType dtype, const std::vector<int64_t>& shape, uint64_t* bytes) {
@@ -65,7 +59,8 @@ MethodBuilder& ProgramBuilder::add_method(std::string name) {
 }
 
 uint32_t ProgramBuilder::add_segment(Span<const uint8_t> bytes) {
-  const uint64_t hash = hash_bytes(bytes);
+  // Finds candidate duplicates, which are then compared.
+  const uint64_t hash = content_hash(bytes).low;
   auto [begin, end] = segment_by_hash_.equal_range(hash);
   for (auto it = begin; it != end; ++it) {
     const std::vector<uint8_t>& existing = segments_[it->second];

@@ -13,17 +13,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugrt/placement/blob_cache.h"
+
 namespace plugrt::placement {
 
 namespace {
 
 constexpr char kHeader[] = "plugrt-cost-profile 1";
 constexpr double kMaxMicroseconds = 1e9;  // a figure above 1000 s is damage, not a measurement
-
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
-}
 
 std::vector<std::string> split_tabs(const std::string& line) {
   std::vector<std::string> fields;
@@ -49,12 +46,7 @@ bool make_directories(const std::string& path) {
 
 }  // namespace
 
-std::string CostProfile::default_directory() {
-  if (std::string dir = environment("PLUGRT_CACHE_DIR"); !dir.empty()) return dir;
-  if (std::string dir = environment("XDG_CACHE_HOME"); !dir.empty()) return dir + "/plugrt";
-  if (std::string home = environment("HOME"); !home.empty()) return home + "/.cache/plugrt";
-  return std::string();
-}
+std::string CostProfile::default_directory() { return default_cache_directory(); }
 
 std::string CostProfile::this_cpu() {
   std::ifstream cpuinfo("/proc/cpuinfo");

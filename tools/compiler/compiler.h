@@ -1,97 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ahead-of-time compiler: graph IR -> graph passes -> placement over the chosen
-// backends (plugrt::placement) -> partitions ->
-// each backend's blob (its `preprocess`, through the ABI) plus the portable fallback
-// of the same subgraph -> a program file (.prt).
+// The ahead-of-time compiler: an ONNX model, imported into the graph IR
+// (onnx_importer.h), compiled into a program by plugrt::placement::compile_graph.
 #ifndef PLUGRT_TOOLS_COMPILER_COMPILER_H_
 #define PLUGRT_TOOLS_COMPILER_COMPILER_H_
 
-#include <cstdint>
-#include <map>
 #include <string>
-#include <vector>
 
 #include "onnx_importer.h"
-#include "plugrt/placement/cost_profile.h"
-#include "plugrt/placement/tuner.h"
-#include "plugrt/registry.h"
-#include "plugrt/span.h"
-#include "plugrt/status.h"
+#include "plugrt/placement/compile.h"
 
 namespace plugrt::compiler {
 
-/// How nodes are given to backends.
-enum class PlacementRule {
-  /// The cost-based placer: the lowest estimated whole-graph latency (the default).
-  kCost,
-  /// Each node to the first backend in `backends` order that takes it (for comparisons,
-  /// and to force a split between backends).
-  kFirstTaker,
-};
+using placement::CompiledModel;
+using placement::CompileOptions;
+using placement::compile_graph;
+using placement::CompileSummary;
+using placement::default_backend_order;
+using placement::PartitionSummary;
+using placement::PlacementRule;
 
-struct CompileOptions {
-  /// The backends that may be used; "portable" takes whatever none of them takes, and may
-  /// be named alone to put everything on it. Empty: default_backend_order(). The order
-  /// breaks ties between equal costs and is the priority of PlacementRule::kFirstTaker.
-  std::vector<std::string> backends;
-  PlacementRule placement = PlacementRule::kCost;
-  /// Run the graph passes (placement/passes.h) before placement.
-  bool passes = true;
-  /// Measured node costs, used instead of the estimate where they have a figure. Null:
-  /// the estimate only (placement/README.md).
-  placement::CostProfile* profile = nullptr;
-  /// First measure, into *profile, what it lacks for this graph (placement/tuner.h).
-  bool tune = false;
-  placement::TuneOptions tune_options;
-  /// Write each partition's portable fallback blob (off: smaller file, no fallback).
-  bool fallback = true;
-  /// Recorded in the file.
-  std::string producer = "plugrt compile";
-};
-
-struct PartitionSummary {
-  std::string name;  ///< the delegate's label, "<backend>:<index>"
-  std::string backend;
-  std::map<std::string, size_t> op_counts;  ///< op type -> nodes
-  size_t num_nodes = 0;
-  uint64_t blob_size = 0;
-  uint64_t fallback_size = 0;  ///< 0 when the partition is portable or fallback is off
-  double estimated_us = 0;     ///< its nodes' costs (measured, else estimated) plus one delegate call
-  /// Its nodes' measured costs when the profile has a figure for every one; else < 0.
-  double measured_us = -1;
-};
-
-struct CompileSummary {
-  std::vector<std::string> backends;           ///< the backends considered, "portable" last
-  std::string placement;                       ///< "cost" or "first"
-  size_t num_nodes = 0;                        ///< after the graph passes
-  size_t num_nodes_imported = 0;               ///< before them
-  std::map<std::string, size_t> pass_changes;  ///< pass name -> nodes it changed or removed
-  double estimated_us = 0;                     ///< the placer's estimate of the whole graph
-  size_t measured_nodes = 0;                   ///< nodes whose cost came from the profile
-  placement::TuneReport tune;                  ///< what --tune measured
-  std::vector<PartitionSummary> partitions;
-  /// Op types (with node counts) that no chosen backend other than portable took.
-  std::map<std::string, size_t> untaken_ops;
-};
-
-struct CompiledModel {
-  std::vector<uint8_t> program;  ///< the .prt file's bytes
-  CompileSummary summary;
-};
-
-/// Every backend the registry (and its providers) can supply that has ahead-of-time
-/// entries, by name, then portable. No backend is preferred by name: the placer decides.
-std::vector<std::string> default_backend_order(Registry& registry);
-
-/// Partitions and lowers one graph IR model. Deterministic: the same graph and
-/// backends give the same bytes. Errors: kNotFound (a named backend does not exist),
-/// kNotSupported (a backend has no ahead-of-time entries; a node no backend takes,
-/// named with its op type and the portable backend's reason), the backends' own errors
-/// from partition or preprocess.
-Result<CompiledModel> compile_graph(Span<const uint8_t> graph, Registry& registry, const CompileOptions& options);
-
-/// import_onnx_file() then compile_graph().
+/// import_onnx_file() then placement::compile_graph(); errors name `path`.
 Result<CompiledModel> compile_onnx_file(const std::string& path, Registry& registry, const CompileOptions& options,
                                         const ImportOptions& import_options = {});
 

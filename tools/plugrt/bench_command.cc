@@ -26,8 +26,7 @@ struct BenchOptions {
   std::vector<std::string> inputs;
   size_t iterations = 50;
   size_t warmup = 5;
-  size_t threads = 0;
-  std::string backends;
+  LoadSettings load;
   PluginSearchOptions plugins;
   bool json = false;
 };
@@ -82,8 +81,10 @@ int run_bench(const BenchOptions& options) {
   if (!runtime.status().is_ok()) return fail(runtime.status().message());
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
-  Result<Method> method = load_method(*program, "forward", runtime.registry(), options.backends, options.threads);
+  const Clock::time_point load_start = Clock::now();
+  Result<Method> method = runtime.load_method(*program, "forward", options.load);
   if (!method.is_ok()) return fail(method.status().message());
+  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load_start).count();
   if (Status status = fill_inputs(*method, options.inputs, 0); !status.is_ok()) return fail(status.message());
 
   for (size_t i = 0; i < options.warmup; ++i) {
@@ -115,19 +116,22 @@ int run_bench(const BenchOptions& options) {
     delegates.push_back({{"delegate", report.delegates[d].delegate},
                          {"backend", report.delegates[d].backend},
                          {"fell_back", report.delegates[d].fell_back},
+                         {"blob_origin", report.delegates[d].blob_origin},
                          {"median_ms", percentile(per_delegate[d], 0.5)}});
   }
   json result = {{"program", options.program},           {"median_ms", percentile(latencies, 0.5)},
                  {"p90_ms", percentile(latencies, 0.9)}, {"min_ms", percentile(latencies, 0.0)},
                  {"iterations", options.iterations},     {"warmup", options.warmup},
-                 {"threads", report.num_threads},        {"delegates", delegates}};
+                 {"threads", report.num_threads},        {"delegates", delegates},
+                 {"load_ms", load_ms},                   {"placement_policy", report.placement}};
   if (options.json) {
     std::cout << result.dump(2) << "\n";
     return 0;
   }
   std::cout << options.program << ": median " << result["median_ms"].get<double>() << " ms, p90 "
             << result["p90_ms"].get<double>() << " ms over " << options.iterations << " iterations (" << options.warmup
-            << " warm-up, " << report.num_threads << " threads)\n";
+            << " warm-up, " << report.num_threads << " threads; loaded in " << load_ms << " ms, placement "
+            << report.placement << ")\n";
   for (const json& d : delegates) {
     std::cout << "  " << d["delegate"].get<std::string>() << " on " << d["backend"].get<std::string>() << ": median "
               << d["median_ms"].get<double>() << " ms" << (d["fell_back"].get<bool>() ? " (fallback)" : "") << "\n";
@@ -144,15 +148,17 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_option("--iterations", options->iterations, "Timed runs (default 50)");
   command->add_option("--warmup", options->warmup, "Untimed runs first (default 5)");
   command
-      ->add_option("--threads", options->threads,
+      ->add_option("--threads", options->load.threads,
                    "The method's thread budget, which its backends take turns on (default: the cores this "
                    "process may run on)")
       ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
-  command->add_option("--backends", options->backends, "Only these backends may run (comma-separated)");
+  command->add_option("--backends", options->load.backends, "Only these backends may run (comma-separated)");
+  add_placement_options(*command, options->load);
   add_plugin_search_options(*command, options->plugins);
   add_isolation_options(*command, options->plugins);
-  command->add_flag("--json", options->json, "Print JSON (median_ms, p90_ms, iterations, threads, delegates)");
+  command->add_flag("--json", options->json,
+                    "Print JSON (median_ms, p90_ms, iterations, threads, delegates, load_ms, placement_policy)");
   command->callback([options, &result] { result.exit_code = run_bench(*options); });
 }
 

@@ -4,7 +4,9 @@
 #include <cstdlib>
 
 #include "plugrt/builtin_backends.h"
+#include "plugrt/placement/load_placer.h"
 #include "plugrt/plugins/plugin_trust.h"
+#include "text.h"
 
 namespace plugrt::tools {
 
@@ -86,6 +88,42 @@ void CommandRuntime::load_all() {
   for (const plugins::PluginReport& report : loader_.report()) {
     if (report.state == plugins::PluginReport::State::kAccepted) (void)loader_.load(report.path);
   }
+}
+
+void add_placement_options(CLI::App& command, LoadSettings& settings) {
+  command
+      .add_option("--placement", settings.placement,
+                  "auto: place the program again over the backends present, reusing its blobs and the blob cache; "
+                  "as-compiled: run each part where the program says, or on its portable fallback (default: auto)")
+      ->envname("PLUGRT_PLACEMENT")
+      ->check(CLI::IsMember({"auto", "as-compiled"}))
+      ->type_name("auto|as-compiled");
+  command
+      .add_option("--cache-dir", settings.cache_dir,
+                  "Directory of the compiled-blob cache (default: $XDG_CACHE_HOME/plugrt, else ~/.cache/plugrt)")
+      ->envname("PLUGRT_CACHE_DIR")
+      ->type_name("DIR");
+  command.add_flag("--no-cache", settings.no_cache, "With --placement auto, neither read nor write the blob cache");
+}
+
+Result<Method> CommandRuntime::load_method(const Program& program, const std::string& method_name,
+                                           const LoadSettings& settings) {
+  MethodOptions options;
+  options.num_threads = settings.threads;
+  options.allowed_backends = split(settings.backends, ',');
+  placement::LoadPlacerOptions placer_options;
+  if (settings.no_cache) {
+    placer_options.cache_directory.clear();
+  } else if (!settings.cache_dir.empty()) {
+    placer_options.cache_directory = settings.cache_dir;
+  }
+  placement::LoadPlacer placer(placer_options);
+  if (settings.placement == "auto") {
+    load_all();
+    options.placement = PlacementPolicy::kAuto;
+    options.placer = &placer;
+  }
+  return Method::load(program, method_name, registry_, options);
 }
 
 }  // namespace plugrt::tools

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/method.h"
 #include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/program.h"
 #include "plugrt/registry.h"
 #include "plugrt/status.h"
 
@@ -41,6 +43,25 @@ void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options);
 /// --init-timeout-ms to `command` (run, bench, doctor).
 void add_isolation_options(CLI::App& command, PluginSearchOptions& options);
 
+/// How `plugrt run` and `plugrt bench` load a method.
+struct LoadSettings {
+  /// Only these backends may run (comma-separated); empty: any.
+  std::string backends;
+  /// The thread budget; 0: the cores this process may run on.
+  size_t threads = 0;
+  /// "auto" (placed again over the backends present) or "as-compiled".
+  std::string placement = "auto";
+  /// The blob cache's directory; empty: the default (placement/blob_cache.h).
+  std::string cache_dir;
+  bool no_cache = false;
+};
+
+/// Adds --placement auto|as-compiled (or PLUGRT_PLACEMENT), --cache-dir DIR (or
+/// PLUGRT_CACHE_DIR) and --no-cache to `command`.
+void add_placement_options(CLI::App& command, LoadSettings& settings);
+
+
+
 class CommandRuntime {
  public:
   /// Plugin log lines are dropped unless PLUGRT_LOG is set.
@@ -55,6 +76,9 @@ class CommandRuntime {
   const PluginSearchOptions& options() const { return options_; }
   /// Loads every accepted plugin, so that all their backends are registered.
   void load_all();
+  /// Loads `method_name` of `program` as `settings` say. With placement auto every
+  /// accepted plugin is loaded first, so that the placer sees all their backends.
+  Result<Method> load_method(const Program& program, const std::string& method_name, const LoadSettings& settings);
 
  private:
   PluginSearchOptions options_;

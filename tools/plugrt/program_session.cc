@@ -43,14 +43,6 @@ void fill_random(const TensorSpec& spec, std::mt19937_64& engine, std::vector<ui
 
 }  // namespace
 
-Result<Method> load_method(const Program& program, const std::string& method_name, Registry& registry,
-                           const std::string& backends, size_t threads) {
-  MethodOptions options;
-  options.num_threads = threads;
-  options.allowed_backends = split(backends, ',');
-  return Method::load(program, method_name, registry, options);
-}
-
 Status fill_inputs(Method& method, const std::vector<std::string>& input_files, uint64_t seed) {
   std::map<std::string, std::string> files;
   for (const std::string& argument : input_files) {

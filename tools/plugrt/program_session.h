@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `plugrt run` and `plugrt bench` share: loading a program's "forward" on the
-// registry with the caller's limits, and filling its inputs from .npy files or with
+// What `plugrt run` and `plugrt bench` share (with plugrt-contract-test --model): filling a
+// method's inputs from .npy files or with
 // seeded random values.
 #ifndef PLUGRT_TOOLS_PLUGRT_PROGRAM_SESSION_H_
 #define PLUGRT_TOOLS_PLUGRT_PROGRAM_SESSION_H_
@@ -14,11 +14,6 @@
 #include "plugrt/program.h"
 
 namespace plugrt::tools {
-
-/// Loads `method_name` of `program` with a thread budget of `threads` (0: the cores this
-/// process may run on) and only the comma-separated `backends` (empty: any).
-Result<Method> load_method(const Program& program, const std::string& method_name, Registry& registry,
-                           const std::string& backends, size_t threads);
 
 /// Sets every input of `method`: from `input_files` ("NAME=FILE.npy", by input name),
 /// and for the others seeded random values (float: uniform in [-1, 1]; integers: 0 to

@@ -25,8 +25,7 @@ struct RunOptions {
   std::string program;
   std::vector<std::string> inputs;
   std::string output_dir;
-  size_t threads = 0;
-  std::string backends;
+  LoadSettings load;
   bool report = false;
   bool check = false;
   std::vector<std::string> expected;  // NAME=FILE.npy
@@ -55,7 +54,9 @@ json report_json(const LoadReport& report) {
                          {"origin", d.origin},
                          {"fell_back", d.fell_back},
                          {"isolated", d.isolated},
-                         {"reason", d.reason}});
+                         {"reason", d.reason},
+                         {"blob_origin", d.blob_origin},
+                         {"placement_reason", d.placement_reason}});
   }
   return delegates;
 }
@@ -70,8 +71,11 @@ int run_program(const RunOptions& options) {
   if (!runtime.status().is_ok()) return fail(runtime.status().message());
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
-  Result<Method> method = load_method(*program, "forward", runtime.registry(), options.backends, options.threads);
+  const auto load_start = std::chrono::steady_clock::now();
+  Result<Method> method = runtime.load_method(*program, "forward", options.load);
   if (!method.is_ok()) return fail(method.status().message());
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   if (Status status = fill_inputs(*method, options.inputs, options.seed); !status.is_ok())
     return fail(status.message());
 
@@ -101,7 +105,10 @@ int run_program(const RunOptions& options) {
   // Agreement with the portable backend: the same inputs through the fallback blobs.
   json agreement;
   if (options.check) {
-    Result<Method> reference = load_method(*program, "forward", runtime.registry(), "portable", options.threads);
+    LoadSettings portable = options.load;
+    portable.backends = "portable";
+    portable.placement = "as-compiled";
+    Result<Method> reference = runtime.load_method(*program, "forward", portable);
     if (!reference.is_ok()) return fail("--check: " + reference.status().message());
     if (Status status = fill_inputs(*reference, options.inputs, options.seed); !status.is_ok()) {
       return fail(status.message());
@@ -135,19 +142,30 @@ int run_program(const RunOptions& options) {
   }
 
   if (options.json) {
-    json result = {{"program", options.program}, {"latency_ms", milliseconds}, {"outputs", outputs}};
+    json result = {{"program", options.program},
+                   {"load_ms", load_ms},
+                   {"latency_ms", milliseconds},
+                   {"placement_policy", method->report().placement},
+                   {"placement", report_json(method->report())},
+                   {"outputs", outputs}};
+    if (!method->report().placement_note.empty()) result["placement_note"] = method->report().placement_note;
     if (!options.expected.empty()) result["expected"] = expectations;
-    if (options.report) result["placement"] = report_json(method->report());
     if (options.check) result["agreement_with_portable"] = agreement;
     std::cout << result.dump(2) << "\n";
     return mismatch ? 1 : 0;
   }
-  std::cout << "ran " << options.program << " in " << milliseconds << " ms\n";
+  std::cout << "ran " << options.program << " in " << milliseconds << " ms (loaded in " << load_ms
+            << " ms, placement " << method->report().placement << ")\n";
   if (options.report) {
+    if (!method->report().placement_note.empty()) {
+      std::cout << "  placement auto not used: " << method->report().placement_note << "\n";
+    }
     for (const DelegatePlacement& d : method->report().delegates) {
-      std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << ")";
+      std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << "), blob from "
+                << d.blob_origin;
       if (d.isolated && !d.fell_back) std::cout << ", isolated";
       if (d.fell_back) std::cout << ", fallback: " << d.reason;
+      if (!d.placement_reason.empty()) std::cout << "; " << d.placement_reason;
       std::cout << "\n";
     }
   }
@@ -182,13 +200,15 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   command->add_option("--output-dir", options->output_dir,
                       "Write each output to DIR/<output name>.npy (DIR and its parents are created when missing)");
   command
-      ->add_option("--threads", options->threads,
+      ->add_option("--threads", options->load.threads,
                    "The method's thread budget, which its backends take turns on (default: the cores this "
                    "process may run on)")
       ->check(CLI::Range(size_t{0}, size_t{1024}));
-  command->add_option("--backends", options->backends,
+  command->add_option("--backends", options->load.backends,
                       "Only these backends may run (comma-separated); other parts run on their portable fallback");
-  command->add_flag("--report", options->report, "Say which backend ran each part, and why (fallbacks included)");
+  add_placement_options(*command, options->load);
+  command->add_flag("--report", options->report,
+                    "Say which backend ran each part, where its blob came from, and why (fallbacks included)");
   command->add_flag("--check", options->check,
                     "Also run the same inputs on the portable backend and print the largest difference");
   command->add_option("--expect", options->expected,

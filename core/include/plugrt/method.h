@@ -27,6 +27,19 @@
 
 namespace plugrt {
 
+class MethodPlacer;
+
+/// Whose placement a method runs.
+enum class PlacementPolicy {
+  /// The program's: each delegate on the backend it was compiled for, or its fallback.
+  kAsCompiled,
+  /// Placed again at load, over the backends present (MethodOptions::placer does it).
+  kAuto,
+};
+
+/// "as-compiled" or "auto".
+const char* to_string(PlacementPolicy policy);
+
 struct MethodOptions {
   /// The method's thread budget: the most threads its backends keep busy at once, the
   /// calling thread included (see plugrt/thread_budget.h). 0: the cores this process may
@@ -36,6 +49,12 @@ struct MethodOptions {
   std::vector<std::string> allowed_backends;
   /// Passed to every backend's init (key and bytes). Borrowed during load().
   Span<const plugrt_option> runtime_options;
+  /// kAuto needs `placer`. When placing again fails, the method loads as compiled and the
+  /// report's placement_note says why.
+  PlacementPolicy placement = PlacementPolicy::kAsCompiled;
+  /// Borrowed during load(). The core has no placer of its own: plugrt::placement's
+  /// LoadPlacer (plugrt/placement/load_placer.h) is one.
+  MethodPlacer* placer = nullptr;
 };
 
 /// Where one delegate of a method runs, and why.
@@ -47,6 +66,11 @@ struct DelegatePlacement {
   bool fell_back = false;
   std::string reason;  ///< why it fell back; empty otherwise
   uint64_t blob_size = 0;
+  /// Where its blob came from: "program" (stored in the program), "cache" (the compiled-
+  /// blob cache) or "lowered" (its backend's preprocess ran during this load).
+  std::string blob_origin = "program";
+  /// With placement auto: why its nodes run on this backend.
+  std::string placement_reason;
   /// Its backend runs in a separate process (a load option). When that process crashes
   /// or times out during execute(), the call is re-run on the portable fallback, which
   /// runs the delegate from then on: `fell_back` turns true, `reason` says what happened.
@@ -58,13 +82,37 @@ struct LoadReport {
   std::vector<DelegatePlacement> delegates;
   /// The thread budget every delegate was given.
   size_t num_threads = 0;
+  /// The placement that ran: "as-compiled", or "auto" when the method was placed again.
+  std::string placement = "as-compiled";
+  /// Why placement auto was asked for but the program's placement runs; empty otherwise.
+  std::string placement_note;
   /// One line per delegate: "xnnpack:0 -> portable (fallback: backend 'xnnpack' is not installed)".
   std::string to_string() const;
 };
 
+/// A program placed again at load time, and how each of its delegates got its blob.
+struct PlacedProgram {
+  Program program;
+  /// Per delegate of the placed method, in order: DelegatePlacement::blob_origin and
+  /// placement_reason.
+  std::vector<std::string> blob_origins;
+  std::vector<std::string> placement_reasons;
+};
+
+/// Places a program's method again, on the device, over the backends `registry` has.
+class MethodPlacer {
+ public:
+  virtual ~MethodPlacer() = default;
+  /// Errors say why the method cannot be placed again (Method::load then runs it as
+  /// compiled, and says so).
+  virtual Result<PlacedProgram> place(const Program& program, std::string_view method, Registry& registry,
+                                      const MethodOptions& options) = 0;
+};
+
 class Method {
  public:
-  /// Instantiates `name` of `program`. Errors: kNotFound (no such method); a delegate
+  /// Instantiates `name` of `program`, placed as options.placement says. Errors:
+  /// kNotFound (no such method); kInvalidArgument (placement auto without a placer); a delegate
   /// that can neither run on its backend nor fall back (no fallback blob, or the
   /// fallback's init fails) gives that error, naming the delegate and the backend.
   [[nodiscard]] static Result<Method> load(const Program& program, std::string_view name, Registry& registry,

@@ -44,6 +44,30 @@ struct DelegateSummary {
   std::vector<std::string> compile_spec_keys;
 };
 
+/// One delegate's stored bytes and its instruction, as placement at load time reads them.
+/// The spans stay valid while the Program (or a copy of it) lives.
+struct DelegateContents {
+  std::string name;
+  std::string backend;
+  Span<const uint8_t> blob;
+  /// The same subgraph as a graph IR: the blob itself for a portable delegate, else its
+  /// fallback; empty when it has none.
+  Span<const uint8_t> portable_graph;
+  /// Method value indices the delegate reads and writes, in order (its instruction's).
+  std::vector<uint32_t> inputs, outputs;
+  /// It has compile specs (placement at load time does not carry them to a new blob).
+  bool has_compile_specs = false;
+};
+
+/// What a method is made of: its values, which of them are constants (with their
+/// bytes), its inputs and outputs, and its delegates in instruction order.
+struct MethodContents {
+  std::vector<TensorSpec> values;
+  std::vector<Span<const uint8_t>> constants;  ///< per value; empty unless a constant
+  std::vector<uint32_t> inputs, outputs;
+  std::vector<DelegateContents> delegates;
+};
+
 struct MethodSummary {
   std::string name;
   std::vector<TensorSpec> inputs;
@@ -77,11 +101,16 @@ class Program {
   std::vector<std::string> method_names() const;
   /// Errors: kNotFound, listing the methods that exist.
   Result<MethodSummary> describe(std::string_view method) const;
+  /// What `method` is made of. Errors: kNotFound; kNotSupported when one delegate runs
+  /// in several instructions (compile_graph never writes that).
+  Result<MethodContents> contents(std::string_view method) const;
 
  private:
   friend class Method;
   explicit Program(std::shared_ptr<const internal::ProgramData> data) : data_(std::move(data)) {}
   [[nodiscard]] static Result<Program> verify(std::shared_ptr<internal::ProgramData> data);
+  /// kNotFound for method `name`, listing the methods that exist.
+  Status not_found(std::string_view name) const;
 
   std::shared_ptr<const internal::ProgramData> data_;
 };

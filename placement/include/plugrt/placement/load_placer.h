@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// LoadPlacer: placement `auto` at load time (DESIGN.md, "Drop-in acceleration").
+//
+// It reads the method's whole graph back from the program (method_graph.h), places it
+// with the same placer `plugrt compile` uses over the backends the registry has now
+// (those with ahead-of-time entries, allowed by the method options and available),
+// and compiles it again (compile.h) with each partition's blob taken, in order, from:
+//   - the program, when it holds a blob of the same backend for exactly that partition
+//     graph (a program compiled for this device is placed as it was, lowering nothing);
+//   - the blob cache (blob_cache.h), keyed by the partition graph, the backend, its
+//     plugin's name, version and build (a hash of the plugin file), the plugin's ABI
+//     version and the host's;
+//   - else the backend's preprocess, whose blob then goes into the cache.
+// Plugins must be registered (or loaded) before: a registry lists no plugin it has not
+// read. Measured costs in the cache directory's profile (cost_profile.h) are used.
+#ifndef PLUGRT_PLACEMENT_LOAD_PLACER_H_
+#define PLUGRT_PLACEMENT_LOAD_PLACER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "plugrt/method.h"
+#include "plugrt/placement/blob_cache.h"
+
+namespace plugrt::placement {
+
+struct LoadPlacerOptions {
+  /// The cache's directory ("<dir>/blobs" holds the blobs); empty: no blob cache.
+  std::string cache_directory = default_cache_directory();
+  uint64_t cache_max_bytes = BlobCache::default_max_bytes();
+};
+
+class LoadPlacer : public MethodPlacer {
+ public:
+  explicit LoadPlacer(LoadPlacerOptions options = {});
+  ~LoadPlacer() override;
+
+  Result<PlacedProgram> place(const Program& program, std::string_view method, Registry& registry,
+                              const MethodOptions& options) override;
+
+  /// Null when there is no cache directory.
+  BlobCache* cache() { return cache_.get(); }
+
+ private:
+  /// A hash of a plugin file's bytes, computed once per file version (path, size, mtime).
+  std::string build_identity(const PluginInfo& plugin);
+
+  std::unique_ptr<BlobCache> cache_;
+  std::map<std::string, std::pair<std::string, std::string>> builds_;  // path -> (stat key, hash)
+};
+
+}  // namespace plugrt::placement
+
+#endif  // PLUGRT_PLACEMENT_LOAD_PLACER_H_

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plugrt/placement/compile.h"
+
+#include <algorithm>
+
+#include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/placement/cost_model.h"
+#include "plugrt/placement/partitioner.h"
+#include "plugrt/placement/passes.h"
+#include "plugrt/placement/placer.h"
+#include "plugrt/program_builder.h"
+#include "plugrt/schema/graph_ir_generated.h"
+
+namespace plugrt::placement {
+
+namespace {
+
+using flatbuffers::uoffset_t;
+
+std::string node_label(const ir::Node& node, int opset) {
+  std::string label = "node '" + (node.name() != nullptr ? node.name()->str() : std::string()) + "' (" +
+                      node.op_type()->str() + ", opset " + std::to_string(opset) + ")";
+  return label;
+}
+
+/// The chosen backends, resolved, with "portable" last.
+struct ChosenBackends {
+  std::vector<std::string> names;
+  std::vector<RegisteredBackend> backends;  // same order
+  size_t portable = 0;                      // index of "portable"
+};
+
+Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions& options) {
+  ChosenBackends chosen;
+  std::vector<std::string> names = options.backends.empty() ? default_backend_order(registry) : options.backends;
+  names.erase(std::remove(names.begin(), names.end(), std::string(kPortableBackendName)), names.end());
+  names.push_back(kPortableBackendName);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return Status(Error::kInvalidArgument, "backend '" + names[i] + "' is listed twice");
+    }
+    Result<RegisteredBackend> backend = [&]() -> Result<RegisteredBackend> {
+      Result<RegisteredBackend> found = registry.find_backend(names[i]);
+      if (!found.is_ok() && names[i] == kPortableBackendName) return builtin_portable_backend();
+      return found;
+    }();
+    if (!backend.is_ok()) return backend.status();
+    if (!backend->has_aot()) {
+      return Status(Error::kNotSupported, "backend '" + names[i] + "' (" + backend->plugin().origin +
+                                              ") has no ahead-of-time entries, so it cannot compile");
+    }
+    chosen.names.push_back(names[i]);
+    chosen.backends.push_back(*backend);
+  }
+  chosen.portable = chosen.names.size() - 1;
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<std::string> default_backend_order(Registry& registry) {
+  std::vector<std::string> order;
+  for (const BackendInfo& info : registry.list_backends()) {  // sorted by name
+    if (!info.has_aot || info.shadowed_by || info.name == kPortableBackendName) continue;
+    if (std::find(order.begin(), order.end(), info.name) == order.end()) order.push_back(info.name);
+  }
+  order.push_back(kPortableBackendName);
+  return order;
+}
+
+Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry& registry,
+                                    const CompileOptions& options) {
+  // The portable backend's view checks the graph and says, per node, why it cannot run it.
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<std::string> portable_reasons, portable_node_support(imported_bytes));
+  CompiledModel result;
+  result.summary.num_nodes_imported = portable_reasons.size();
+  std::vector<uint8_t> simplified;
+  Span<const uint8_t> graph_bytes = imported_bytes;
+  if (options.passes) {
+    PLUGRT_ASSIGN_OR_RETURN(PassResult passes, run_graph_passes(imported_bytes));
+    result.summary.pass_changes = passes.changes;
+    simplified = std::move(passes.graph);
+    graph_bytes = simplified;
+    PLUGRT_ASSIGN_OR_RETURN(portable_reasons, portable_node_support(graph_bytes));
+  }
+  const ir::Graph& graph = *ir::GetGraph(graph_bytes.data());
+  const size_t num_nodes = portable_reasons.size();
+  PLUGRT_ASSIGN_OR_RETURN(ChosenBackends chosen, choose_backends(registry, options));
+
+  // What each backend takes, and what each node would cost there.
+  const EstimateParameters estimate;
+  PlacementProblem problem;
+  problem.graph = node_graph(graph);
+  problem.node_cost.assign(num_nodes, std::vector<double>(chosen.backends.size(), kNotTaken));
+  problem.fallback.assign(chosen.backends.size(), false);
+  problem.fallback[chosen.portable] = true;
+  problem.partition_us = estimate.partition_us;
+  problem.crossing_us = estimate.crossing_us;
+  problem.crossing_us_per_byte = 1.0 / (estimate.crossing_gbytes_per_s * 1e3);
+  std::vector<std::vector<bool>> taken(chosen.backends.size());
+  std::vector<TuneBackend> to_tune;
+  for (size_t b = 0; b < chosen.backends.size(); ++b) {
+    if (b == chosen.portable) {
+      taken[b].resize(num_nodes);
+      for (size_t n = 0; n < num_nodes; ++n) taken[b][n] = portable_reasons[n].empty();
+      continue;
+    }
+    Result<std::vector<bool>> answer = chosen.backends[b].partition(graph_bytes, num_nodes);
+    if (!answer.is_ok()) return answer.status();
+    taken[b] = std::move(answer).value();
+    to_tune.push_back({chosen.backends[b], taken[b]});  // the fallback is never chosen on cost
+  }
+  if (options.tune && options.profile != nullptr) {
+    result.summary.tune = tune(graph_bytes, to_tune, *options.profile, options.tune_options);
+  }
+  std::vector<std::string> builds;
+  for (const RegisteredBackend& backend : chosen.backends) builds.push_back(backend_build(backend));
+  std::vector<std::vector<double>> measured(num_nodes, std::vector<double>(chosen.backends.size(), -1));
+  std::vector<bool> taken_by_other(num_nodes, false);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const NodeWork work = node_work(graph, n);
+    const std::string signature = options.profile != nullptr ? op_signature(graph, n) : std::string();
+    bool any_measured = false;
+    for (size_t b = 0; b < chosen.backends.size(); ++b) {
+      if (!taken[b][n]) continue;
+      double cost = estimated_node_us(work, b == chosen.portable, estimate);
+      if (options.profile != nullptr) {
+        if (std::optional<double> figure = options.profile->find(builds[b], signature)) {
+          cost = measured[n][b] = *figure;
+          any_measured = true;
+        }
+      }
+      problem.node_cost[n][b] = cost;
+      if (b != chosen.portable) taken_by_other[n] = true;
+    }
+    if (any_measured) ++result.summary.measured_nodes;
+  }
+  result.summary.backends = chosen.names;
+  result.summary.num_nodes = num_nodes;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    if (taken_by_other[n]) continue;
+    const ir::Node& node = *graph.nodes()->Get(static_cast<uoffset_t>(n));
+    if (!portable_reasons[n].empty()) {
+      return Status(Error::kNotSupported,
+                    node_label(node, graph.opset()) + ": no chosen backend takes it, and " + portable_reasons[n]);
+    }
+    if (chosen.backends.size() > 1) ++result.summary.untaken_ops[node.op_type()->str()];
+  }
+
+  std::vector<size_t> node_backend(num_nodes, chosen.portable);
+  if (options.placement == PlacementRule::kFirstTaker) {
+    result.summary.placement = "first";
+    for (size_t n = 0; n < num_nodes; ++n) {
+      for (size_t b = 0; b < chosen.backends.size(); ++b) {
+        if (b != chosen.portable && problem.node_cost[n][b] != kNotTaken) {
+          node_backend[n] = b;
+          break;
+        }
+      }
+    }
+    result.summary.estimated_us = placement_cost(problem, node_backend);
+  } else {
+    result.summary.placement = "cost";
+    if (result.summary.measured_nodes > 0) {
+      // Measured figures choose between backends, within the partitions the estimate
+      // needs (placer.h, max_partitions): single-node measurements do not justify splits.
+      PlacementProblem estimated = problem;
+      for (size_t n = 0; n < num_nodes; ++n) {
+        for (size_t b = 0; b < chosen.backends.size(); ++b) {
+          if (measured[n][b] >= 0) {
+            estimated.node_cost[n][b] =
+                estimated_node_us(node_work(graph, n), b == chosen.portable, estimate);
+          }
+        }
+      }
+      size_t groups = 0;
+      group_nodes(problem.graph.producers(), place(estimated).node_backend, &groups);
+      problem.max_partitions = groups;
+    }
+    Placement placed = place(problem);
+    node_backend = std::move(placed.node_backend);
+    result.summary.estimated_us = placed.estimated_us;
+  }
+
+  std::vector<Partition> partitions = cut_partitions(graph, node_backend);
+
+  // The method: graph inputs, graph outputs and partition boundaries live in its arena.
+  ProgramBuilder program;
+  program.set_producer(options.producer);
+  MethodBuilder& method = program.add_method("forward");
+  std::vector<int64_t> method_value(graph.values()->size(), -1);
+  auto value_of = [&](int32_t v) -> uint32_t {
+    if (method_value[static_cast<size_t>(v)] < 0) {
+      const ir::Value& source = *graph.values()->Get(static_cast<uoffset_t>(v));
+      std::vector<int64_t> shape;
+      if (source.shape() != nullptr) shape.assign(source.shape()->begin(), source.shape()->end());
+      method_value[static_cast<size_t>(v)] =
+          method.add_value(source.name() != nullptr ? source.name()->str() : std::string(),
+                           static_cast<DType>(source.dtype()), std::move(shape));
+    }
+    return static_cast<uint32_t>(method_value[static_cast<size_t>(v)]);
+  };
+  for (int32_t v : *graph.inputs()) method.add_input(value_of(v));
+
+  // A graph output that no node writes (a constant, or an input passed through) gets an
+  // Identity partition of its own, so that every output is written by an instruction.
+  std::vector<bool> written(graph.values()->size(), false);
+  for (const Partition& partition : partitions) {
+    for (int32_t v : partition.outputs) written[static_cast<size_t>(v)] = true;
+  }
+  for (int32_t v : *graph.outputs()) {
+    if (written[static_cast<size_t>(v)] || !graph.values()->Get(static_cast<uoffset_t>(v))->data()) continue;
+    const ir::Value& source = *graph.values()->Get(static_cast<uoffset_t>(v));
+    GraphBuilder copy(graph.opset());
+    std::vector<int64_t> shape(source.shape()->begin(), source.shape()->end());
+    ValueId c = copy.add_constant("constant", static_cast<DType>(source.dtype()), shape,
+                                  std::vector<uint8_t>(source.data()->begin(), source.data()->end()));
+    ValueId out = copy.add_value("output", static_cast<DType>(source.dtype()), shape);
+    copy.add_node("Identity", "constant_output", {c}, {out});
+    copy.add_output(out);
+    const std::vector<uint8_t> blob = copy.finish();
+    const std::string name = "portable:" + std::to_string(result.summary.partitions.size());
+    method.add_instruction(method.add_delegate(name, kPortableBackendName, blob), {}, {value_of(v)});
+    PartitionSummary summary;
+    summary.name = name;
+    summary.backend = kPortableBackendName;
+    summary.op_counts["Identity"] = 1;
+    summary.num_nodes = 1;
+    summary.blob_size = blob.size();
+    result.summary.partitions.push_back(std::move(summary));
+    written[static_cast<size_t>(v)] = true;
+  }
+
+  for (const Partition& partition : partitions) {
+    const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
+    const RegisteredBackend& backend = chosen.backends[partition.backend];
+    const std::string name = chosen.names[partition.backend] + ":" + std::to_string(result.summary.partitions.size());
+    const std::string& backend_name = chosen.names[partition.backend];
+    std::optional<FoundBlob> found;
+    if (options.blobs != nullptr) found = options.blobs->find(backend, backend_name, subgraph);
+    std::vector<uint8_t> lowered;
+    if (!found) {
+      Result<std::vector<uint8_t>> blob = backend.preprocess(subgraph);
+      if (!blob.is_ok()) return blob.status().with_context("partition " + name);
+      lowered = std::move(blob).value();
+      if (options.blobs != nullptr) options.blobs->lowered(backend, backend_name, subgraph, lowered);
+    }
+    const Span<const uint8_t> blob = found ? found->bytes : Span<const uint8_t>(lowered);
+    const bool with_fallback = options.fallback && partition.backend != chosen.portable;
+    std::vector<uint32_t> inputs, outputs;
+    for (int32_t v : partition.inputs) inputs.push_back(value_of(v));
+    for (int32_t v : partition.outputs) outputs.push_back(value_of(v));
+    const uint32_t delegate =
+        method.add_delegate(name, backend_name, blob, {},
+                            with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>());
+    method.add_instruction(delegate, std::move(inputs), std::move(outputs));
+
+    PartitionSummary summary;
+    summary.name = name;
+    summary.backend = chosen.names[partition.backend];
+    summary.num_nodes = partition.nodes.size();
+    summary.estimated_us = problem.partition_us;
+    summary.measured_us = 0;
+    for (uint32_t n : partition.nodes) {
+      ++summary.op_counts[graph.nodes()->Get(n)->op_type()->str()];
+      summary.estimated_us += problem.node_cost[n][partition.backend];
+      const double figure = measured[n][partition.backend];
+      summary.measured_us = summary.measured_us < 0 || figure < 0 ? -1 : summary.measured_us + figure;
+    }
+    summary.blob_size = blob.size();
+    if (found) summary.blob_origin = found->origin;
+    summary.fallback_size = with_fallback ? subgraph.size() : 0;
+    result.summary.partitions.push_back(std::move(summary));
+  }
+  for (int32_t v : *graph.outputs()) method.add_output(value_of(v));
+
+  PLUGRT_ASSIGN_OR_RETURN(result.program, program.finish());
+  return result;
+}
+
+}  // namespace plugrt::placement

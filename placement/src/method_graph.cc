@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plugrt/placement/method_graph.h"
+
+#include <string>
+
+#include "editable_graph.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/schema/graph_ir_generated.h"
+
+namespace plugrt::placement {
+
+namespace {
+
+using flatbuffers::uoffset_t;
+
+std::vector<int64_t> shape_of(const ir::Value& value) {
+  return value.shape() != nullptr ? std::vector<int64_t>(value.shape()->begin(), value.shape()->end())
+                                  : std::vector<int64_t>();
+}
+
+std::string label(const DelegateContents& delegate) { return "delegate '" + delegate.name + "' (" + delegate.backend + ")"; }
+
+}  // namespace
+
+Result<MethodGraph> method_graph(const MethodContents& method) {
+  for (const DelegateContents& delegate : method.delegates) {
+    if (delegate.portable_graph.empty()) {
+      return Status(Error::kNotSupported, label(delegate) + " keeps no portable graph (compiled without fallbacks)");
+    }
+    // The portable backend's own check: a verified buffer, every index in bounds.
+    Result<std::vector<std::string>> checked = portable_node_support(delegate.portable_graph);
+    if (!checked.is_ok()) {
+      return Status(Error::kInvalidProgram, label(delegate) + ": its portable graph: " + checked.status().message());
+    }
+    const ir::Graph& graph = *ir::GetGraph(delegate.portable_graph.data());
+    const size_t num_inputs = graph.inputs() != nullptr ? graph.inputs()->size() : 0;
+    const size_t num_outputs = graph.outputs() != nullptr ? graph.outputs()->size() : 0;
+    if (num_inputs != delegate.inputs.size() || num_outputs != delegate.outputs.size()) {
+      return Status(Error::kInvalidProgram, label(delegate) + ": its portable graph has " + std::to_string(num_inputs) +
+                                                " inputs and " + std::to_string(num_outputs) +
+                                                " outputs, its instruction " + std::to_string(delegate.inputs.size()) +
+                                                " and " + std::to_string(delegate.outputs.size()));
+    }
+  }
+  MethodGraph result;
+  if (method.delegates.size() == 1 && method.delegates[0].inputs == method.inputs &&
+      method.delegates[0].outputs == method.outputs) {
+    result.bytes = method.delegates[0].portable_graph;
+    return result;
+  }
+
+  // Join the delegates' graphs: their inputs and outputs become the method's values.
+  int opset = 0;
+  for (const DelegateContents& delegate : method.delegates) {
+    const int delegate_opset = ir::GetGraph(delegate.portable_graph.data())->opset();
+    if (opset != 0 && delegate_opset != opset) {
+      return Status(Error::kNotSupported, label(delegate) + " follows opset " + std::to_string(delegate_opset) +
+                                              ", an earlier delegate opset " + std::to_string(opset));
+    }
+    opset = delegate_opset;
+  }
+  GraphBuilder builder(opset != 0 ? opset : 17);
+  std::vector<ValueId> method_value(method.values.size(), kNoValue);
+  auto value_of = [&](uint32_t v) {
+    if (method_value[v] == kNoValue) {
+      const TensorSpec& spec = method.values[v];
+      method_value[v] =
+          method.constants[v].empty()
+              ? builder.add_value(spec.name, spec.dtype, spec.shape)
+              : builder.add_constant(spec.name, spec.dtype, spec.shape,
+                                     std::vector<uint8_t>(method.constants[v].begin(), method.constants[v].end()));
+    }
+    return method_value[v];
+  };
+  for (uint32_t v : method.inputs) builder.add_input(value_of(v));
+  for (const DelegateContents& delegate : method.delegates) {
+    const ir::Graph& graph = *ir::GetGraph(delegate.portable_graph.data());
+    std::vector<ValueId> local(graph.values()->size(), kNoValue);
+    for (uoffset_t k = 0; k < graph.inputs()->size(); ++k) local[graph.inputs()->Get(k)] = value_of(delegate.inputs[k]);
+    for (uoffset_t v = 0; v < graph.values()->size(); ++v) {
+      const ir::Value& value = *graph.values()->Get(v);
+      if (value.data() == nullptr) continue;
+      local[v] = builder.add_constant(value.name() != nullptr ? value.name()->str() : std::string(),
+                                      static_cast<DType>(value.dtype()), shape_of(value),
+                                      std::vector<uint8_t>(value.data()->begin(), value.data()->end()));
+    }
+    for (uoffset_t k = 0; k < graph.outputs()->size(); ++k) {
+      const int32_t v = graph.outputs()->Get(k);
+      const ValueId target = value_of(delegate.outputs[k]);
+      if (local[static_cast<size_t>(v)] == kNoValue) {
+        local[static_cast<size_t>(v)] = target;
+      } else {  // an input, a constant or an output named twice: copied to where the method expects it
+        builder.add_node("Identity", delegate.name + "/output_" + std::to_string(k), {local[static_cast<size_t>(v)]},
+                         {target});
+      }
+    }
+    for (const ir::Node* node : *graph.nodes()) {
+      std::vector<ValueId> inputs, outputs;
+      if (node->inputs() != nullptr) {
+        for (int32_t v : *node->inputs()) {
+          if (v >= 0 && local[static_cast<size_t>(v)] == kNoValue) {
+            return Status(Error::kInvalidProgram, label(delegate) + ": a node reads a value before it is written");
+          }
+          inputs.push_back(v < 0 ? kNoValue : local[static_cast<size_t>(v)]);
+        }
+      }
+      for (int32_t v : *node->outputs()) {
+        if (local[static_cast<size_t>(v)] == kNoValue) {
+          const ir::Value& value = *graph.values()->Get(static_cast<uoffset_t>(v));
+          local[static_cast<size_t>(v)] =
+              builder.add_value(value.name() != nullptr ? value.name()->str() : std::string(),
+                                static_cast<DType>(value.dtype()), shape_of(value));
+        }
+        outputs.push_back(local[static_cast<size_t>(v)]);
+      }
+      std::vector<Attribute> attributes;
+      if (node->attributes() != nullptr) {
+        for (const ir::Attribute* a : *node->attributes()) attributes.push_back(read_attribute(*a));
+      }
+      builder.add_node(node->op_type()->str(), node->name() != nullptr ? node->name()->str() : std::string(),
+                       std::move(inputs), std::move(outputs), std::move(attributes));
+    }
+  }
+  for (uint32_t v : method.outputs) builder.add_output(value_of(v));
+  result.storage = builder.finish();
+  result.bytes = result.storage;
+  return result;
+}
+
+}  // namespace plugrt::placement
