@@ -126,14 +126,38 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
                                               ") has compile specs, which placement at load does not carry over");
     }
   }
+  // The program's backends that cannot take part say why. One that is here but cannot
+  // lower (an isolated one has no ahead-of-time entries) would be lost by placing again:
+  // then the program's placement is kept.
+  std::vector<std::string> skipped;
+  for (const DelegateContents& delegate : method.delegates) {
+    if (delegate.backend == kPortableBackendName || !is_allowed(options, delegate.backend)) continue;
+    const std::string& name = delegate.backend;
+    if (std::find_if(skipped.begin(), skipped.end(),
+                     [&](const std::string& s) { return s.rfind(name + " (", 0) == 0; }) != skipped.end()) {
+      continue;
+    }
+    Result<RegisteredBackend> backend = registry.find_backend(name);
+    if (!backend.is_ok()) {
+      skipped.push_back(name + " (" + backend.status().message() + ")");
+      continue;
+    }
+    const Availability availability = backend->is_available();
+    if (!availability.available) {
+      skipped.push_back(name + " (unavailable: " + availability.reason + ")");
+    } else if (!backend->has_aot()) {
+      return Status(Error::kNotSupported, "backend '" + name + "' (" + backend->plugin().origin +
+                                              ") runs delegate '" + delegate.name +
+                                              "' but has no ahead-of-time entries to place and lower with" +
+                                              (backend->plugin().isolated ? " (it is isolated)" : ""));
+    }
+  }
   PLUGRT_ASSIGN_OR_RETURN(MethodGraph graph, method_graph(method));
 
   // The backends present, allowed and available now.
   CompileOptions compile;
-  std::vector<std::string> skipped;
   for (const std::string& name : default_backend_order(registry)) {
-    if (name == kPortableBackendName) continue;
-    if (!is_allowed(options, name)) continue;
+    if (name == kPortableBackendName || !is_allowed(options, name)) continue;
     Result<RegisteredBackend> backend = registry.find_backend(name);
     if (!backend.is_ok()) {
       skipped.push_back(name + " (" + backend.status().message() + ")");

@@ -10,6 +10,7 @@
 #include "command_runtime.h"
 #include "commands.h"
 #include "plugrt/method.h"
+#include "plugrt/placement/blob_cache.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/program.h"
 #include "plugrt/registry.h"
@@ -129,7 +130,16 @@ json load_programs(const std::vector<std::string>& paths, Registry& registry) {
   return loaded;
 }
 
-int run_doctor(const PluginOptions& options, const std::vector<std::string>& programs) {
+json cache_json(const std::string& cache_dir) {
+  const std::string root = cache_dir.empty() ? placement::default_cache_directory() : cache_dir;
+  if (root.empty()) return json(nullptr);
+  const placement::BlobCacheStats stats = placement::BlobCache(root).stats();
+  return {{"directory", stats.directory}, {"entries", stats.entries},   {"bytes", stats.bytes},
+          {"max_bytes", stats.max_bytes}, {"hits", stats.hits},         {"misses", stats.misses},
+          {"rejected", stats.rejected}};
+}
+
+int run_doctor(const PluginOptions& options, const std::vector<std::string>& programs, const std::string& cache_dir) {
   CommandRuntime runtime(options.search);
   if (!runtime.status().is_ok()) return fail("doctor", runtime.status());
   runtime.load_all();  // a verdict includes what loading the plugin showed
@@ -178,6 +188,7 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
                       {"search_path", search_path},
                       {"trust", trust},
                       {"programs", loaded_programs},
+                      {"blob_cache", cache_json(cache_dir)},
                       {"plugins", files}}
                      .dump(2)
               << "\n";
@@ -193,6 +204,16 @@ int run_doctor(const PluginOptions& options, const std::vector<std::string>& pro
                                                   : options.search.allow_list + " (only the plugins it lists load)")
             << "\nOwnership and permission checks: "
             << (options.search.allow_untrusted ? "off (--allow-untrusted-plugins)" : "on") << "\n";
+  if (const json cache = cache_json(cache_dir); cache.is_null()) {
+    std::cout << "Blob cache: none (no --cache-dir, PLUGRT_CACHE_DIR, XDG_CACHE_HOME or HOME)\n";
+  } else {
+    const uint64_t entries = cache["entries"].get<uint64_t>();
+    std::cout << "Blob cache: " << cache["directory"].get<std::string>() << ": " << entries
+              << (entries == 1 ? " entry, " : " entries, ") << cache["bytes"].get<uint64_t>() << " bytes (cap "
+              << cache["max_bytes"].get<uint64_t>() << "); " << cache["hits"].get<uint64_t>() << " hits, "
+              << cache["misses"].get<uint64_t>() << " misses, " << cache["rejected"].get<uint64_t>()
+              << " damaged entries removed\n";
+  }
   std::cout << (files.empty() ? "No plugin files (libplugrt_*.so) found.\n" : "Plugin files:\n");
   for (const json& file : files) {
     std::cout << "  " << file["verdict"].get<std::string>() << "  " << file["path"].get<std::string>() << "\n";
@@ -309,6 +330,7 @@ void add_backends_command(CLI::App& app, CommandResult& result) {
 void add_doctor_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<PluginOptions>();
   auto programs = std::make_shared<std::vector<std::string>>();
+  auto cache_dir = std::make_shared<std::string>();
   CLI::App* command =
       app.add_subcommand("doctor", "Show the plugin search path and the verdict on every plugin file considered");
   add_plugin_options(*command, *options);
@@ -318,7 +340,14 @@ void add_doctor_command(CLI::App& app, CommandResult& result) {
                    "Also load every method of this program (repeatable), so that where its delegates run, "
                    "their fallbacks and the backends' init failures are shown")
       ->type_name("FILE");
-  command->callback([options, programs, &result] { result.exit_code = run_doctor(*options, *programs); });
+  command
+      ->add_option("--cache-dir", *cache_dir,
+                   "The compiled-blob cache to report on (default: $XDG_CACHE_HOME/plugrt, else ~/.cache/plugrt)")
+      ->envname("PLUGRT_CACHE_DIR")
+      ->type_name("DIR");
+  command->callback([options, programs, cache_dir, &result] {
+    result.exit_code = run_doctor(*options, *programs, *cache_dir);
+  });
 }
 
 void add_inspect_command(CLI::App& app, CommandResult& result) {

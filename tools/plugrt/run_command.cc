@@ -161,9 +161,9 @@ int run_program(const RunOptions& options) {
       std::cout << "  placement auto not used: " << method->report().placement_note << "\n";
     }
     for (const DelegatePlacement& d : method->report().delegates) {
-      std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << "), blob from "
-                << d.blob_origin;
+      std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << ")";
       if (d.isolated && !d.fell_back) std::cout << ", isolated";
+      std::cout << ", blob from " << d.blob_origin;
       if (d.fell_back) std::cout << ", fallback: " << d.reason;
       if (!d.placement_reason.empty()) std::cout << "; " << d.placement_reason;
       std::cout << "\n";

@@ -12,7 +12,8 @@ dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cp "$plugins/libplugrt_good.so" "$plugins/libplugrt_unavailable.so" \
    "$plugins/libplugrt_abi_major_2.so" "$dir/"
-unset PLUGRT_PLUGIN_PATH
+unset PLUGRT_PLUGIN_PATH PLUGRT_PLACEMENT
+export PLUGRT_CACHE_DIR="$dir/cache"  # cost profiles and the blob cache: never the user's
 
 passed=0
 failed=0
@@ -122,8 +123,14 @@ check compile-tune 0 "tune: 0 measured, .* profile .*/cache/costs-[0-9a-f]{16}\.
 for profile in "$dir"/cache/costs-*.tsv; do printf 'not a profile\n' >"$profile"; done
 check compile-damaged-profile 0 "warning: .*costs-[0-9a-f]{16}\.tsv:1: not a plugrt cost profile.*ignored" -- \
   env PLUGRT_CACHE_DIR="$dir/cache" "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
-check run-report 0 "portable:0 ran on portable \(built-in\)" -- \
-  "$plugrt" run "$dir/cnn.prt" --input "input=$models/tiny_cnn.input.npy" --report --output-dir "$dir"
+check run-report 0 "portable:0 ran on portable \(built-in\), blob from program" -- \
+  "$plugrt" run "$dir/cnn.prt" --input "input=$models/tiny_cnn.input.npy" --report --output-dir "$dir" \
+    --placement as-compiled
+check run-placement-env 0 "portable:0 ran on portable \(built-in\)" -- \
+  env PLUGRT_PLACEMENT=as-compiled "$plugrt" run "$dir/cnn.prt" --report
+check run-placement-bad 105 "--placement: fastest not in \{auto,as-compiled\}" -- \
+  "$plugrt" run "$dir/cnn.prt" --placement fastest
+check run-placement-json 0 '"load_ms": [0-9.e+-]+,' -- "$plugrt" run "$dir/cnn.prt" --json --placement as-compiled
 check run-output-file 0 "" -- test -s "$dir/output.npy"
 check run-output-dir-made 0 "" -- sh -c \
   "\"$plugrt\" run \"$dir/cnn.prt\" --output-dir \"$dir/made/for/it\" >/dev/null && test -s \"$dir/made/for/it/output.npy\""
@@ -133,7 +140,8 @@ check compile-shape-unknown-input 1 "^plugrt compile: .*tiny_cnn\.onnx: --input-
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape nope=1
 check compile-shape-wrong-rank 1 "--input-shape: input 'input' has rank 4, the shape given has rank 2$" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape input=1,3
-check run-check 0 "agreement with portable: max abs difference 0" -- "$plugrt" run "$dir/cnn.prt" --check
+check run-check 0 "agreement with portable: max abs difference 0" -- \
+  "$plugrt" run "$dir/cnn.prt" --check --placement as-compiled
 check doctor-program 0 "^    portable:0 -> portable \(built-in\)" -- \
   "$plugrt" doctor --plugin-dir "$dir" --program "$dir/cnn.prt"
 check doctor-program-json 0 '"fell_back": false' -- "$plugrt" doctor --plugin-dir "$dir" --program "$dir/cnn.prt" --json
@@ -159,7 +167,22 @@ if [ -f "$xnnpack" ]; then
       --isolate all --execute-timeout-ms 5000 --report
   check run-isolate-env 0 ", isolated" -- env PLUGRT_ISOLATE=all "$plugrt" run "$dir/mlp.prt" --report
   check run-isolated-init-timeout 0 "ran on portable .*within the 1 ms time limit \(--init-timeout-ms\)" -- \
-    "$plugrt" run "$dir/mlp.prt" --isolate all --init-timeout-ms 1 --report
+    "$plugrt" run "$dir/mlp.prt" --isolate all --init-timeout-ms 1 --report --placement as-compiled
+fi
+# Placement auto: the portable-only program runs on a plugin found now; its blob is
+# lowered once, then comes from the cache (--cache-dir, PLUGRT_CACHE_DIR).
+if [ -f "$xnnpack" ]; then
+  check run-auto-lowers 0 "ran on [a-z]+ \(.*/libplugrt_[a-z]+\.so\), blob from lowered" -- \
+    "$plugrt" run "$dir/cnn.prt" --report --cache-dir "$dir/blobs" --expect "output=$models/tiny_cnn.output.npy" \
+      --input "input=$models/tiny_cnn.input.npy"
+  check run-auto-cached 0 "ran on [a-z]+ \(.*/libplugrt_[a-z]+\.so\), blob from cache" -- \
+    env PLUGRT_CACHE_DIR="$dir/blobs" "$plugrt" run "$dir/cnn.prt" --report
+  check run-auto-json 0 '"placement_policy": "auto"' -- "$plugrt" run "$dir/cnn.prt" --json --cache-dir "$dir/blobs"
+  check run-auto-no-cache 0 "blob from lowered" -- "$plugrt" run "$dir/cnn.prt" --report --no-cache
+  check doctor-cache 0 "Blob cache: .*/blobs/blobs: [0-9]+ entr(y|ies), [0-9]+ bytes .*; [1-9][0-9]* hits, [0-9]+ misses" -- \
+    "$plugrt" doctor --cache-dir "$dir/blobs"
+  check bench-auto 0 "loaded in [0-9.e+-]+ ms, placement auto" -- \
+    "$plugrt" bench "$dir/cnn.prt" --iterations 2 --warmup 1 --cache-dir "$dir/blobs"
 fi
 check init-timeout-in-help 0 "--init-timeout-ms MS" -- "$plugrt" run --help
 check init-timeout-negative 105 "--init-timeout-ms" -- "$plugrt" run "$dir/mlp.prt" --init-timeout-ms -5
