@@ -199,16 +199,23 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     if (placed.is_ok()) {
       MethodOptions as_placed = options;
       as_placed.placement = PlacementPolicy::kAsCompiled;
-      PLUGRT_ASSIGN_OR_RETURN(Method method, load(placed->program, name, registry, as_placed));
-      LoadReport& report = method.state_->report;
-      report.placement = to_string(PlacementPolicy::kAuto);
-      for (size_t d = 0; d < report.delegates.size(); ++d) {
-        if (d < placed->blob_origins.size()) report.delegates[d].blob_origin = placed->blob_origins[d];
-        if (d < placed->placement_reasons.size()) report.delegates[d].placement_reason = placed->placement_reasons[d];
+      Result<Method> method = load(placed->program, name, registry, as_placed);
+      if (method.is_ok()) {
+        LoadReport& report = method->state_->report;
+        report.placement = to_string(PlacementPolicy::kAuto);
+        for (size_t d = 0; d < report.delegates.size(); ++d) {
+          if (d < placed->blob_origins.size()) report.delegates[d].blob_origin = placed->blob_origins[d];
+          if (d < placed->placement_reasons.size()) {
+            report.delegates[d].placement_reason = placed->placement_reasons[d];
+          }
+        }
+        return method;
       }
-      return method;
+      options.placer->rejected(*placed, method.status());
+      placement_note = "the placed method did not load: " + method.status().message();
+    } else {
+      placement_note = placed.status().message();
     }
-    placement_note = placed.status().message();
   }
   const internal::ProgramData& data = *program.data_;
   const program::Method* method = nullptr;

@@ -53,6 +53,18 @@ Result<Program> Program::from_bytes(Span<const uint8_t> bytes, std::string origi
   return verify(std::move(data));
 }
 
+Result<Program> Program::from_shared(Span<const uint8_t> bytes, std::shared_ptr<const void> owner,
+                                     std::string origin) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % MappedFile::kBufferAlignment != 0) {
+    return Status(Error::kInvalidArgument, origin + ": the program's bytes are not 64-byte aligned");
+  }
+  auto data = std::make_shared<internal::ProgramData>();
+  data->origin = std::move(origin);
+  data->owner = std::move(owner);
+  data->bytes = bytes;
+  return verify(std::move(data));
+}
+
 const std::string& Program::origin() const { return data_->origin; }
 bool Program::is_mapped() const { return data_->file.has_value() && data_->file->is_mapped(); }
 uint64_t Program::file_size() const { return data_->bytes.size(); }

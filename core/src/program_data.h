@@ -22,6 +22,7 @@ struct ProgramData {
   std::string origin;
   std::optional<MappedFile> file;                                      // set when loaded from a path
   std::unique_ptr<uint8_t, void (*)(void*)> copy{nullptr, std::free};  // from_bytes()
+  std::shared_ptr<const void> owner;                                   // from_shared()
   Span<const uint8_t> bytes;
 
   // Set by verification.

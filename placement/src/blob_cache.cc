@@ -182,6 +182,10 @@ Status BlobCache::store(const ContentHash& key, Span<const uint8_t> blob) {
   return Status::ok();
 }
 
+void BlobCache::remove(const ContentHash& key) {
+  if (::unlink(entry_path(key).c_str()) == 0) ++rejected_;
+}
+
 void BlobCache::evict() {
   struct Entry {
     fs::file_time_type used;

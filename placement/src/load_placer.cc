@@ -2,12 +2,14 @@
 #include "plugrt/placement/load_placer.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 
 #include "plugrt/builtin_backends.h"
-#include "plugrt/content_hash.h"
 #include "plugrt/mapped_file.h"
 #include "plugrt/placement/compile.h"
 #include "plugrt/placement/cost_profile.h"
@@ -18,13 +20,14 @@ namespace plugrt::placement {
 
 namespace {
 
+using BackendIdentity = std::function<void(ContentHasher&, const RegisteredBackend&, std::string_view)>;
+
 /// Blobs from the program being placed again, then from the cache; lowered blobs go to
 /// the cache.
 class LoadBlobSource : public BlobSource {
  public:
-  LoadBlobSource(const MethodContents& method, BlobCache* cache,
-                 std::function<std::string(const PluginInfo&)> build_identity)
-      : method_(method), cache_(cache), build_identity_(std::move(build_identity)) {}
+  LoadBlobSource(const MethodContents& method, BlobCache* cache, BackendIdentity identity)
+      : method_(method), cache_(cache), identity_(std::move(identity)) {}
 
   std::optional<FoundBlob> find(const RegisteredBackend& backend, std::string_view backend_name,
                                 Span<const uint8_t> subgraph) override {
@@ -36,13 +39,13 @@ class LoadBlobSource : public BlobSource {
     }
     // The portable backend's blob is the partition graph itself: nothing worth caching.
     if (cache_ == nullptr || backend_name == kPortableBackendName) return std::nullopt;
-    return cache_->find(cache_key(backend, backend_name, graph));
+    return cache_->find(key(backend, backend_name, graph));
   }
 
   void lowered(const RegisteredBackend& backend, std::string_view backend_name, Span<const uint8_t> subgraph,
                Span<const uint8_t> blob) override {
     if (cache_ == nullptr || backend_name == kPortableBackendName) return;
-    const Status stored = cache_->store(cache_key(backend, backend_name, content_hash(subgraph)), blob);
+    const Status stored = cache_->store(key(backend, backend_name, content_hash(subgraph)), blob);
     if (!stored.is_ok() && store_error_.empty()) store_error_ = stored.message();
   }
 
@@ -56,23 +59,63 @@ class LoadBlobSource : public BlobSource {
     return *program_hashes_[d];
   }
 
-  ContentHash cache_key(const RegisteredBackend& backend, std::string_view backend_name, const ContentHash& graph) {
-    const PluginInfo& plugin = backend.plugin();
+  ContentHash key(const RegisteredBackend& backend, std::string_view backend_name, const ContentHash& graph) {
     ContentHasher key;
-    key.add("plugrt blob").add(graph.high).add(graph.low).add(backend_name);
-    key.add(plugin.name).add(plugin.version).add(build_identity_(plugin));
-    key.add(static_cast<uint64_t>(plugin.abi_major)).add(static_cast<uint64_t>(plugin.abi_minor));
-    key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
+    key.add("plugrt partition blob 1").add(graph.high).add(graph.low);
+    identity_(key, backend, backend_name);
     key.add(static_cast<uint64_t>(0));  // compile specs: placement at load passes none
     return key.finish();
   }
 
   const MethodContents& method_;
   BlobCache* cache_;
-  std::function<std::string(const PluginInfo&)> build_identity_;
+  BackendIdentity identity_;
   std::vector<std::optional<ContentHash>> program_hashes_;
   std::string store_error_;
 };
+
+// A placed method's cache entry: the report lines' size (8 bytes), the lines ("origin\t
+// reason\n" per delegate), zeros to a multiple of 64 bytes, then the program file.
+constexpr size_t kProgramAlignment = 64;
+
+std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_t> program) {
+  std::string lines;
+  for (size_t d = 0; d < placed.blob_origins.size(); ++d) {
+    lines += placed.blob_origins[d] + "\t" + placed.placement_reasons[d] + "\n";
+  }
+  const uint64_t size = lines.size();
+  const size_t program_offset = (8 + lines.size() + kProgramAlignment - 1) / kProgramAlignment * kProgramAlignment;
+  std::vector<uint8_t> entry(program_offset + program.size(), 0);
+  std::memcpy(entry.data(), &size, 8);
+  std::memcpy(entry.data() + 8, lines.data(), lines.size());
+  std::memcpy(entry.data() + program_offset, program.data(), program.size());
+  return entry;
+}
+
+Result<PlacedProgram> read_placed_entry(const FoundBlob& entry, const std::string& origin) {
+  const Status bad(Error::kInvalidProgram, origin + ": a damaged placed-method cache entry");
+  if (entry.bytes.size() < 8) return bad;
+  uint64_t size = 0;
+  std::memcpy(&size, entry.bytes.data(), 8);
+  if (size > entry.bytes.size() - 8) return bad;
+  const size_t program_offset = (8 + size + kProgramAlignment - 1) / kProgramAlignment * kProgramAlignment;
+  if (program_offset > entry.bytes.size()) return bad;
+  PLUGRT_ASSIGN_OR_RETURN(
+      Program program,
+      Program::from_shared(entry.bytes.subspan(program_offset, entry.bytes.size() - program_offset), entry.owner,
+                           origin));
+  PlacedProgram placed{std::move(program), {}, {}, {}};
+  const std::string lines(reinterpret_cast<const char*>(entry.bytes.data()) + 8, size);
+  for (size_t start = 0; start < lines.size();) {
+    const size_t end = lines.find('\n', start);
+    const size_t tab = lines.find('\t', start);
+    if (end == std::string::npos || tab == std::string::npos || tab > end) return bad;
+    placed.blob_origins.push_back("cache");  // of the whole placed method
+    placed.placement_reasons.push_back(lines.substr(tab + 1, end - tab - 1));
+    start = end + 1;
+  }
+  return placed;
+}
 
 bool is_allowed(const MethodOptions& options, const std::string& backend) {
   return options.allowed_backends.empty() || backend == kPortableBackendName ||
@@ -94,7 +137,7 @@ std::string format_us(double us) {
 
 }  // namespace
 
-LoadPlacer::LoadPlacer(LoadPlacerOptions options) {
+LoadPlacer::LoadPlacer(LoadPlacerOptions options) : cache_directory_(options.cache_directory) {
   if (!options.cache_directory.empty()) {
     cache_ = std::make_unique<BlobCache>(options.cache_directory, options.cache_max_bytes);
   }
@@ -115,6 +158,17 @@ std::string LoadPlacer::build_identity(const PluginInfo& plugin) {
   const std::string hash = file.is_ok() ? content_hash(file->bytes()).hex() : stat_key;
   builds_[plugin.origin] = {stat_key, hash};
   return hash;
+}
+
+void LoadPlacer::add_backend_identity(ContentHasher& key, const RegisteredBackend& backend, std::string_view name) {
+  const PluginInfo& plugin = backend.plugin();
+  key.add(name).add(plugin.name).add(plugin.version).add(build_identity(plugin));
+  key.add(static_cast<uint64_t>(plugin.abi_major)).add(static_cast<uint64_t>(plugin.abi_minor));
+  key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
+}
+
+void LoadPlacer::rejected(const PlacedProgram& placed, const Status& /*why*/) {
+  if (!placed.source.empty()) ::unlink(placed.source.c_str());
 }
 
 Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view method_name, Registry& registry,
@@ -156,6 +210,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
 
   // The backends present, allowed and available now.
   CompileOptions compile;
+  std::vector<RegisteredBackend> considered;
   for (const std::string& name : default_backend_order(registry)) {
     if (name == kPortableBackendName || !is_allowed(options, name)) continue;
     Result<RegisteredBackend> backend = registry.find_backend(name);
@@ -169,38 +224,71 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
       continue;
     }
     compile.backends.push_back(name);
+    considered.push_back(*backend);
   }
   compile.backends.push_back(kPortableBackendName);
-  compile.passes = false;  // the program's graph has been through them
-  compile.producer = program.producer() + ", placed at load";
 
+  // The whole placed method, when this graph was placed over these backends before.
+  ContentHash method_key;
+  if (cache_ != nullptr) {
+    const ContentHash graph_hash = content_hash(graph.bytes);
+    ContentHasher key;
+    key.add("plugrt placed method 1").add(graph_hash.high).add(graph_hash.low).add(method_name);
+    for (size_t b = 0; b < considered.size(); ++b) add_backend_identity(key, considered[b], compile.backends[b]);
+    key.add(static_cast<uint64_t>(considered.size()));
+    method_key = key.finish();
+    if (std::optional<FoundBlob> entry = cache_->find(method_key)) {
+      Result<PlacedProgram> cached = read_placed_entry(*entry, program.origin());
+      if (cached.is_ok()) {
+        cached->source = cache_->entry_path(method_key);
+        cache_->save_counts();
+        return cached;
+      }
+      cache_->remove(method_key);
+    }
+  }
+
+  compile.passes = false;    // the program's graph has been through them
+  compile.fallback = false;  // Method::load falls back to the program as compiled
+  compile.producer = program.producer() + ", placed at load";
   std::string warning;
   CostProfile profile;
   if (cache_ != nullptr) {
     const std::string cpu = CostProfile::this_cpu();
-    profile = CostProfile::load(CostProfile::file_for(default_cache_directory(), cpu), cpu, &warning);
+    profile = CostProfile::load(CostProfile::file_for(cache_directory_, cpu), cpu, &warning);
     if (profile.size() > 0) compile.profile = &profile;
   }
-  LoadBlobSource blobs(method, cache_.get(), [this](const PluginInfo& plugin) { return build_identity(plugin); });
+  LoadBlobSource blobs(method, cache_.get(),
+                       [this](ContentHasher& key, const RegisteredBackend& backend, std::string_view name) {
+                         add_backend_identity(key, backend, name);
+                       });
   compile.blobs = &blobs;
   Result<CompiledModel> compiled = compile_graph(graph.bytes, registry, compile);
-  if (cache_ != nullptr) cache_->save_counts();
-  if (!compiled.is_ok()) return compiled.status().with_context("placing the method again");
+  if (!compiled.is_ok()) {
+    if (cache_ != nullptr) cache_->save_counts();
+    return compiled.status().with_context("placing the method again");
+  }
 
   PLUGRT_ASSIGN_OR_RETURN(Program placed_program, Program::from_bytes(compiled->program, program.origin()));
-  PlacedProgram placed{std::move(placed_program), {}, {}};
-  const std::string considered = join(compiled->summary.backends);
+  PlacedProgram placed{std::move(placed_program), {}, {}, {}};
+  const std::string backends = join(compiled->summary.backends);
   for (const PartitionSummary& partition : compiled->summary.partitions) {
     placed.blob_origins.push_back(partition.blob_origin);
     std::string reason =
         partition.backend == kPortableBackendName && compiled->summary.backends.size() > 1
             ? "no other backend present takes its nodes"
-            : "lowest estimated cost over " + considered + ": " + format_us(partition.estimated_us) + " us";
+            : "lowest estimated cost over " + backends + ": " + format_us(partition.estimated_us) + " us";
     if (!skipped.empty()) reason += "; not considered: " + join(skipped);
-    if (partition.blob_origin == "lowered" && !blobs.store_error().empty()) {
-      reason += "; not cached: " + blobs.store_error();
-    }
     placed.placement_reasons.push_back(std::move(reason));
+  }
+  if (cache_ != nullptr) {
+    Status stored = cache_->store(method_key, placed_entry(placed, compiled->program));
+    if (!stored.is_ok() && blobs.store_error().empty()) {
+      for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + stored.message();
+    } else if (!blobs.store_error().empty()) {
+      for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + blobs.store_error();
+    }
+    cache_->save_counts();
   }
   return placed;
 }

@@ -97,6 +97,8 @@ struct PlacedProgram {
   /// placement_reason.
   std::vector<std::string> blob_origins;
   std::vector<std::string> placement_reasons;
+  /// The placer's record of where it came from (a cache entry), for rejected().
+  std::string source;
 };
 
 /// Places a program's method again, on the device, over the backends `registry` has.
@@ -107,6 +109,8 @@ class MethodPlacer {
   /// compiled, and says so).
   virtual Result<PlacedProgram> place(const Program& program, std::string_view method, Registry& registry,
                                       const MethodOptions& options) = 0;
+  /// The placed program did not load (`why`); Method::load then loads the method as compiled.
+  virtual void rejected(const PlacedProgram& placed, const Status& why) = 0;
 };
 
 class Method {

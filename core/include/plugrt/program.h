@@ -89,6 +89,10 @@ class Program {
   /// Verifies a copy of `bytes`; `origin` names it in messages.
   [[nodiscard]] static Result<Program> from_bytes(Span<const uint8_t> bytes, std::string origin = "<memory>");
 
+  /// Verifies `bytes`, which `owner` keeps alive and unmoved (a part of a mapped file),
+  /// and uses them in place. They must be 64-byte aligned (kInvalidArgument otherwise).
+  [[nodiscard]] static Result<Program> from_shared(Span<const uint8_t> bytes, std::shared_ptr<const void> owner,
+                                                   std::string origin);
   /// The path it was loaded from, or the origin given to from_bytes().
   const std::string& origin() const;
   bool is_mapped() const;

@@ -54,6 +54,8 @@ class BlobCache {
   /// Writes the entry atomically, then evicts least recently used entries over the cap.
   /// Errors: kAccessFailed naming the path (the caller goes on without the cache).
   Status store(const ContentHash& key, Span<const uint8_t> blob);
+  /// Removes the entry under `key`, if any (a caller found its contents unusable).
+  void remove(const ContentHash& key);
   /// Adds this process's hits, misses and rejections since the last call to the stats file.
   void save_counts();
 

@@ -4,13 +4,18 @@
 // It reads the method's whole graph back from the program (method_graph.h), places it
 // with the same placer `plugrt compile` uses over the backends the registry has now
 // (those with ahead-of-time entries, allowed by the method options and available),
-// and compiles it again (compile.h) with each partition's blob taken, in order, from:
+// and compiles it again (compile.h), without portable fallbacks: when the placed method
+// does not load, Method::load runs the program as compiled, fallbacks and all. Each
+// partition's blob is taken, in order, from:
 //   - the program, when it holds a blob of the same backend for exactly that partition
 //     graph (a program compiled for this device is placed as it was, lowering nothing);
 //   - the blob cache (blob_cache.h), keyed by the partition graph, the backend, its
 //     plugin's name, version and build (a hash of the plugin file), the plugin's ABI
 //     version and the host's;
 //   - else the backend's preprocess, whose blob then goes into the cache.
+// The whole placed method is cached too, keyed by the method's graph and the identity of
+// every backend considered, so that a second load places and lowers nothing: it maps the
+// entry and loads it.
 // Plugins must be registered (or loaded) before: a registry lists no plugin it has not
 // read. Measured costs in the cache directory's profile (cost_profile.h) are used.
 #ifndef PLUGRT_PLACEMENT_LOAD_PLACER_H_
@@ -39,6 +44,8 @@ class LoadPlacer : public MethodPlacer {
 
   Result<PlacedProgram> place(const Program& program, std::string_view method, Registry& registry,
                               const MethodOptions& options) override;
+  /// Removes the cache entry the placed program came from.
+  void rejected(const PlacedProgram& placed, const Status& why) override;
 
   /// Null when there is no cache directory.
   BlobCache* cache() { return cache_.get(); }
@@ -46,7 +53,10 @@ class LoadPlacer : public MethodPlacer {
  private:
   /// A hash of a plugin file's bytes, computed once per file version (path, size, mtime).
   std::string build_identity(const PluginInfo& plugin);
+  /// What a cache key says of a backend: its name, its plugin's name, version, build and ABI.
+  void add_backend_identity(ContentHasher& key, const RegisteredBackend& backend, std::string_view name);
 
+  std::string cache_directory_;
   std::unique_ptr<BlobCache> cache_;
   std::map<std::string, std::pair<std::string, std::string>> builds_;  // path -> (stat key, hash)
 };
