@@ -181,6 +181,11 @@ if [ -f "$xnnpack" ]; then
   check run-auto-no-cache 0 "blob from lowered" -- "$plugrt" run "$dir/cnn.prt" --report --no-cache
   check doctor-cache 0 "Blob cache: .*/blobs/blobs: [0-9]+ entr(y|ies), [0-9]+ bytes .*; [1-9][0-9]* hits, [0-9]+ misses" -- \
     "$plugrt" doctor --cache-dir "$dir/blobs"
+  # Two processes placing the same program at once into one fresh cache: both right.
+  check run-auto-two-processes 0 "^0 0$" -- sh -c \
+    "for i in 1 2; do \"$plugrt\" run \"$dir/cnn.prt\" --cache-dir \"$dir/shared\" --input input=\"$models/tiny_cnn.input.npy\" \
+       --expect output=\"$models/tiny_cnn.output.npy\" >/dev/null & done; wait %1; a=\$?; wait %2; echo \"\$a \$?\""
+  check run-auto-after-two 0 "blob from cache" -- "$plugrt" run "$dir/cnn.prt" --cache-dir "$dir/shared" --report
   check bench-auto 0 "loaded in [0-9.e+-]+ ms, placement auto" -- \
     "$plugrt" bench "$dir/cnn.prt" --iterations 2 --warmup 1 --cache-dir "$dir/blobs"
 fi
