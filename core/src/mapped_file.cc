@@ -14,6 +14,12 @@
 namespace plugrt {
 namespace {
 
+std::string identity_of(const struct stat& info) {
+  return std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
+         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec) + ":" +
+         std::to_string(info.st_ctim.tv_sec) + "." + std::to_string(info.st_ctim.tv_nsec);
+}
+
 Status access_error(const std::string& path, std::string_view what) {
   std::string message = path;
   message += ": ";
@@ -62,6 +68,7 @@ MappedFile::MappedFile(std::string path, const uint8_t* data, size_t size, bool 
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : path_(std::move(other.path_)),
+      identity_(std::move(other.identity_)),
       data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       mapped_(std::exchange(other.mapped_, false)),
@@ -71,6 +78,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
     release();
     path_ = std::move(other.path_);
+    identity_ = std::move(other.identity_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     mapped_ = std::exchange(other.mapped_, false);
@@ -87,6 +95,12 @@ void MappedFile::release() {
   data_ = nullptr;
   size_ = 0;
   mapped_ = false;
+}
+
+Result<std::string> file_identity(const std::string& path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) return errno_error(path, "cannot stat");
+  return identity_of(info);
 }
 
 Result<MappedFile> MappedFile::open(const std::string& path) { return open_impl(path, true); }
@@ -113,11 +127,14 @@ Result<MappedFile> MappedFile::open_impl(const std::string& path, bool allow_map
                   path + ": file of " + std::to_string(info.st_size) + " bytes is too large for this address space");
   }
 
+  const std::string identity = identity_of(info);
   if (allow_map && file_size > 0) {
     void* mapping = ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (mapping != MAP_FAILED) {
-      return MappedFile(path, static_cast<const uint8_t*>(mapping), static_cast<size_t>(file_size), /*mapped=*/true,
-                        Buffer());
+      MappedFile file(path, static_cast<const uint8_t*>(mapping), static_cast<size_t>(file_size), /*mapped=*/true,
+                      Buffer());
+      file.identity_ = identity;
+      return file;
     }
     // Some files cannot be mapped (certain file systems); reading them still works.
   }
@@ -168,7 +185,9 @@ Result<MappedFile> MappedFile::open_impl(const std::string& path, bool allow_map
     buffer = std::move(aligned);
   }
   const uint8_t* data = buffer.get();
-  return MappedFile(path, data, used, /*mapped=*/false, std::move(buffer));
+  MappedFile file(path, data, used, /*mapped=*/false, std::move(buffer));
+  file.identity_ = identity;
+  return file;
 }
 
 }  // namespace plugrt

@@ -67,6 +67,7 @@ Result<Program> Program::from_shared(Span<const uint8_t> bytes, std::shared_ptr<
 
 const std::string& Program::origin() const { return data_->origin; }
 bool Program::is_mapped() const { return data_->file.has_value() && data_->file->is_mapped(); }
+std::string Program::file_identity() const { return data_->file ? data_->file->identity() : std::string(); }
 uint64_t Program::file_size() const { return data_->bytes.size(); }
 uint32_t Program::format_major() const { return data_->header.format_major; }
 uint32_t Program::format_minor() const { return data_->header.format_minor; }

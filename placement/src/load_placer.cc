@@ -145,24 +145,13 @@ LoadPlacer::LoadPlacer(LoadPlacerOptions options) : cache_directory_(options.cac
 
 LoadPlacer::~LoadPlacer() = default;
 
-std::string LoadPlacer::build_identity(const PluginInfo& plugin) {
-  struct stat info {};
-  if (plugin.origin.empty() || plugin.origin[0] != '/' || ::stat(plugin.origin.c_str(), &info) != 0) {
-    return plugin.origin;  // built in: its name and version say it all
-  }
-  const std::string stat_key = std::to_string(info.st_size) + ":" + std::to_string(info.st_mtim.tv_sec) + "." +
-                               std::to_string(info.st_mtim.tv_nsec) + ":" + std::to_string(info.st_ino);
-  auto known = builds_.find(plugin.origin);
-  if (known != builds_.end() && known->second.first == stat_key) return known->second.second;
-  Result<MappedFile> file = MappedFile::open(plugin.origin);
-  const std::string hash = file.is_ok() ? content_hash(file->bytes()).hex() : stat_key;
-  builds_[plugin.origin] = {stat_key, hash};
-  return hash;
-}
-
 void LoadPlacer::add_backend_identity(ContentHasher& key, const RegisteredBackend& backend, std::string_view name) {
   const PluginInfo& plugin = backend.plugin();
-  key.add(name).add(plugin.name).add(plugin.version).add(build_identity(plugin));
+  // Built in: its name and version say it all; a plugin file: its identity, which any
+  // rebuild or reinstall changes.
+  std::string build = plugin.origin;
+  if (Result<std::string> identity = file_identity(plugin.origin); identity.is_ok()) build = *identity;
+  key.add(name).add(plugin.name).add(plugin.version).add(build);
   key.add(static_cast<uint64_t>(plugin.abi_major)).add(static_cast<uint64_t>(plugin.abi_minor));
   key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
 }
@@ -231,9 +220,16 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   // The whole placed method, when this graph was placed over these backends before.
   ContentHash method_key;
   if (cache_ != nullptr) {
-    const ContentHash graph_hash = content_hash(graph.bytes);
+    // A program file is named by its identity (reading 100 MB of weights to hash them
+    // would cost more than the rest of the load); one in memory, by its graph's contents.
     ContentHasher key;
-    key.add("plugrt placed method 1").add(graph_hash.high).add(graph_hash.low).add(method_name);
+    key.add("plugrt placed method 1").add(method_name);
+    if (const std::string identity = program.file_identity(); !identity.empty()) {
+      key.add("file").add(identity);
+    } else {
+      const ContentHash graph_hash = content_hash(graph.bytes);
+      key.add("graph").add(graph_hash.high).add(graph_hash.low);
+    }
     for (size_t b = 0; b < considered.size(); ++b) add_backend_identity(key, considered[b], compile.backends[b]);
     key.add(static_cast<uint64_t>(considered.size()));
     method_key = key.finish();

@@ -46,6 +46,10 @@ class MappedFile {
 
   /// The file's bytes; empty for an empty file (or a moved-from MappedFile).
   Span<const uint8_t> bytes() const { return Span<const uint8_t>(data_, size_); }
+  /// The file as it was opened: device, inode, size, and modification and status-change
+  /// times to the nanosecond. Another file, or this one rewritten, has another identity
+  /// (the status-change time cannot be set back), so it names contents without reading them.
+  const std::string& identity() const { return identity_; }
   /// The path as given to open() or read().
   const std::string& path() const { return path_; }
   /// True when the bytes are a memory mapping, false when they are an owned buffer.
@@ -62,6 +66,7 @@ class MappedFile {
   void release();
 
   std::string path_;
+  std::string identity_;
   const uint8_t* data_ = nullptr;  // the mapping, or owned_.get()
   size_t size_ = 0;
   bool mapped_ = false;
@@ -69,6 +74,10 @@ class MappedFile {
   // an error Status rather than an exception.
   Buffer owned_;
 };
+
+/// What MappedFile::identity() would say of the file at `path` now, without opening it.
+/// Errors: kAccessFailed naming the path.
+Result<std::string> file_identity(const std::string& path);
 
 }  // namespace plugrt
 

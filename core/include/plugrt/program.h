@@ -96,6 +96,9 @@ class Program {
   /// The path it was loaded from, or the origin given to from_bytes().
   const std::string& origin() const;
   bool is_mapped() const;
+  /// The identity of the file it was loaded from (MappedFile::identity()); empty when it
+  /// did not come from a file.
+  std::string file_identity() const;
   uint64_t file_size() const;
   uint32_t format_major() const;
   uint32_t format_minor() const;

@@ -10,21 +10,21 @@
 //   - the program, when it holds a blob of the same backend for exactly that partition
 //     graph (a program compiled for this device is placed as it was, lowering nothing);
 //   - the blob cache (blob_cache.h), keyed by the partition graph, the backend, its
-//     plugin's name, version and build (a hash of the plugin file), the plugin's ABI
-//     version and the host's;
+//     plugin's name, version and build (the plugin file's identity: device, inode, size,
+//     modification and change times, so a rebuilt or reinstalled plugin has another),
+//     the plugin's ABI version and the host's;
 //   - else the backend's preprocess, whose blob then goes into the cache.
-// The whole placed method is cached too, keyed by the method's graph and the identity of
-// every backend considered, so that a second load places and lowers nothing: it maps the
-// entry and loads it.
+// The whole placed method is cached too, keyed by the program file's identity (or, for a
+// program in memory, its graph's contents), the method and the identity of every backend
+// considered, so that a second load places and lowers nothing: it maps the entry, checks
+// it and loads it.
 // Plugins must be registered (or loaded) before: a registry lists no plugin it has not
 // read. Measured costs in the cache directory's profile (cost_profile.h) are used.
 #ifndef PLUGRT_PLACEMENT_LOAD_PLACER_H_
 #define PLUGRT_PLACEMENT_LOAD_PLACER_H_
 
-#include <map>
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "plugrt/method.h"
 #include "plugrt/placement/blob_cache.h"
@@ -51,14 +51,11 @@ class LoadPlacer : public MethodPlacer {
   BlobCache* cache() { return cache_.get(); }
 
  private:
-  /// A hash of a plugin file's bytes, computed once per file version (path, size, mtime).
-  std::string build_identity(const PluginInfo& plugin);
   /// What a cache key says of a backend: its name, its plugin's name, version, build and ABI.
   void add_backend_identity(ContentHasher& key, const RegisteredBackend& backend, std::string_view name);
 
   std::string cache_directory_;
   std::unique_ptr<BlobCache> cache_;
-  std::map<std::string, std::pair<std::string, std::string>> builds_;  // path -> (stat key, hash)
 };
 
 }  // namespace plugrt::placement
