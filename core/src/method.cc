@@ -195,12 +195,19 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     if (options.placer == nullptr) {
       return Status(Error::kInvalidArgument, "placement 'auto' needs a placer (MethodOptions::placer)");
     }
-    Result<PlacedProgram> placed = options.placer->place(program, name, registry, options);
-    if (placed.is_ok()) {
+    // A placed method that fails to load or its check is rejected and placed once more
+    // (its cache entry is gone by then); after a second failure the program runs as compiled.
+    for (int attempt = 0; attempt < 2 && placement_note.empty(); ++attempt) {
+      Result<PlacedProgram> placed = options.placer->place(program, name, registry, options);
+      if (!placed.is_ok()) {
+        placement_note = placed.status().message();
+        break;
+      }
       MethodOptions as_placed = options;
       as_placed.placement = PlacementPolicy::kAsCompiled;
       Result<Method> method = load(placed->program, name, registry, as_placed);
-      if (method.is_ok()) {
+      const Status checked = placed->check ? placed->check() : Status::ok();
+      if (method.is_ok() && checked.is_ok()) {
         LoadReport& report = method->state_->report;
         report.placement = to_string(PlacementPolicy::kAuto);
         for (size_t d = 0; d < report.delegates.size(); ++d) {
@@ -211,10 +218,9 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
         }
         return method;
       }
-      options.placer->rejected(*placed, method.status());
-      placement_note = "the placed method did not load: " + method.status().message();
-    } else {
-      placement_note = placed.status().message();
+      const Status why = method.is_ok() ? checked : method.status();
+      options.placer->rejected(*placed, why);
+      if (attempt == 1) placement_note = "the placed method did not load: " + why.message();
     }
   }
   const internal::ProgramData& data = *program.data_;

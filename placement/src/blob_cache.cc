@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -47,8 +48,8 @@ std::string environment(const char* name) {
   return value != nullptr ? std::string(value) : std::string();
 }
 
-/// Why an entry cannot be used; empty when it can.
-std::string check_entry(Span<const uint8_t> file, const ContentHash& key) {
+/// Why an entry's header cannot be used; empty when it can.
+std::string check_header(Span<const uint8_t> file, const ContentHash& key) {
   if (file.size() < kHeaderSize) return "shorter than its header";
   EntryHeader header;
   std::memcpy(&header, file.data(), sizeof(header));
@@ -58,9 +59,15 @@ std::string check_entry(Span<const uint8_t> file, const ContentHash& key) {
   }
   if (header.key_high != key.high || header.key_low != key.low) return "stored under another key";
   if (header.payload_size != file.size() - kHeaderSize) return "truncated or extended";
-  const ContentHash payload = content_hash(file.subspan(kHeaderSize, file.size() - kHeaderSize));
-  if (payload.high != header.payload_hash_high || payload.low != header.payload_hash_low) return "damaged";
   return std::string();
+}
+
+/// Whether the payload of an entry whose header passed has the content hash it records.
+bool payload_matches(Span<const uint8_t> file) {
+  EntryHeader header;
+  std::memcpy(&header, file.data(), sizeof(header));
+  const ContentHash payload = content_hash(file.subspan(kHeaderSize, file.size() - kHeaderSize));
+  return payload.high == header.payload_hash_high && payload.low == header.payload_hash_low;
 }
 
 struct Counts {
@@ -113,6 +120,34 @@ BlobCache::BlobCache(std::string cache_directory, uint64_t max_bytes)
 std::string BlobCache::entry_path(const ContentHash& key) const { return directory_ + "/" + key.hex() + kEntrySuffix; }
 
 std::optional<FoundBlob> BlobCache::find(const ContentHash& key) {
+  std::optional<FoundBlob> found = find_entry(key);
+  if (found && !payload_matches(static_cast<const MappedFile*>(found->owner.get())->bytes())) {
+    reject(key);
+    return std::nullopt;
+  }
+  if (found) ++hits_;
+  return found;
+}
+
+std::optional<FoundBlob> BlobCache::find_checking_later(const ContentHash& key, std::function<Status()>* check) {
+  std::optional<FoundBlob> found = find_entry(key);
+  if (!found) return std::nullopt;
+  auto file = std::static_pointer_cast<const MappedFile>(found->owner);
+  auto matches = std::make_shared<std::future<bool>>(
+      std::async(std::launch::async, [file] { return payload_matches(file->bytes()); }));
+  const std::string path = entry_path(key);
+  *check = [this, matches, key, path]() -> Status {
+    if (matches->get()) {
+      ++hits_;
+      return Status::ok();
+    }
+    reject(key);
+    return Status(Error::kInvalidProgram, path + ": damaged (its contents do not match their hash)");
+  };
+  return found;
+}
+
+std::optional<FoundBlob> BlobCache::find_entry(const ContentHash& key) {
   const std::string path = entry_path(key);
   Result<MappedFile> file = MappedFile::open(path);
   if (!file.is_ok()) {
@@ -120,19 +155,22 @@ std::optional<FoundBlob> BlobCache::find(const ContentHash& key) {
     return std::nullopt;
   }
   auto mapped = std::make_shared<MappedFile>(std::move(file).value());
-  if (!check_entry(mapped->bytes(), key).empty()) {
-    ::unlink(path.c_str());  // rebuilt by the caller's store()
-    ++rejected_;
-    ++misses_;
+  if (!check_header(mapped->bytes(), key).empty()) {
+    reject(key);
     return std::nullopt;
   }
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // most recently used
-  ++hits_;
   FoundBlob found;
   found.bytes = mapped->bytes().subspan(kHeaderSize, mapped->bytes().size() - kHeaderSize);
   found.owner = std::move(mapped);
   found.origin = "cache";
   return found;
+}
+
+void BlobCache::reject(const ContentHash& key) {
+  ::unlink(entry_path(key).c_str());  // rebuilt by the caller's store()
+  ++rejected_;
+  ++misses_;
 }
 
 Status BlobCache::store(const ContentHash& key, Span<const uint8_t> blob) {
@@ -180,10 +218,6 @@ Status BlobCache::store(const ContentHash& key, Span<const uint8_t> blob) {
   }
   evict();
   return Status::ok();
-}
-
-void BlobCache::remove(const ContentHash& key) {
-  if (::unlink(entry_path(key).c_str()) == 0) ++rejected_;
 }
 
 void BlobCache::evict() {

@@ -104,7 +104,7 @@ Result<PlacedProgram> read_placed_entry(const FoundBlob& entry, const std::strin
       Program program,
       Program::from_shared(entry.bytes.subspan(program_offset, entry.bytes.size() - program_offset), entry.owner,
                            origin));
-  PlacedProgram placed{std::move(program), {}, {}, {}};
+  PlacedProgram placed{std::move(program), {}, {}, {}, {}};
   const std::string lines(reinterpret_cast<const char*>(entry.bytes.data()) + 8, size);
   for (size_t start = 0; start < lines.size();) {
     const size_t end = lines.find('\n', start);
@@ -233,14 +233,23 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     for (size_t b = 0; b < considered.size(); ++b) add_backend_identity(key, considered[b], compile.backends[b]);
     key.add(static_cast<uint64_t>(considered.size()));
     method_key = key.finish();
-    if (std::optional<FoundBlob> entry = cache_->find(method_key)) {
+    // The entry's contents are hashed on another thread while Method::load initialises
+    // its backends from them; the method is used only once the check has passed.
+    std::function<Status()> check;
+    if (std::optional<FoundBlob> entry = cache_->find_checking_later(method_key, &check)) {
       Result<PlacedProgram> cached = read_placed_entry(*entry, program.origin());
       if (cached.is_ok()) {
         cached->source = cache_->entry_path(method_key);
-        cache_->save_counts();
+        BlobCache* cache = cache_.get();
+        cached->check = [check, cache]() {
+          Status checked = check();
+          cache->save_counts();
+          return checked;
+        };
         return cached;
       }
-      cache_->remove(method_key);
+      (void)check();  // joins the hashing thread
+      cache_->reject(method_key);
     }
   }
 
@@ -266,7 +275,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   }
 
   PLUGRT_ASSIGN_OR_RETURN(Program placed_program, Program::from_bytes(compiled->program, program.origin()));
-  PlacedProgram placed{std::move(placed_program), {}, {}, {}};
+  PlacedProgram placed{std::move(placed_program), {}, {}, {}, {}};
   const std::string backends = join(compiled->summary.backends);
   for (const PartitionSummary& partition : compiled->summary.partitions) {
     placed.blob_origins.push_back(partition.blob_origin);

@@ -12,6 +12,7 @@
 #define PLUGRT_METHOD_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -99,6 +100,9 @@ struct PlacedProgram {
   std::vector<std::string> placement_reasons;
   /// The placer's record of where it came from (a cache entry), for rejected().
   std::string source;
+  /// When set, a check that may still be running (a cache entry's content hash): the
+  /// placed method is loaded meanwhile, but used only when this returns ok.
+  std::function<Status()> check;
 };
 
 /// Places a program's method again, on the device, over the backends `registry` has.
@@ -109,7 +113,8 @@ class MethodPlacer {
   /// compiled, and says so).
   virtual Result<PlacedProgram> place(const Program& program, std::string_view method, Registry& registry,
                                       const MethodOptions& options) = 0;
-  /// The placed program did not load (`why`); Method::load then loads the method as compiled.
+  /// The placed program did not load or failed its check (`why`). Method::load then asks
+  /// place() once more, and after a second failure loads the method as compiled.
   virtual void rejected(const PlacedProgram& placed, const Status& why) = 0;
 };
 

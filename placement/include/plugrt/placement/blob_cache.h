@@ -15,7 +15,9 @@
 #ifndef PLUGRT_PLACEMENT_BLOB_CACHE_H_
 #define PLUGRT_PLACEMENT_BLOB_CACHE_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -51,11 +53,15 @@ class BlobCache {
   /// The verified entry under `key`, mapped (FoundBlob::origin "cache"); nullopt when
   /// there is none, or it fails a check (it is then removed and counted as rejected).
   std::optional<FoundBlob> find(const ContentHash& key);
+  /// Like find(), but the payload's content hash is checked on another thread while the
+  /// caller goes on; `check` (set on success) waits for it and says whether the payload
+  /// may be used (when it may not, the entry is removed). The header is checked at once.
+  std::optional<FoundBlob> find_checking_later(const ContentHash& key, std::function<Status()>* check);
   /// Writes the entry atomically, then evicts least recently used entries over the cap.
   /// Errors: kAccessFailed naming the path (the caller goes on without the cache).
   Status store(const ContentHash& key, Span<const uint8_t> blob);
-  /// Removes the entry under `key`, if any (a caller found its contents unusable).
-  void remove(const ContentHash& key);
+  /// Removes the entry under `key` and counts it as rejected (a caller found it unusable).
+  void reject(const ContentHash& key);
   /// Adds this process's hits, misses and rejections since the last call to the stats file.
   void save_counts();
 
@@ -64,10 +70,12 @@ class BlobCache {
   std::string entry_path(const ContentHash& key) const;
 
  private:
+  /// The entry under `key` with its header checked, not yet its payload.
+  std::optional<FoundBlob> find_entry(const ContentHash& key);
   void evict();
   std::string directory_;
   uint64_t max_bytes_;
-  uint64_t hits_ = 0, misses_ = 0, rejected_ = 0;
+  std::atomic<uint64_t> hits_{0}, misses_{0}, rejected_{0};
 };
 
 }  // namespace plugrt::placement
