@@ -47,5 +47,12 @@ input=()
 echo "== plugrt run: where each part ran, and the agreement with the portable backend"
 "$plugrt" run "$out/$name.prt" "${input[@]}" --output-dir "$out" --report --check
 echo
+echo "== drop-in acceleration: the model compiled for the portable backend alone, placed again at load"
+echo "   over the backends present (--placement auto, the default); the second load takes it from the blob cache"
+"$plugrt" compile "$model" -o "$out/$name.portable.prt" --backends portable >/dev/null
+for load in first second; do
+  "$plugrt" run "$out/$name.portable.prt" "${input[@]}" --report --cache-dir "$out/cache"
+done
+echo
 echo "== plugrt bench: latency"
 "$plugrt" bench "$out/$name.prt" "${input[@]}" --iterations 100

@@ -171,7 +171,8 @@ TEST_F(LoadPlacementTest, APluginAddedBetweenLoadsIsUsedAndOneRemovedIsNot) {
   const LoadReport removed = load_and_check(*program_);
   ASSERT_EQ(removed.delegates.size(), 1u);
   EXPECT_EQ(removed.delegates[0].backend, "portable");
-  EXPECT_EQ(removed.delegates[0].blob_origin, "cache");  // placed over portable alone before
+  EXPECT_EQ(removed.delegates[0].blob_origin, "program");  // over portable alone it is placed as compiled
+  EXPECT_THAT(removed.delegates[0].placement_reason, HasSubstr("as the program is"));
 }
 
 TEST_F(LoadPlacementTest, DamagedTruncatedAndSwappedEntriesAreRebuiltNeverUsed) {
@@ -248,6 +249,12 @@ TEST_F(LoadPlacementTest, AProgramCompiledForThePluginReusesItsOwnBlob) {
   ASSERT_EQ(report.delegates.size(), 1u);
   EXPECT_EQ(report.delegates[0].backend, plugin_backend());
   EXPECT_EQ(report.delegates[0].blob_origin, "program");
+  // The cache keeps only that verdict, none of the program's blobs.
+  const placement::BlobCacheStats stats = placement::BlobCache(cache_dir()).stats();
+  EXPECT_EQ(stats.entries, 1u);
+  EXPECT_LT(stats.bytes, 4096u);
+  EXPECT_EQ(load_and_check(*program).delegates.at(0).blob_origin, "program");
+  EXPECT_EQ(placement::BlobCache(cache_dir()).stats().hits, 1u);
 }
 
 TEST_F(LoadPlacementTest, WithoutAPlacerAutoIsRefusedAndWithoutFallbacksTheProgramRunsAsCompiled) {

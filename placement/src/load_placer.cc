@@ -75,7 +75,9 @@ class LoadBlobSource : public BlobSource {
 };
 
 // A placed method's cache entry: the report lines' size (8 bytes), the lines ("origin\t
-// reason\n" per delegate), zeros to a multiple of 64 bytes, then the program file.
+// reason\n" per delegate), zeros to a multiple of 64 bytes, then the program file; or
+// nothing, when the method is placed as the program already is (the entry then only
+// saves placing it again, and copies none of its blobs).
 constexpr size_t kProgramAlignment = 64;
 
 std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_t> program) {
@@ -92,25 +94,28 @@ std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_
   return entry;
 }
 
-Result<PlacedProgram> read_placed_entry(const FoundBlob& entry, const std::string& origin) {
+Result<PlacedProgram> read_placed_entry(const FoundBlob& entry, const Program& as_compiled) {
+  const std::string& origin = as_compiled.origin();
   const Status bad(Error::kInvalidProgram, origin + ": a damaged placed-method cache entry");
   if (entry.bytes.size() < 8) return bad;
   uint64_t size = 0;
   std::memcpy(&size, entry.bytes.data(), 8);
   if (size > entry.bytes.size() - 8) return bad;
   const size_t program_offset = (8 + size + kProgramAlignment - 1) / kProgramAlignment * kProgramAlignment;
-  if (program_offset > entry.bytes.size()) return bad;
-  PLUGRT_ASSIGN_OR_RETURN(
-      Program program,
-      Program::from_shared(entry.bytes.subspan(program_offset, entry.bytes.size() - program_offset), entry.owner,
-                           origin));
-  PlacedProgram placed{std::move(program), {}, {}, {}, {}};
+  const bool placed_as_compiled = program_offset >= entry.bytes.size();
+  Result<Program> program =
+      placed_as_compiled
+          ? Result<Program>(as_compiled)
+          : Program::from_shared(entry.bytes.subspan(program_offset, entry.bytes.size() - program_offset), entry.owner,
+                                 origin);
+  if (!program.is_ok()) return program.status();
+  PlacedProgram placed{std::move(program).value(), {}, {}, {}, {}};
   const std::string lines(reinterpret_cast<const char*>(entry.bytes.data()) + 8, size);
   for (size_t start = 0; start < lines.size();) {
     const size_t end = lines.find('\n', start);
     const size_t tab = lines.find('\t', start);
     if (end == std::string::npos || tab == std::string::npos || tab > end) return bad;
-    placed.blob_origins.push_back("cache");  // of the whole placed method
+    placed.blob_origins.push_back(placed_as_compiled ? "program" : "cache");
     placed.placement_reasons.push_back(lines.substr(tab + 1, end - tab - 1));
     start = end + 1;
   }
@@ -189,8 +194,8 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     if (!availability.available) {
       skipped.push_back(name + " (unavailable: " + availability.reason + ")");
     } else if (!backend->has_aot()) {
-      return Status(Error::kNotSupported, "backend '" + name + "' (" + backend->plugin().origin +
-                                              ") runs delegate '" + delegate.name +
+      return Status(Error::kNotSupported, "backend '" + name + "' (" + backend->plugin().origin + ") runs delegate '" +
+                                              delegate.name +
                                               "' but has no ahead-of-time entries to place and lower with" +
                                               (backend->plugin().isolated ? " (it is isolated)" : ""));
     }
@@ -237,7 +242,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     // its backends from them; the method is used only once the check has passed.
     std::function<Status()> check;
     if (std::optional<FoundBlob> entry = cache_->find_checking_later(method_key, &check)) {
-      Result<PlacedProgram> cached = read_placed_entry(*entry, program.origin());
+      Result<PlacedProgram> cached = read_placed_entry(*entry, program);
       if (cached.is_ok()) {
         cached->source = cache_->entry_path(method_key);
         BlobCache* cache = cache_.get();
@@ -274,20 +279,33 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     return compiled.status().with_context("placing the method again");
   }
 
-  PLUGRT_ASSIGN_OR_RETURN(Program placed_program, Program::from_bytes(compiled->program, program.origin()));
-  PlacedProgram placed{std::move(placed_program), {}, {}, {}, {}};
+  // Placed as the program already is: the program runs as compiled, fallbacks and all.
+  const std::vector<PartitionSummary>& partitions = compiled->summary.partitions;
+  const bool as_compiled = partitions.size() == method.delegates.size() &&
+                           std::all_of(partitions.begin(), partitions.end(),
+                                       [](const PartitionSummary& p) { return p.blob_origin == "program"; });
+  Result<Program> placed_program =
+      as_compiled ? Result<Program>(program) : Program::from_bytes(compiled->program, program.origin());
+  if (!placed_program.is_ok()) return placed_program.status();
+  PlacedProgram placed{std::move(placed_program).value(), {}, {}, {}, {}};
   const std::string backends = join(compiled->summary.backends);
-  for (const PartitionSummary& partition : compiled->summary.partitions) {
-    placed.blob_origins.push_back(partition.blob_origin);
-    std::string reason =
-        partition.backend == kPortableBackendName && compiled->summary.backends.size() > 1
-            ? "no other backend present takes its nodes"
-            : "lowest estimated cost over " + backends + ": " + format_us(partition.estimated_us) + " us";
+  for (size_t d = 0; d < partitions.size(); ++d) {
+    std::string reason;
+    if (as_compiled) {
+      placed.blob_origins.push_back("program");
+      reason = "placed over " + backends + " as the program is";
+    } else {
+      placed.blob_origins.push_back(partitions[d].blob_origin);
+      reason = partitions[d].backend == kPortableBackendName && compiled->summary.backends.size() > 1
+                   ? "no other backend present takes its nodes"
+                   : "lowest estimated cost over " + backends + ": " + format_us(partitions[d].estimated_us) + " us";
+    }
     if (!skipped.empty()) reason += "; not considered: " + join(skipped);
     placed.placement_reasons.push_back(std::move(reason));
   }
   if (cache_ != nullptr) {
-    Status stored = cache_->store(method_key, placed_entry(placed, compiled->program));
+    Status stored = cache_->store(
+        method_key, placed_entry(placed, as_compiled ? Span<const uint8_t>() : Span<const uint8_t>(compiled->program)));
     if (!stored.is_ok() && blobs.store_error().empty()) {
       for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + stored.message();
     } else if (!blobs.store_error().empty()) {
