@@ -247,6 +247,12 @@ Status PluginLoader::load_locked(Candidate& candidate) {
   return Status::ok();
 }
 
+void PluginLoader::load_accepted() {
+  for (const PluginReport& plugin : report()) {
+    if (plugin.state == PluginReport::State::kAccepted) (void)load(plugin.path);
+  }
+}
+
 Result<PluginId> PluginLoader::load(const std::string& path) {
   const std::string resolved = canonical(path);
   std::lock_guard<std::mutex> lock(mutex_);

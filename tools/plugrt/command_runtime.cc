@@ -84,11 +84,7 @@ CommandRuntime::CommandRuntime(const PluginSearchOptions& options)
   loader_.discover();
 }
 
-void CommandRuntime::load_all() {
-  for (const plugins::PluginReport& report : loader_.report()) {
-    if (report.state == plugins::PluginReport::State::kAccepted) (void)loader_.load(report.path);
-  }
-}
+void CommandRuntime::load_all() { loader_.load_accepted(); }
 
 void add_placement_options(CLI::App& command, LoadSettings& settings) {
   command

@@ -70,6 +70,9 @@ class PluginLoader final : public BackendProvider {
   /// already loaded returns its id. Errors start with the path and say why it was
   /// refused; the verdict is kept in the report.
   Result<PluginId> load(const std::string& path);
+  /// Loads every plugin discovery accepted, so that the registry lists all their backends
+  /// (what placement at load time considers). Refusals are kept in the report.
+  void load_accepted();
 
   /// Unregisters a loaded plugin. Delegate handles already made from it keep working
   /// and keep its code mapped until they are destroyed. Errors: kNotFound.
