@@ -14,6 +14,7 @@
 #include "plugrt/placement/compile.h"
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/method_graph.h"
+#include "placed_entry.h"
 #include "plugrt/plugrt_abi.h"
 
 namespace plugrt::placement {
@@ -73,54 +74,6 @@ class LoadBlobSource : public BlobSource {
   std::vector<std::optional<ContentHash>> program_hashes_;
   std::string store_error_;
 };
-
-// A placed method's cache entry: the report lines' size (8 bytes), the lines ("origin\t
-// reason\n" per delegate), zeros to a multiple of 64 bytes, then the program file; or
-// nothing, when the method is placed as the program already is (the entry then only
-// saves placing it again, and copies none of its blobs).
-constexpr size_t kProgramAlignment = 64;
-
-std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_t> program) {
-  std::string lines;
-  for (size_t d = 0; d < placed.blob_origins.size(); ++d) {
-    lines += placed.blob_origins[d] + "\t" + placed.placement_reasons[d] + "\n";
-  }
-  const uint64_t size = lines.size();
-  const size_t program_offset = (8 + lines.size() + kProgramAlignment - 1) / kProgramAlignment * kProgramAlignment;
-  std::vector<uint8_t> entry(program_offset + program.size(), 0);
-  std::memcpy(entry.data(), &size, 8);
-  std::memcpy(entry.data() + 8, lines.data(), lines.size());
-  std::memcpy(entry.data() + program_offset, program.data(), program.size());
-  return entry;
-}
-
-Result<PlacedProgram> read_placed_entry(const FoundBlob& entry, const Program& as_compiled) {
-  const std::string& origin = as_compiled.origin();
-  const Status bad(Error::kInvalidProgram, origin + ": a damaged placed-method cache entry");
-  if (entry.bytes.size() < 8) return bad;
-  uint64_t size = 0;
-  std::memcpy(&size, entry.bytes.data(), 8);
-  if (size > entry.bytes.size() - 8) return bad;
-  const size_t program_offset = (8 + size + kProgramAlignment - 1) / kProgramAlignment * kProgramAlignment;
-  const bool placed_as_compiled = program_offset >= entry.bytes.size();
-  Result<Program> program =
-      placed_as_compiled
-          ? Result<Program>(as_compiled)
-          : Program::from_shared(entry.bytes.subspan(program_offset, entry.bytes.size() - program_offset), entry.owner,
-                                 origin);
-  if (!program.is_ok()) return program.status();
-  PlacedProgram placed{std::move(program).value(), {}, {}, {}, {}};
-  const std::string lines(reinterpret_cast<const char*>(entry.bytes.data()) + 8, size);
-  for (size_t start = 0; start < lines.size();) {
-    const size_t end = lines.find('\n', start);
-    const size_t tab = lines.find('\t', start);
-    if (end == std::string::npos || tab == std::string::npos || tab > end) return bad;
-    placed.blob_origins.push_back(placed_as_compiled ? "program" : "cache");
-    placed.placement_reasons.push_back(lines.substr(tab + 1, end - tab - 1));
-    start = end + 1;
-  }
-  return placed;
-}
 
 bool is_allowed(const MethodOptions& options, const std::string& backend) {
   return options.allowed_backends.empty() || backend == kPortableBackendName ||
@@ -242,7 +195,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     // its backends from them; the method is used only once the check has passed.
     std::function<Status()> check;
     if (std::optional<FoundBlob> entry = cache_->find_checking_later(method_key, &check)) {
-      Result<PlacedProgram> cached = read_placed_entry(*entry, program);
+      Result<PlacedProgram> cached = read_placed_entry(entry->bytes, entry->owner, program);
       if (cached.is_ok()) {
         cached->source = cache_->entry_path(method_key);
         BlobCache* cache = cache_.get();
