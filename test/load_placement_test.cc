@@ -36,14 +36,6 @@ std::string accelerated_plugin() {
   return PLUGRT_XNNPACK_PLUGIN_FILE;
 }
 
-plugins::SearchPathOptions nowhere() {
-  plugins::SearchPathOptions options;
-  options.use_environment = false;
-  options.use_install_directory = false;
-  options.use_executable_directory = false;
-  return options;
-}
-
 class LoadPlacementTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -131,7 +123,7 @@ class LoadPlacementTest : public ::testing::Test {
 };
 
 TEST_F(LoadPlacementTest, APortableProgramRunsOnAPluginPresentAtLoadAndMatchesPyTorch) {
-  plugins::PluginLoader loader(registry_, nowhere());
+  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(plugin_).is_ok());
 
   const LoadReport first = load_and_check(*program_);
@@ -161,7 +153,7 @@ TEST_F(LoadPlacementTest, APluginAddedBetweenLoadsIsUsedAndOneRemovedIsNot) {
   ASSERT_EQ(before.delegates.size(), 1u);
   EXPECT_EQ(before.delegates[0].backend, "portable");
 
-  plugins::PluginLoader loader(registry_, nowhere());
+  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(plugin_).is_ok());
   const LoadReport added = load_and_check(*program_);
   ASSERT_EQ(added.delegates.size(), 1u);
@@ -176,7 +168,7 @@ TEST_F(LoadPlacementTest, APluginAddedBetweenLoadsIsUsedAndOneRemovedIsNot) {
 }
 
 TEST_F(LoadPlacementTest, DamagedTruncatedAndSwappedEntriesAreRebuiltNeverUsed) {
-  plugins::PluginLoader loader(registry_, nowhere());
+  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(plugin_).is_ok());
   load_and_check(*program_);
   std::vector<fs::path> entries = cache_entries();
@@ -217,7 +209,7 @@ TEST_F(LoadPlacementTest, APluginWhoseBuildChangesDoesNotReuseItsEntries) {
   const std::string copy = dir_ + "/" + fs::path(plugin_).filename().string();
   fs::copy_file(plugin_, copy);
   {
-    plugins::PluginLoader loader(registry_, nowhere());
+    plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
     ASSERT_TRUE(loader.load(copy).is_ok());
     EXPECT_EQ(load_and_check(*program_).delegates.at(0).blob_origin, "lowered");
     EXPECT_EQ(load_and_check(*program_).delegates.at(0).blob_origin, "cache");
@@ -228,7 +220,7 @@ TEST_F(LoadPlacementTest, APluginWhoseBuildChangesDoesNotReuseItsEntries) {
     std::ofstream append(copy, std::ios::binary | std::ios::app);
     append.put('\0');
   }
-  plugins::PluginLoader loader(registry_, nowhere());
+  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(copy).is_ok());
   const LoadReport rebuilt = load_and_check(*program_);
   EXPECT_EQ(rebuilt.delegates.at(0).backend, plugin_backend());
@@ -236,7 +228,7 @@ TEST_F(LoadPlacementTest, APluginWhoseBuildChangesDoesNotReuseItsEntries) {
 }
 
 TEST_F(LoadPlacementTest, AProgramCompiledForThePluginReusesItsOwnBlob) {
-  plugins::PluginLoader loader(registry_, nowhere());
+  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(plugin_).is_ok());
   compiler::CompileOptions options;
   options.backends = {plugin_backend()};
@@ -265,7 +257,7 @@ TEST_F(LoadPlacementTest, WithoutAPlacerAutoIsRefusedAndWithoutFallbacksTheProgr
   EXPECT_THAT(refused.status().message(), HasSubstr("needs a placer"));
 
   // A program with no portable graph of its delegate cannot be placed again.
-  plugins::PluginLoader loader(registry_, nowhere());
+  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(plugin_).is_ok());
   compiler::CompileOptions compile;
   compile.backends = {plugin_backend()};

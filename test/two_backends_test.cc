@@ -96,11 +96,7 @@ TEST(TwoBackends, XnnpackAndOnednnEachTakeAPartAndMatchPortable) {
 
   Registry registry;
   ASSERT_TRUE(register_builtin_backends(registry).is_ok());
-  plugins::SearchPathOptions nowhere;
-  nowhere.use_environment = false;
-  nowhere.use_install_directory = false;
-  nowhere.use_executable_directory = false;
-  plugins::PluginLoader loader(registry, nowhere);
+  plugins::PluginLoader loader(registry, plugins::SearchPathOptions::explicit_files_only());
   for (const std::string& file : {xnnpack_file, onednn_file}) {
     Result<PluginId> loaded = loader.load(file);
     ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();

@@ -8,13 +8,15 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <set>
 
+#include "placed_entry.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/mapped_file.h"
 #include "plugrt/placement/compile.h"
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/method_graph.h"
-#include "placed_entry.h"
 #include "plugrt/plugrt_abi.h"
 
 namespace plugrt::placement {
@@ -131,24 +133,28 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   // lower (an isolated one has no ahead-of-time entries) would be lost by placing again:
   // then the program's placement is kept.
   std::vector<std::string> skipped;
-  for (const DelegateContents& delegate : method.delegates) {
-    if (delegate.backend == kPortableBackendName || !is_allowed(options, delegate.backend)) continue;
-    const std::string& name = delegate.backend;
-    if (std::find_if(skipped.begin(), skipped.end(),
-                     [&](const std::string& s) { return s.rfind(name + " (", 0) == 0; }) != skipped.end()) {
-      continue;
-    }
+  std::set<std::string> examined;
+  // The backend called `name` when it is here and available; else why not goes to `skipped`.
+  auto usable = [&](const std::string& name) -> std::optional<RegisteredBackend> {
+    const bool first_time = examined.insert(name).second;
     Result<RegisteredBackend> backend = registry.find_backend(name);
     if (!backend.is_ok()) {
-      skipped.push_back(name + " (" + backend.status().message() + ")");
-      continue;
+      if (first_time) skipped.push_back(name + " (" + backend.status().message() + ")");
+      return std::nullopt;
     }
     const Availability availability = backend->is_available();
     if (!availability.available) {
-      skipped.push_back(name + " (unavailable: " + availability.reason + ")");
-    } else if (!backend->has_aot()) {
-      return Status(Error::kNotSupported, "backend '" + name + "' (" + backend->plugin().origin + ") runs delegate '" +
-                                              delegate.name +
+      if (first_time) skipped.push_back(name + " (unavailable: " + availability.reason + ")");
+      return std::nullopt;
+    }
+    return *backend;
+  };
+  for (const DelegateContents& delegate : method.delegates) {
+    if (delegate.backend == kPortableBackendName || !is_allowed(options, delegate.backend)) continue;
+    const std::optional<RegisteredBackend> backend = usable(delegate.backend);
+    if (backend && !backend->has_aot()) {
+      return Status(Error::kNotSupported, "backend '" + delegate.backend + "' (" + backend->plugin().origin +
+                                              ") runs delegate '" + delegate.name +
                                               "' but has no ahead-of-time entries to place and lower with" +
                                               (backend->plugin().isolated ? " (it is isolated)" : ""));
     }
@@ -160,18 +166,10 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   std::vector<RegisteredBackend> considered;
   for (const std::string& name : default_backend_order(registry)) {
     if (name == kPortableBackendName || !is_allowed(options, name)) continue;
-    Result<RegisteredBackend> backend = registry.find_backend(name);
-    if (!backend.is_ok()) {
-      skipped.push_back(name + " (" + backend.status().message() + ")");
-      continue;
+    if (const std::optional<RegisteredBackend> backend = usable(name)) {
+      compile.backends.push_back(name);
+      considered.push_back(*backend);
     }
-    const Availability availability = backend->is_available();
-    if (!availability.available) {
-      skipped.push_back(name + " (unavailable: " + availability.reason + ")");
-      continue;
-    }
-    compile.backends.push_back(name);
-    considered.push_back(*backend);
   }
   compile.backends.push_back(kPortableBackendName);
 

@@ -22,19 +22,11 @@ namespace {
 
 std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
 
-plugins::SearchPathOptions nowhere() {
-  plugins::SearchPathOptions options;
-  options.use_environment = false;
-  options.use_install_directory = false;
-  options.use_executable_directory = false;
-  return options;
-}
-
 }  // namespace
 
 PluginEnvironment::PluginEnvironment(const std::string& plugin_file) {
   EXPECT_TRUE(register_builtin_backends(registry_).is_ok());
-  loader_ = std::make_unique<plugins::PluginLoader>(registry_, nowhere());
+  loader_ = std::make_unique<plugins::PluginLoader>(registry_, plugins::SearchPathOptions::explicit_files_only());
   Result<PluginId> loaded = loader_->load(plugin_file);
   EXPECT_TRUE(loaded.is_ok()) << loaded.status().to_string();
 }

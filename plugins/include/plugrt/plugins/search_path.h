@@ -18,6 +18,14 @@
 namespace plugrt::plugins {
 
 struct SearchPathOptions {
+  /// No directory at all: only the files given to PluginLoader::load (tests, tools that
+  /// name their plugins).
+  static SearchPathOptions explicit_files_only() {
+    SearchPathOptions options;
+    options.use_environment = options.use_install_directory = options.use_executable_directory = false;
+    return options;
+  }
+
   std::vector<std::string> application_directories;
   bool use_environment = true;
   bool use_install_directory = true;
