@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -47,9 +48,20 @@ plugrt::Program owner_program() {
   return *program;
 }
 
+std::string& scratch_path() {
+  static std::string path;
+  return path;
+}
+
+/// A directory of this process's own, removed at exit.
 std::string scratch_directory() {
   char pattern[] = "/tmp/plugrt_blob_cache_fuzzer_XXXXXX";
   if (::mkdtemp(pattern) == nullptr) std::abort();
+  scratch_path() = pattern;
+  std::atexit([] {
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_path(), ignored);
+  });
   return pattern;
 }
 
