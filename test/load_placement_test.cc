@@ -148,18 +148,29 @@ TEST_F(LoadPlacementTest, APortableProgramRunsOnAPluginPresentAtLoadAndMatchesPy
   EXPECT_EQ(as_compiled->report().delegates[0].backend, "portable");
 }
 
-TEST_F(LoadPlacementTest, APluginAddedBetweenLoadsIsUsedAndOneRemovedIsNot) {
+TEST_F(LoadPlacementTest, APluginDroppedIntoTheSearchPathIsUsedAndOneRemovedIsNot) {
+  const std::string plugin_dir = dir_ + "/plugins";
+  const std::string dropped_file = plugin_dir + "/" + fs::path(plugin_).filename().string();
+  fs::create_directories(plugin_dir);
+  plugins::SearchPathOptions search = plugins::SearchPathOptions::explicit_files_only();
+  search.application_directories = {plugin_dir};
+  plugins::PluginLoader loader(registry_, search);
+  loader.discover();
   const LoadReport before = load_and_check(*program_);
   ASSERT_EQ(before.delegates.size(), 1u);
   EXPECT_EQ(before.delegates[0].backend, "portable");
 
-  plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
-  ASSERT_TRUE(loader.load(plugin_).is_ok());
-  const LoadReport added = load_and_check(*program_);
-  ASSERT_EQ(added.delegates.size(), 1u);
-  EXPECT_EQ(added.delegates[0].backend, plugin_backend());
+  fs::copy_file(plugin_, dropped_file);
+  loader.discover();  // reads metadata only
+  EXPECT_FALSE(registry_.find_registered_backend(plugin_backend()).is_ok()) << "nothing is loaded yet";
+  const LoadReport dropped = load_and_check(*program_);
+  ASSERT_EQ(dropped.delegates.size(), 1u);
+  EXPECT_EQ(dropped.delegates[0].backend, plugin_backend());
+  EXPECT_TRUE(fs::equivalent(dropped.delegates[0].origin, dropped_file)) << dropped.delegates[0].origin;
 
-  ASSERT_TRUE(loader.unload(plugin_).is_ok());
+  ASSERT_TRUE(loader.unload(dropped_file).is_ok());
+  fs::remove(dropped_file);
+  loader.discover();
   const LoadReport removed = load_and_check(*program_);
   ASSERT_EQ(removed.delegates.size(), 1u);
   EXPECT_EQ(removed.delegates[0].backend, "portable");

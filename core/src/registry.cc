@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 
 #include "abi_validation.h"
 #include "plugin_record.h"
@@ -155,6 +156,22 @@ Status Registry::not_found_locked(std::string_view name) const {
   }
   return Status(Error::kNotFound, "no backend named '" + std::string(name) + "' is registered" +
                                       (known.empty() ? " (none are)" : " (known: " + known + ")"));
+}
+
+std::vector<std::string> Registry::backend_names() const {
+  std::vector<BackendProvider*> providers;
+  std::set<std::string> names;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    providers = providers_;
+    for (const auto& [name, entries] : by_name_) {
+      if (!entries.empty()) names.insert(name);
+    }
+  }
+  for (BackendProvider* provider : providers) {
+    for (std::string& name : provider->candidate_backends()) names.insert(std::move(name));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
 }
 
 std::vector<BackendInfo> Registry::list_backends() const {

@@ -62,9 +62,10 @@ Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions&
 
 std::vector<std::string> default_backend_order(Registry& registry) {
   std::vector<std::string> order;
-  for (const BackendInfo& info : registry.list_backends()) {  // sorted by name
-    if (!info.has_aot || info.shadowed_by || info.name == kPortableBackendName) continue;
-    if (std::find(order.begin(), order.end(), info.name) == order.end()) order.push_back(info.name);
+  for (const std::string& name : registry.backend_names()) {  // sorted
+    if (name == kPortableBackendName) continue;
+    Result<RegisteredBackend> backend = registry.find_backend(name);  // loads a plugin's candidate
+    if (backend.is_ok() && backend->has_aot()) order.push_back(name);
   }
   order.push_back(kPortableBackendName);
   return order;
@@ -170,8 +171,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
       for (size_t n = 0; n < num_nodes; ++n) {
         for (size_t b = 0; b < chosen.backends.size(); ++b) {
           if (measured[n][b] >= 0) {
-            estimated.node_cost[n][b] =
-                estimated_node_us(node_work(graph, n), b == chosen.portable, estimate);
+            estimated.node_cost[n][b] = estimated_node_us(node_work(graph, n), b == chosen.portable, estimate);
           }
         }
       }
@@ -252,9 +252,8 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     std::vector<uint32_t> inputs, outputs;
     for (int32_t v : partition.inputs) inputs.push_back(value_of(v));
     for (int32_t v : partition.outputs) outputs.push_back(value_of(v));
-    const uint32_t delegate =
-        method.add_delegate(name, backend_name, blob, {},
-                            with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>());
+    const uint32_t delegate = method.add_delegate(
+        name, backend_name, blob, {}, with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>());
     method.add_instruction(delegate, std::move(inputs), std::move(outputs));
 
     PartitionSummary summary;

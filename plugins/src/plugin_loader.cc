@@ -323,6 +323,20 @@ std::optional<int64_t> PluginLoader::candidate_rank(std::string_view backend_nam
   return std::nullopt;
 }
 
+std::vector<std::string> PluginLoader::candidate_backends() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, candidates] : by_backend_) {
+    for (const Candidate* candidate : candidates) {
+      if (candidate->refusal.is_ok()) {
+        names.push_back(name);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
 Result<RegisteredBackend> PluginLoader::provide(std::string_view backend_name, Registry& registry) {
   if (&registry != &registry_) {
     return Status(Error::kInvalidArgument, "this plugin loader serves another registry");

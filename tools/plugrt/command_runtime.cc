@@ -115,7 +115,6 @@ Result<Method> CommandRuntime::load_method(const Program& program, const std::st
   }
   placement::LoadPlacer placer(placer_options);
   if (settings.placement == "auto") {
-    load_all();
     options.placement = PlacementPolicy::kAuto;
     options.placer = &placer;
   }

@@ -60,8 +60,6 @@ struct LoadSettings {
 /// PLUGRT_CACHE_DIR) and --no-cache to `command`.
 void add_placement_options(CLI::App& command, LoadSettings& settings);
 
-
-
 class CommandRuntime {
  public:
   /// Plugin log lines are dropped unless PLUGRT_LOG is set.
@@ -76,8 +74,8 @@ class CommandRuntime {
   const PluginSearchOptions& options() const { return options_; }
   /// Loads every accepted plugin, so that all their backends are registered.
   void load_all();
-  /// Loads `method_name` of `program` as `settings` say. With placement auto every
-  /// accepted plugin is loaded first, so that the placer sees all their backends.
+  /// Loads `method_name` of `program` as `settings` say. With placement auto the placer
+  /// considers every backend of the plugins found (and so loads them).
   Result<Method> load_method(const Program& program, const std::string& method_name, const LoadSettings& settings);
 
  private:

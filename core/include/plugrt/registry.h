@@ -68,6 +68,8 @@ class BackendProvider {
   /// Registers that candidate into `registry` and returns the backend it now provides
   /// under that name (taken while nothing can unload it). Errors say why it could not.
   virtual Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) = 0;
+  /// Every backend name it has a candidate for, loaded or not (no plugin code runs).
+  virtual std::vector<std::string> candidate_backends() { return {}; }
 };
 
 class Registry {
@@ -103,6 +105,9 @@ class Registry {
 
   /// Every registered backend, sorted by name, winners before the ones they shadow.
   std::vector<BackendInfo> list_backends() const;
+  /// The name of every backend registered or that an attached provider could supply,
+  /// sorted, once each. Loads nothing: find_backend() does, name by name.
+  std::vector<std::string> backend_names() const;
   /// Every registered plugin, in registration order.
   std::vector<PluginInfo> list_plugins() const;
 

@@ -97,7 +97,7 @@ struct CompileSummary {
   std::map<std::string, size_t> pass_changes;  ///< pass name -> nodes it changed or removed
   double estimated_us = 0;                     ///< the placer's estimate of the whole graph
   size_t measured_nodes = 0;                   ///< nodes whose cost came from the profile
-  TuneReport tune;                  ///< what --tune measured
+  TuneReport tune;                             ///< what --tune measured
   std::vector<PartitionSummary> partitions;
   /// Op types (with node counts) that no chosen backend other than portable took.
   std::map<std::string, size_t> untaken_ops;
@@ -108,8 +108,9 @@ struct CompiledModel {
   CompileSummary summary;
 };
 
-/// Every backend the registry (and its providers) can supply that has ahead-of-time
-/// entries, by name, then portable. No backend is preferred by name: the placer decides.
+/// Every backend the registry (and its providers, whose plugins this loads) can supply
+/// that has ahead-of-time entries, by name, then portable. No backend is preferred by
+/// name: the placer decides.
 std::vector<std::string> default_backend_order(Registry& registry);
 
 /// Partitions and lowers one graph IR model. Deterministic: the same graph and

@@ -18,8 +18,9 @@
 // program in memory, its graph's contents), the method and the identity of every backend
 // considered, so that a second load places and lowers nothing: it maps the entry, checks
 // it and loads it.
-// Plugins must be registered (or loaded) before: a registry lists no plugin it has not
-// read. Measured costs in the cache directory's profile (cost_profile.h) are used.
+// The backends considered are the registry's and its providers' (a PluginLoader's plugins
+// found on the search path, which load as the placer asks for them). Measured costs in
+// the cache directory's profile (cost_profile.h) are used.
 #ifndef PLUGRT_PLACEMENT_LOAD_PLACER_H_
 #define PLUGRT_PLACEMENT_LOAD_PLACER_H_
 

@@ -85,6 +85,7 @@ class PluginLoader final : public BackendProvider {
   // BackendProvider: lazy loading on the first lookup of a backend name.
   std::optional<int64_t> candidate_rank(std::string_view backend_name) override;
   Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) override;
+  std::vector<std::string> candidate_backends() override;
 
  private:
   struct Candidate {
