@@ -159,7 +159,13 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
                                               (backend->plugin().isolated ? " (it is isolated)" : ""));
     }
   }
-  PLUGRT_ASSIGN_OR_RETURN(MethodGraph graph, method_graph(method));
+  // The whole graph: read at once for a program in memory (its key hashes it), else
+  // only when the cache has no placed method for the program file.
+  std::optional<MethodGraph> graph;
+  const std::string program_identity = program.file_identity();
+  if (program_identity.empty() || cache_ == nullptr) {
+    PLUGRT_ASSIGN_OR_RETURN(graph, method_graph(method));
+  }
 
   // The backends present, allowed and available now.
   CompileOptions compile;
@@ -180,10 +186,10 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     // would cost more than the rest of the load); one in memory, by its graph's contents.
     ContentHasher key;
     key.add("plugrt placed method 1").add(method_name);
-    if (const std::string identity = program.file_identity(); !identity.empty()) {
-      key.add("file").add(identity);
+    if (!program_identity.empty()) {
+      key.add("file").add(program_identity);
     } else {
-      const ContentHash graph_hash = content_hash(graph.bytes);
+      const ContentHash graph_hash = content_hash(graph->bytes);
       key.add("graph").add(graph_hash.high).add(graph_hash.low);
     }
     for (size_t b = 0; b < considered.size(); ++b) add_backend_identity(key, considered[b], compile.backends[b]);
@@ -224,7 +230,15 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
                          add_backend_identity(key, backend, name);
                        });
   compile.blobs = &blobs;
-  Result<CompiledModel> compiled = compile_graph(graph.bytes, registry, compile);
+  if (!graph) {
+    Result<MethodGraph> read = method_graph(method);
+    if (!read.is_ok()) {
+      cache_->save_counts();
+      return read.status();
+    }
+    graph = std::move(read).value();
+  }
+  Result<CompiledModel> compiled = compile_graph(graph->bytes, registry, compile);
   if (!compiled.is_ok()) {
     if (cache_ != nullptr) cache_->save_counts();
     return compiled.status().with_context("placing the method again");
