@@ -170,9 +170,10 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   // The backends present, allowed and available now.
   CompileOptions compile;
   std::vector<RegisteredBackend> considered;
-  for (const std::string& name : default_backend_order(registry)) {
-    if (name == kPortableBackendName || !is_allowed(options, name)) continue;
-    if (const std::optional<RegisteredBackend> backend = usable(name)) {
+  for (const std::string& name : registry.backend_names()) {  // sorted, as compile's default order
+    if (name == kPortableBackendName || !is_allowed(options, name)) continue;  // not loaded
+    const std::optional<RegisteredBackend> backend = usable(name);
+    if (backend && backend->has_aot()) {
       compile.backends.push_back(name);
       considered.push_back(*backend);
     }
