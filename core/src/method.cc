@@ -67,9 +67,7 @@ Method::Method(Method&&) noexcept = default;
 Method& Method::operator=(Method&&) noexcept = default;
 Method::~Method() = default;
 
-const char* to_string(PlacementPolicy policy) {
-  return policy == PlacementPolicy::kAuto ? "auto" : "as-compiled";
-}
+const char* to_string(PlacementPolicy policy) { return policy == PlacementPolicy::kAuto ? "auto" : "as-compiled"; }
 
 std::string LoadReport::to_string() const {
   std::string text;
@@ -195,8 +193,8 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     if (options.placer == nullptr) {
       return Status(Error::kInvalidArgument, "placement 'auto' needs a placer (MethodOptions::placer)");
     }
-    // A placed method that fails to load or its check is rejected and placed once more
-    // (its cache entry is gone by then); after a second failure the program runs as compiled.
+    // A placed method whose check fails (a damaged cache entry, removed by then) is placed
+    // once more; one that does not load, or fails twice, leaves the program as compiled.
     for (int attempt = 0; attempt < 2 && placement_note.empty(); ++attempt) {
       Result<PlacedProgram> placed = options.placer->place(program, name, registry, options);
       if (!placed.is_ok()) {
@@ -218,9 +216,9 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
         }
         return method;
       }
-      const Status why = method.is_ok() ? checked : method.status();
+      const Status why = checked.is_ok() ? method.status() : checked;
       options.placer->rejected(*placed, why);
-      if (attempt == 1) placement_note = "the placed method did not load: " + why.message();
+      if (checked.is_ok() || attempt == 1) placement_note = "the placed method did not load: " + why.message();
     }
   }
   const internal::ProgramData& data = *program.data_;

@@ -15,6 +15,7 @@
 #include <future>
 #include <memory>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
 #include "plugrt/mapped_file.h"
@@ -133,8 +134,15 @@ std::optional<FoundBlob> BlobCache::find_checking_later(const ContentHash& key, 
   std::optional<FoundBlob> found = find_entry(key);
   if (!found) return std::nullopt;
   auto file = std::static_pointer_cast<const MappedFile>(found->owner);
-  auto matches = std::make_shared<std::future<bool>>(
-      std::async(std::launch::async, [file] { return payload_matches(file->bytes()); }));
+  std::future<bool> hashing;
+  try {
+    hashing = std::async(std::launch::async, [file] { return payload_matches(file->bytes()); });
+  } catch (const std::system_error&) {  // no thread to be had: check it now
+    std::promise<bool> now;
+    now.set_value(payload_matches(file->bytes()));
+    hashing = now.get_future();
+  }
+  auto matches = std::make_shared<std::future<bool>>(std::move(hashing));
   const std::string path = entry_path(key);
   *check = [this, matches, key, path]() -> Status {
     if (matches->get()) {

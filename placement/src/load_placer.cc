@@ -170,7 +170,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   // The backends present, allowed and available now.
   CompileOptions compile;
   std::vector<RegisteredBackend> considered;
-  for (const std::string& name : registry.backend_names()) {  // sorted, as compile's default order
+  for (const std::string& name : registry.backend_names()) {                   // sorted, as compile's default order
     if (name == kPortableBackendName || !is_allowed(options, name)) continue;  // not loaded
     const std::optional<RegisteredBackend> backend = usable(name);
     if (backend && backend->has_aot()) {
@@ -211,8 +211,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
         };
         return cached;
       }
-      (void)check();  // joins the hashing thread
-      cache_->reject(method_key);
+      if (check().is_ok()) cache_->reject(method_key);  // (a failed check has removed it)
     }
   }
 
@@ -270,12 +269,11 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     placed.placement_reasons.push_back(std::move(reason));
   }
   if (cache_ != nullptr) {
-    Status stored = cache_->store(
+    const Status stored = cache_->store(
         method_key, placed_entry(placed, as_compiled ? Span<const uint8_t>() : Span<const uint8_t>(compiled->program)));
-    if (!stored.is_ok() && blobs.store_error().empty()) {
-      for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + stored.message();
-    } else if (!blobs.store_error().empty()) {
-      for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + blobs.store_error();
+    const std::string not_cached = !blobs.store_error().empty() ? blobs.store_error() : stored.message();
+    if (!not_cached.empty()) {
+      for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + not_cached;
     }
     cache_->save_counts();
   }

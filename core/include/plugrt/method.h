@@ -113,8 +113,8 @@ class MethodPlacer {
   /// compiled, and says so).
   virtual Result<PlacedProgram> place(const Program& program, std::string_view method, Registry& registry,
                                       const MethodOptions& options) = 0;
-  /// The placed program did not load or failed its check (`why`). Method::load then asks
-  /// place() once more, and after a second failure loads the method as compiled.
+  /// The placed program did not load or failed its check (`why`). After a failed check
+  /// Method::load asks place() once more; otherwise it loads the method as compiled.
   virtual void rejected(const PlacedProgram& placed, const Status& why) = 0;
 };
 
