@@ -53,8 +53,7 @@ Result<Program> Program::from_bytes(Span<const uint8_t> bytes, std::string origi
   return verify(std::move(data));
 }
 
-Result<Program> Program::from_shared(Span<const uint8_t> bytes, std::shared_ptr<const void> owner,
-                                     std::string origin) {
+Result<Program> Program::from_shared(Span<const uint8_t> bytes, std::shared_ptr<const void> owner, std::string origin) {
   if (reinterpret_cast<uintptr_t>(bytes.data()) % MappedFile::kBufferAlignment != 0) {
     return Status(Error::kInvalidArgument, origin + ": the program's bytes are not 64-byte aligned");
   }
@@ -165,7 +164,8 @@ Result<MethodContents> Program::contents(std::string_view name) const {
       } else if (delegate.fallback_segment() >= 0) {
         d.portable_graph = data_->segment(static_cast<uint32_t>(delegate.fallback_segment()));
       }
-      if (instruction->inputs() != nullptr) d.inputs.assign(instruction->inputs()->begin(), instruction->inputs()->end());
+      if (instruction->inputs() != nullptr)
+        d.inputs.assign(instruction->inputs()->begin(), instruction->inputs()->end());
       if (instruction->outputs() != nullptr) {
         d.outputs.assign(instruction->outputs()->begin(), instruction->outputs()->end());
       }

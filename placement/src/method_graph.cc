@@ -19,7 +19,9 @@ std::vector<int64_t> shape_of(const ir::Value& value) {
                                   : std::vector<int64_t>();
 }
 
-std::string label(const DelegateContents& delegate) { return "delegate '" + delegate.name + "' (" + delegate.backend + ")"; }
+std::string label(const DelegateContents& delegate) {
+  return "delegate '" + delegate.name + "' (" + delegate.backend + ")";
+}
 
 }  // namespace
 

@@ -36,11 +36,10 @@ Result<PlacedProgram> read_placed_entry(Span<const uint8_t> bytes, std::shared_p
   if (size > bytes.size() - 8) return bad;
   const size_t program_offset = (8 + size + kProgramAlignment - 1) / kProgramAlignment * kProgramAlignment;
   const bool placed_as_compiled = program_offset >= bytes.size();
-  Result<Program> program =
-      placed_as_compiled
-          ? Result<Program>(as_compiled)
-          : Program::from_shared(bytes.subspan(program_offset, bytes.size() - program_offset), std::move(owner),
-                                 origin);
+  Result<Program> program = placed_as_compiled
+                                ? Result<Program>(as_compiled)
+                                : Program::from_shared(bytes.subspan(program_offset, bytes.size() - program_offset),
+                                                       std::move(owner), origin);
   if (!program.is_ok()) return program.status();
   PlacedProgram placed{std::move(program).value(), {}, {}, {}, {}};
   const std::string lines(reinterpret_cast<const char*>(bytes.data()) + 8, size);

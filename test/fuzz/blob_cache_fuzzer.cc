@@ -94,7 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (mode & 2) ? cache.find_checking_later(key, &check) : cache.find(key);
   if (!found) return 0;
   if (check && !check().is_ok()) return 0;
-  plugrt::Result<plugrt::PlacedProgram> placed = plugrt::placement::read_placed_entry(found->bytes, found->owner, owner);
+  plugrt::Result<plugrt::PlacedProgram> placed =
+      plugrt::placement::read_placed_entry(found->bytes, found->owner, owner);
   if (!placed.is_ok()) {
     if (placed.code() != plugrt::Error::kInvalidProgram && placed.code() != plugrt::Error::kMemoryAllocationFailed) {
       std::abort();

@@ -11,9 +11,9 @@
 
 namespace plugrt::compiler {
 
+using placement::compile_graph;
 using placement::CompiledModel;
 using placement::CompileOptions;
-using placement::compile_graph;
 using placement::CompileSummary;
 using placement::default_backend_order;
 using placement::PartitionSummary;

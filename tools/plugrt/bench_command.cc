@@ -119,11 +119,16 @@ int run_bench(const BenchOptions& options) {
                          {"blob_origin", report.delegates[d].blob_origin},
                          {"median_ms", percentile(per_delegate[d], 0.5)}});
   }
-  json result = {{"program", options.program},           {"median_ms", percentile(latencies, 0.5)},
-                 {"p90_ms", percentile(latencies, 0.9)}, {"min_ms", percentile(latencies, 0.0)},
-                 {"iterations", options.iterations},     {"warmup", options.warmup},
-                 {"threads", report.num_threads},        {"delegates", delegates},
-                 {"load_ms", load_ms},                   {"placement_policy", report.placement}};
+  json result = {{"program", options.program},
+                 {"median_ms", percentile(latencies, 0.5)},
+                 {"p90_ms", percentile(latencies, 0.9)},
+                 {"min_ms", percentile(latencies, 0.0)},
+                 {"iterations", options.iterations},
+                 {"warmup", options.warmup},
+                 {"threads", report.num_threads},
+                 {"delegates", delegates},
+                 {"load_ms", load_ms},
+                 {"placement_policy", report.placement}};
   if (options.json) {
     std::cout << result.dump(2) << "\n";
     return 0;

@@ -134,8 +134,8 @@ json cache_json(const std::string& cache_dir) {
   const std::string root = cache_dir.empty() ? placement::default_cache_directory() : cache_dir;
   if (root.empty()) return json(nullptr);
   const placement::BlobCacheStats stats = placement::BlobCache(root).stats();
-  return {{"directory", stats.directory}, {"entries", stats.entries},   {"bytes", stats.bytes},
-          {"max_bytes", stats.max_bytes}, {"hits", stats.hits},         {"misses", stats.misses},
+  return {{"directory", stats.directory}, {"entries", stats.entries}, {"bytes", stats.bytes},
+          {"max_bytes", stats.max_bytes}, {"hits", stats.hits},       {"misses", stats.misses},
           {"rejected", stats.rejected}};
 }
 
@@ -345,9 +345,8 @@ void add_doctor_command(CLI::App& app, CommandResult& result) {
                    "The compiled-blob cache to report on (default: $XDG_CACHE_HOME/plugrt, else ~/.cache/plugrt)")
       ->envname("PLUGRT_CACHE_DIR")
       ->type_name("DIR");
-  command->callback([options, programs, cache_dir, &result] {
-    result.exit_code = run_doctor(*options, *programs, *cache_dir);
-  });
+  command->callback(
+      [options, programs, cache_dir, &result] { result.exit_code = run_doctor(*options, *programs, *cache_dir); });
 }
 
 void add_inspect_command(CLI::App& app, CommandResult& result) {

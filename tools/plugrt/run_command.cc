@@ -154,8 +154,8 @@ int run_program(const RunOptions& options) {
     std::cout << result.dump(2) << "\n";
     return mismatch ? 1 : 0;
   }
-  std::cout << "ran " << options.program << " in " << milliseconds << " ms (loaded in " << load_ms
-            << " ms, placement " << method->report().placement << ")\n";
+  std::cout << "ran " << options.program << " in " << milliseconds << " ms (loaded in " << load_ms << " ms, placement "
+            << method->report().placement << ")\n";
   if (options.report) {
     if (!method->report().placement_note.empty()) {
       std::cout << "  placement auto not used: " << method->report().placement_note << "\n";
