@@ -14,6 +14,8 @@
 //     modification and change times, so a rebuilt or reinstalled plugin has another),
 //     the plugin's ABI version and the host's;
 //   - else the backend's preprocess, whose blob then goes into the cache.
+// When every blob comes from the program, the program itself runs as compiled (with its
+// fallbacks), and the cache keeps only that verdict.
 // The whole placed method is cached too, keyed by the program file's identity (or, for a
 // program in memory, its graph's contents), the method and the identity of every backend
 // considered, so that a second load places and lowers nothing: it maps the entry, checks
