@@ -261,9 +261,13 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
       reason = "placed over " + backends + " as the program is";
     } else {
       placed.blob_origins.push_back(partitions[d].blob_origin);
-      reason = partitions[d].backend == kPortableBackendName && compiled->summary.backends.size() > 1
-                   ? "no other backend present takes its nodes"
-                   : "lowest estimated cost over " + backends + ": " + format_us(partitions[d].estimated_us) + " us";
+      if (compiled->summary.backends.size() == 1) {
+        reason = "the only backend present";
+      } else if (partitions[d].backend == kPortableBackendName) {
+        reason = "no other backend present takes its nodes";
+      } else {
+        reason = "lowest estimated cost over " + backends + ": " + format_us(partitions[d].estimated_us) + " us";
+      }
     }
     if (!skipped.empty()) reason += "; not considered: " + join(skipped);
     placed.placement_reasons.push_back(std::move(reason));

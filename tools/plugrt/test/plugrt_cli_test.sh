@@ -168,6 +168,8 @@ if [ -f "$xnnpack" ]; then
   check run-isolate-env 0 ", isolated" -- env PLUGRT_ISOLATE=all "$plugrt" run "$dir/mlp.prt" --report
   check run-isolated-init-timeout 0 "ran on portable .*within the 1 ms time limit \(--init-timeout-ms\)" -- \
     "$plugrt" run "$dir/mlp.prt" --isolate all --init-timeout-ms 1 --report --placement as-compiled
+  check run-isolated-init-timeout-auto 0 "portable:0 ran on portable .*the only backend present; not considered: .*within the 1 ms time limit \(--init-timeout-ms\)" -- \
+    "$plugrt" run "$dir/mlp.prt" --isolate all --init-timeout-ms 1 --report
 fi
 # Placement auto: the portable-only program runs on a plugin found now; its blob is
 # lowered once, then comes from the cache (--cache-dir, PLUGRT_CACHE_DIR).
