@@ -142,10 +142,10 @@ std::optional<FoundBlob> BlobCache::find_checking_later(const ContentHash& key, 
     now.set_value(payload_matches(file->bytes()));
     hashing = now.get_future();
   }
-  auto matches = std::make_shared<std::future<bool>>(std::move(hashing));
+  const std::shared_future<bool> matches = hashing.share();  // the check may be asked twice
   const std::string path = entry_path(key);
   *check = [this, matches, key, path]() -> Status {
-    if (matches->get()) {
+    if (matches.get()) {
       ++hits_;
       return Status::ok();
     }
