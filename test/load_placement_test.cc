@@ -30,6 +30,13 @@ using ::testing::HasSubstr;
 
 std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
 
+/// The bundled tiny_cnn compiled over `registry` as `options` say, as a program.
+Result<Program> compile_tiny_cnn(Registry& registry, const compiler::CompileOptions& options, const std::string& name) {
+  PLUGRT_ASSIGN_OR_RETURN(compiler::CompiledModel compiled,
+                          compiler::compile_onnx_file(model_path("tiny_cnn.onnx"), registry, options));
+  return Program::from_bytes(compiled.program, name);
+}
+
 /// The first backend plugin built here: onednn, else xnnpack; empty when neither is.
 std::string accelerated_plugin() {
   if (std::string onednn = PLUGRT_ONEDNN_PLUGIN_FILE; !onednn.empty()) return onednn;
@@ -50,10 +57,7 @@ class LoadPlacementTest : public ::testing::Test {
     ASSERT_TRUE(register_builtin_backends(portable_only).is_ok());
     compiler::CompileOptions options;
     options.backends = {"portable"};
-    Result<compiler::CompiledModel> compiled =
-        compiler::compile_onnx_file(model_path("tiny_cnn.onnx"), portable_only, options);
-    ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
-    Result<Program> program = Program::from_bytes(compiled->program, "tiny_cnn.prt");
+    Result<Program> program = compile_tiny_cnn(portable_only, options, "tiny_cnn.prt");
     ASSERT_TRUE(program.is_ok()) << program.status().to_string();
     program_.emplace(std::move(program).value());
 
@@ -243,11 +247,8 @@ TEST_F(LoadPlacementTest, AProgramCompiledForThePluginReusesItsOwnBlob) {
   ASSERT_TRUE(loader.load(plugin_).is_ok());
   compiler::CompileOptions options;
   options.backends = {plugin_backend()};
-  Result<compiler::CompiledModel> compiled =
-      compiler::compile_onnx_file(model_path("tiny_cnn.onnx"), registry_, options);
-  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
-  Result<Program> program = Program::from_bytes(compiled->program, "tiny_cnn.accelerated.prt");
-  ASSERT_TRUE(program.is_ok());
+  Result<Program> program = compile_tiny_cnn(registry_, options, "tiny_cnn.accelerated.prt");
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
   const LoadReport report = load_and_check(*program);
   ASSERT_EQ(report.delegates.size(), 1u);
   EXPECT_EQ(report.delegates[0].backend, plugin_backend());
@@ -273,11 +274,8 @@ TEST_F(LoadPlacementTest, WithoutAPlacerAutoIsRefusedAndWithoutFallbacksTheProgr
   compiler::CompileOptions compile;
   compile.backends = {plugin_backend()};
   compile.fallback = false;
-  Result<compiler::CompiledModel> compiled =
-      compiler::compile_onnx_file(model_path("tiny_cnn.onnx"), registry_, compile);
-  ASSERT_TRUE(compiled.is_ok());
-  Result<Program> program = Program::from_bytes(compiled->program, "no_fallback.prt");
-  ASSERT_TRUE(program.is_ok());
+  Result<Program> program = compile_tiny_cnn(registry_, compile, "no_fallback.prt");
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
   const LoadReport report = load_and_check(*program);
   EXPECT_EQ(report.placement, "as-compiled");
   EXPECT_THAT(report.placement_note, HasSubstr("keeps no portable graph"));

@@ -98,6 +98,36 @@ std::string read_small_file(int fd) {
   return text;
 }
 
+struct EntryFile {
+  fs::file_time_type used;  // its modification time: a hit refreshes it
+  uint64_t size;
+  fs::path path;
+};
+
+/// The entry files in `directory`. A temporary file an hour old is a writer that died
+/// before its rename (a live one finishes within seconds): removed when asked.
+std::vector<EntryFile> entry_files(const std::string& directory, bool remove_stale_temporaries) {
+  std::vector<EntryFile> entries;
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code error;
+  for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    std::error_code entry_error;
+    const fs::file_time_type used = it->last_write_time(entry_error);
+    const uint64_t size = it->file_size(entry_error);
+    if (entry_error) continue;  // removed by another process meanwhile
+    if (name.rfind(kTemporaryPrefix, 0) == 0) {
+      if (remove_stale_temporaries && now - used > std::chrono::hours(1)) fs::remove(it->path(), entry_error);
+      continue;
+    }
+    const size_t suffix = std::strlen(kEntrySuffix);
+    if (name.size() > suffix && name.compare(name.size() - suffix, suffix, kEntrySuffix) == 0) {
+      entries.push_back({used, size, it->path()});
+    }
+  }
+  return entries;
+}
+
 }  // namespace
 
 std::string default_cache_directory() {
@@ -229,36 +259,12 @@ Status BlobCache::store(const ContentHash& key, Span<const uint8_t> blob) {
 }
 
 void BlobCache::evict() {
-  struct Entry {
-    fs::file_time_type used;
-    uint64_t size;
-    fs::path path;
-  };
-  std::vector<Entry> entries;
+  std::vector<EntryFile> entries = entry_files(directory_, /*remove_stale_temporaries=*/true);
   uint64_t total = 0;
-  std::error_code error;
-  const auto now = fs::file_time_type::clock::now();
-  for (fs::directory_iterator it(directory_, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    std::error_code entry_error;
-    const fs::file_time_type used = it->last_write_time(entry_error);
-    const uint64_t size = it->file_size(entry_error);
-    if (entry_error) continue;  // removed by another process meanwhile
-    if (name.rfind(kTemporaryPrefix, 0) == 0) {
-      // A writer that died before its rename; a live one finishes within seconds.
-      if (now - used > std::chrono::hours(1)) fs::remove(it->path(), entry_error);
-      continue;
-    }
-    if (name.size() <= std::strlen(kEntrySuffix) ||
-        name.compare(name.size() - std::strlen(kEntrySuffix), std::string::npos, kEntrySuffix) != 0) {
-      continue;
-    }
-    entries.push_back({used, size, it->path()});
-    total += size;
-  }
+  for (const EntryFile& entry : entries) total += entry.size;
   if (total <= max_bytes_) return;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
-  for (const Entry& entry : entries) {
+  std::sort(entries.begin(), entries.end(), [](const EntryFile& a, const EntryFile& b) { return a.used < b.used; });
+  for (const EntryFile& entry : entries) {
     if (total <= max_bytes_) break;
     std::error_code remove_error;
     fs::remove(entry.path, remove_error);
@@ -292,18 +298,9 @@ BlobCacheStats BlobCache::stats() const {
   BlobCacheStats stats;
   stats.directory = directory_;
   stats.max_bytes = max_bytes_;
-  std::error_code error;
-  for (fs::directory_iterator it(directory_, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= std::strlen(kEntrySuffix) ||
-        name.compare(name.size() - std::strlen(kEntrySuffix), std::string::npos, kEntrySuffix) != 0) {
-      continue;
-    }
-    std::error_code size_error;
-    const uint64_t size = it->file_size(size_error);
-    if (size_error) continue;
+  for (const EntryFile& entry : entry_files(directory_, /*remove_stale_temporaries=*/false)) {
     ++stats.entries;
-    stats.bytes += size;
+    stats.bytes += entry.size;
   }
   const int fd = ::open((directory_ + "/stats").c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {

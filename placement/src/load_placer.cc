@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "placed_entry.h"
 #include "plugrt/builtin_backends.h"
@@ -42,13 +43,18 @@ class LoadBlobSource : public BlobSource {
     }
     // The portable backend's blob is the partition graph itself: nothing worth caching.
     if (cache_ == nullptr || backend_name == kPortableBackendName) return std::nullopt;
-    return cache_->find(key(backend, backend_name, graph));
+    missed_ = {subgraph.data(), key(backend, backend_name, graph)};
+    return cache_->find(missed_->second);
   }
 
   void lowered(const RegisteredBackend& backend, std::string_view backend_name, Span<const uint8_t> subgraph,
                Span<const uint8_t> blob) override {
     if (cache_ == nullptr || backend_name == kPortableBackendName) return;
-    const Status stored = cache_->store(key(backend, backend_name, content_hash(subgraph)), blob);
+    // compile_graph lowers right after a miss: the key find() made for the same graph.
+    const ContentHash entry = missed_ && missed_->first == subgraph.data()
+                                  ? missed_->second
+                                  : key(backend, backend_name, content_hash(subgraph));
+    const Status stored = cache_->store(entry, blob);
     if (!stored.is_ok() && store_error_.empty()) store_error_ = stored.message();
   }
 
@@ -74,6 +80,7 @@ class LoadBlobSource : public BlobSource {
   BlobCache* cache_;
   BackendIdentity identity_;
   std::vector<std::optional<ContentHash>> program_hashes_;
+  std::optional<std::pair<const uint8_t*, ContentHash>> missed_;  // the last lookup that missed
   std::string store_error_;
 };
 
@@ -275,6 +282,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   if (cache_ != nullptr) {
     const Status stored = cache_->store(
         method_key, placed_entry(placed, as_compiled ? Span<const uint8_t>() : Span<const uint8_t>(compiled->program)));
+    if (stored.is_ok()) placed.source = cache_->entry_path(method_key);  // removed if it does not load
     const std::string not_cached = !blobs.store_error().empty() ? blobs.store_error() : stored.message();
     if (!not_cached.empty()) {
       for (std::string& reason : placed.placement_reasons) reason += "; not cached: " + not_cached;
