@@ -63,12 +63,19 @@ Result<std::vector<bool>> RegisteredBackend::partition(Span<const uint8_t> graph
 
 Result<std::vector<uint8_t>> RegisteredBackend::preprocess(Span<const uint8_t> graph,
                                                            Span<const plugrt_option> compile_specs) const {
+  PLUGRT_ASSIGN_OR_RETURN(PreprocessedBlob blob, preprocess(graph, compile_specs, 0));
+  return std::move(blob.bytes);
+}
+
+Result<PreprocessedBlob> RegisteredBackend::preprocess(Span<const uint8_t> graph,
+                                                       Span<const plugrt_option> compile_specs,
+                                                       plugrt_preprocess_flags flags) const {
   if (table_->preprocess == nullptr) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") has no ahead-of-time entries (partition, preprocess)");
   }
   plugrt_preprocess_args args{
-      sizeof(args), graph.data(), graph.size(), compile_specs.data(), compile_specs.size(), nullptr, 0};
+      sizeof(args), graph.data(), graph.size(), compile_specs.data(), compile_specs.size(), nullptr, 0, flags, 0};
   clear_reported_error();
   const plugrt_status status = table_->preprocess(table_->context, plugin_->host->table(), &args);
   const plugrt_host_services* host = plugin_->host->table();
@@ -81,8 +88,13 @@ Result<std::vector<uint8_t>> RegisteredBackend::preprocess(Span<const uint8_t> g
                                         "): preprocess succeeded but returned no blob");
   }
   const auto* bytes = static_cast<const uint8_t*>(args.blob);
-  std::vector<uint8_t> blob(bytes, bytes + args.blob_size);
+  PreprocessedBlob blob{std::vector<uint8_t>(bytes, bytes + args.blob_size),
+                        (args.blob_flags & PLUGRT_BLOB_NAMES_CONSTANTS) != 0};
   if (args.blob != nullptr) host->deallocate(host->context, args.blob);
+  if (blob.names_constants && (flags & PLUGRT_PREPROCESS_CONSTANTS_BY_NAME) == 0) {
+    return Status(Error::kPluginInvalid, "backend '" + table_->name + "' (" + plugin_->info.origin +
+                                             "): preprocess says its blob names constants, which were not offered");
+  }
   return blob;
 }
 
@@ -96,6 +108,8 @@ Result<DelegateHandle> RegisteredBackend::init(const InitOptions& options) const
   args.runtime_options = options.runtime_options.data();
   args.num_runtime_options = options.runtime_options.size();
   args.num_threads = options.num_threads;
+  args.constants = options.constants.data();
+  args.num_constants = options.constants.size();
 
   clear_reported_error();  // a stale report must not explain this call
   plugrt_delegate_handle handle = nullptr;

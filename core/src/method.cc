@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "plugrt/builtin_backends.h"
+#include "plugrt/graph_constants.h"
 #include "plugrt/memory_planner.h"
 #include "plugrt/thread_budget.h"
 #include "program_data.h"
@@ -137,8 +138,17 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
   } else if (Availability availability = backend->is_available(); !availability.available) {
     reason = "backend '" + backend_name + "' is unavailable: " + availability.reason;
   } else {
-    Result<DelegateHandle> handle =
-        backend->init(init_options(program.segment(delegate.blob_segment()), specs, options));
+    InitOptions init = init_options(program.segment(delegate.blob_segment()), specs, options);
+    // A blob that names constants reads them from its portable graph, where they are stored.
+    std::vector<plugrt_named_constant> constants;
+    if (delegate.blob_names_constants()) {
+      Result<std::vector<plugrt_named_constant>> lent =
+          graph_constants(program.segment(static_cast<uint32_t>(delegate.fallback_segment())));
+      if (!lent.is_ok()) return lent.status().with_context(where + ": the constants its blob names");
+      constants = std::move(lent).value();
+      init.constants = Span<const plugrt_named_constant>(constants.data(), constants.size());
+    }
+    Result<DelegateHandle> handle = backend->init(init);
     if (handle.is_ok()) {
       placement->backend = backend_name;
       placement->origin = backend->plugin().origin;

@@ -109,6 +109,7 @@ Result<MethodSummary> Program::describe(std::string_view name) const {
         if (delegate->fallback_segment() >= 0) {
           d.fallback_size = data_->segment(static_cast<uint32_t>(delegate->fallback_segment())).size();
         }
+        d.blob_names_constants = delegate->blob_names_constants();
         if (delegate->compile_specs() != nullptr) {
           for (const program::Option* spec : *delegate->compile_specs())
             d.compile_spec_keys.push_back(spec->key()->str());
@@ -170,6 +171,7 @@ Result<MethodContents> Program::contents(std::string_view name) const {
         d.outputs.assign(instruction->outputs()->begin(), instruction->outputs()->end());
       }
       d.has_compile_specs = delegate.compile_specs() != nullptr && delegate.compile_specs()->size() > 0;
+      d.blob_names_constants = delegate.blob_names_constants();
       contents.delegates.push_back(std::move(d));
     }
   }

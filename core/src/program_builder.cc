@@ -42,10 +42,12 @@ uint32_t MethodBuilder::add_constant(std::string name, DType dtype, std::vector<
 }
 
 uint32_t MethodBuilder::add_delegate(std::string name, std::string backend, Span<const uint8_t> blob,
-                                     std::vector<CompileSpec> compile_specs, Span<const uint8_t> fallback_blob) {
+                                     std::vector<CompileSpec> compile_specs, Span<const uint8_t> fallback_blob,
+                                     bool blob_names_constants) {
   const uint32_t blob_segment = program_->add_segment(blob);
   const int64_t fallback = fallback_blob.empty() ? -1 : program_->add_segment(fallback_blob);
-  delegates_.push_back(Delegate{std::move(name), std::move(backend), blob_segment, std::move(compile_specs), fallback});
+  delegates_.push_back(Delegate{std::move(name), std::move(backend), blob_segment, std::move(compile_specs), fallback,
+                                blob_names_constants});
   return static_cast<uint32_t>(delegates_.size() - 1);
 }
 
@@ -167,7 +169,7 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       }
       delegates.push_back(program::CreateDelegate(
           fbb, fbb.CreateString(delegate.name), fbb.CreateString(delegate.backend), delegate.blob_segment,
-          fbb.CreateVector(specs), static_cast<int32_t>(delegate.fallback_segment)));
+          fbb.CreateVector(specs), static_cast<int32_t>(delegate.fallback_segment), delegate.blob_names_constants));
     }
     std::vector<flatbuffers::Offset<program::Instruction>> instructions;
     for (const MethodBuilder::Instruction& instruction : method.instructions_) {

@@ -224,6 +224,9 @@ class MethodChecker {
         return fail(what + " refers to fallback segment " + std::to_string(fallback) + " of " +
                     std::to_string(num_segments));
       }
+      if (delegate->blob_names_constants() && fallback < 0) {
+        return fail(what + "'s blob names constants of its portable graph, but it has none");
+      }
       for (size_t s = 0; s < count(delegate->compile_specs()); ++s) {
         if (delegate->compile_specs()->Get(static_cast<uoffset_t>(s))->key()->size() == 0) {
           return fail(what + ": compile spec " + std::to_string(s) + " has an empty key");

@@ -67,6 +67,7 @@ struct DelegateSpec {
   uint32_t blob_segment = 0;
   std::vector<OptionSpec> compile_specs;
   int32_t fallback_segment = -1;
+  bool blob_names_constants = false;
 };
 
 struct InstructionSpec {
@@ -151,7 +152,7 @@ std::vector<uint8_t> serialize(const ProgramSpec& spec, bool shift) {
       }
       delegates.push_back(program::CreateDelegate(fbb, fbb.CreateString(delegate.name),
                                                   fbb.CreateString(delegate.backend), delegate.blob_segment, vec(specs),
-                                                  delegate.fallback_segment));
+                                                  delegate.fallback_segment, delegate.blob_names_constants));
     }
     std::vector<flatbuffers::Offset<program::Instruction>> instructions;
     for (const InstructionSpec& instruction : method.instructions) {
@@ -455,7 +456,19 @@ TEST(ProgramValidation, RefusesAnotherFormatMajor) {
                    h.format_minor = 3;
                  }),
                  "program format 2.3 is not readable by this runtime (it reads 1.x)");
-  expect_invalid(patched([](ProgramFileHeader& h) { h.format_major = 0; }), "program format 0.0 is not readable");
+  expect_invalid(patched([](ProgramFileHeader& h) {
+                   h.format_major = 0;
+                   h.format_minor = 0;
+                 }),
+                 "program format 0.0 is not readable");
+}
+
+// Format 1.1 appended the delegate's blob_names_constants; a 1.0 file, which lacks it,
+// still loads and runs.
+TEST(ProgramValidation, LoadsFormat10Programs) {
+  Result<Program> program = load_bytes(patched([](ProgramFileHeader& h) { h.format_minor = 0; }));
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  EXPECT_EQ(program->format_minor(), 0u);
 }
 
 TEST(ProgramValidation, AcceptsANewerFormatMinor) {
@@ -852,6 +865,14 @@ TEST(ProgramValidation, RefusesAFallbackSegmentOutOfRange) {
   expect_invalid(spec, "delegate 0 refers to fallback segment -2 of 2");
   forward(spec).delegates[0].fallback_segment = std::numeric_limits<int32_t>::min();
   expect_invalid(spec, "delegate 0 refers to fallback segment -2147483648 of 2");
+  forward(spec).delegates[0].fallback_segment = 1;
+  expect_valid(file_of(spec));
+}
+
+TEST(ProgramValidation, RefusesABlobNamingConstantsWithoutItsGraph) {
+  ProgramSpec spec = valid_spec();
+  forward(spec).delegates[0].blob_names_constants = true;
+  expect_invalid(spec, "method 'forward': delegate 0's blob names constants of its portable graph, but it has none");
   forward(spec).delegates[0].fallback_segment = 1;
   expect_valid(file_of(spec));
 }

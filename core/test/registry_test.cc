@@ -104,7 +104,7 @@ struct BadDescriptor {
 
 const BadDescriptor kBadDescriptors[] = {
     {"OtherMajor", [](FakePlugin& p) { p.descriptor.abi_major = PLUGRT_ABI_MAJOR + 1; }, Error::kPluginAbiMismatch,
-     "plugin built for ABI 2.3, this host implements ABI 1.3"},
+     "plugin built for ABI 2.4, this host implements ABI 1.4"},
     {"DescriptorTooSmall", [](FakePlugin& p) { p.descriptor.struct_size = 16; }, Error::kPluginInvalid,
      "descriptor struct_size is 16 bytes"},
     {"BadPluginName",
@@ -124,7 +124,7 @@ const BadDescriptor kBadDescriptors[] = {
      "backend 'fake' is listed twice"},
     {"NullBackend", [](FakePlugin& p) { p.backends[0] = nullptr; }, Error::kPluginInvalid, "backend #0 is NULL"},
     {"BackendTooSmall", [](FakePlugin& p) { p.backend.struct_size = PLUGRT_BACKEND_SIZE_1_0; }, Error::kPluginInvalid,
-     "a table for ABI 1.3 needs at least"},
+     "a table for ABI 1.4 needs at least"},
     {"NullStringWithSize",
      [](FakePlugin& p) {
        p.backend.name = {nullptr, 4};

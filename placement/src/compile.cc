@@ -5,6 +5,7 @@
 
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
+#include "plugrt/graph_constants.h"
 #include "plugrt/placement/cost_model.h"
 #include "plugrt/placement/partitioner.h"
 #include "plugrt/placement/passes.h"
@@ -238,22 +239,30 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     const RegisteredBackend& backend = chosen.backends[partition.backend];
     const std::string name = chosen.names[partition.backend] + ":" + std::to_string(result.summary.partitions.size());
     const std::string& backend_name = chosen.names[partition.backend];
+    const bool portable = partition.backend == chosen.portable;
     std::optional<FoundBlob> found;
     if (options.blobs != nullptr) found = options.blobs->find(backend, backend_name, subgraph);
-    std::vector<uint8_t> lowered;
+    PreprocessedBlob lowered;
     if (!found) {
-      Result<std::vector<uint8_t>> blob = backend.preprocess(subgraph);
+      // With the fallback kept, the backend may name its weights there instead of copying them.
+      const bool offer = options.fallback && !portable && graph_constants(subgraph).is_ok();
+      Result<PreprocessedBlob> blob = backend.preprocess(subgraph, {}, offer ? PLUGRT_PREPROCESS_CONSTANTS_BY_NAME : 0);
       if (!blob.is_ok()) return blob.status().with_context("partition " + name);
       lowered = std::move(blob).value();
-      if (options.blobs != nullptr) options.blobs->lowered(backend, backend_name, subgraph, lowered);
+      if (options.blobs != nullptr) {
+        options.blobs->lowered(backend, backend_name, subgraph, lowered.bytes, lowered.names_constants);
+      }
     }
-    const Span<const uint8_t> blob = found ? found->bytes : Span<const uint8_t>(lowered);
-    const bool with_fallback = options.fallback && partition.backend != chosen.portable;
+    const Span<const uint8_t> blob = found ? found->bytes : Span<const uint8_t>(lowered.bytes);
+    const bool names_constants = found ? found->names_constants : lowered.names_constants;
+    // A blob that names constants keeps the graph that holds them, fallback or not.
+    const bool with_fallback = (options.fallback || names_constants) && !portable;
     std::vector<uint32_t> inputs, outputs;
     for (int32_t v : partition.inputs) inputs.push_back(value_of(v));
     for (int32_t v : partition.outputs) outputs.push_back(value_of(v));
-    const uint32_t delegate = method.add_delegate(
-        name, backend_name, blob, {}, with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>());
+    const uint32_t delegate =
+        method.add_delegate(name, backend_name, blob, {},
+                            with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>(), names_constants);
     method.add_instruction(delegate, std::move(inputs), std::move(outputs));
 
     PartitionSummary summary;
@@ -270,6 +279,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     }
     summary.blob_size = blob.size();
     if (found) summary.blob_origin = found->origin;
+    summary.blob_names_constants = names_constants;
     summary.fallback_size = with_fallback ? subgraph.size() : 0;
     result.summary.partitions.push_back(std::move(summary));
   }

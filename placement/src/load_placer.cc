@@ -39,7 +39,9 @@ class LoadBlobSource : public BlobSource {
     for (size_t d = 0; d < method_.delegates.size(); ++d) {
       const DelegateContents& delegate = method_.delegates[d];
       if (delegate.backend != backend_name || delegate.portable_graph.size() != subgraph.size()) continue;
-      if (program_graph_hash(d) == graph) return FoundBlob{delegate.blob, nullptr, "program"};
+      if (program_graph_hash(d) == graph) {
+        return FoundBlob{delegate.blob, nullptr, "program", delegate.blob_names_constants};
+      }
     }
     // The portable backend's blob is the partition graph itself: nothing worth caching.
     if (cache_ == nullptr || backend_name == kPortableBackendName) return std::nullopt;
@@ -48,8 +50,9 @@ class LoadBlobSource : public BlobSource {
   }
 
   void lowered(const RegisteredBackend& backend, std::string_view backend_name, Span<const uint8_t> subgraph,
-               Span<const uint8_t> blob) override {
-    if (cache_ == nullptr || backend_name == kPortableBackendName) return;
+               Span<const uint8_t> blob, bool names_constants) override {
+    // Cached blobs hold their constants: a cache hit has no graph of the program beside it.
+    if (cache_ == nullptr || backend_name == kPortableBackendName || names_constants) return;
     // compile_graph lowers right after a miss: the key find() made for the same graph.
     const ContentHash entry = missed_ && missed_->first == subgraph.data()
                                   ? missed_->second

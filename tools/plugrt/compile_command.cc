@@ -158,6 +158,7 @@ int run_compile(const CompileCommandOptions& options) {
                             {"ops", p.op_counts},
                             {"blob_bytes", p.blob_size},
                             {"fallback_bytes", p.fallback_size},
+                            {"blob_names_constants", p.blob_names_constants},
                             {"estimated_us", p.estimated_us}});
       if (p.measured_us >= 0) partitions.back()["measured_us"] = p.measured_us;
     }
@@ -195,6 +196,7 @@ int run_compile(const CompileCommandOptions& options) {
     if (p.measured_us >= 0) std::cout << " (measured nodes " << p.measured_us << " us)";
     std::cout << ", blob " << p.blob_size << " bytes";
     if (p.fallback_size > 0) std::cout << ", portable fallback " << p.fallback_size << " bytes";
+    if (p.blob_names_constants) std::cout << " (holds the weights the blob names)";
     std::cout << "\n    " << ops_text(p.op_counts) << "\n";
   }
   if (!summary.untaken_ops.empty()) {
@@ -232,7 +234,8 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   command->add_flag("--no-profile", options->no_profile,
                     "Ignore the cost profile: place on the built-in estimate alone");
   command->add_flag("--no-fallback", options->no_fallback,
-                    "Leave out the portable fallback of each delegated partition");
+                    "Leave out the portable fallback of each delegated partition (each blob then holds its own "
+                    "weights; a blob that names them keeps the graph that stores them)");
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable)");
   add_plugin_search_options(*command, options->plugins);

@@ -13,14 +13,19 @@ std::vector<uint8_t> write_blob(const OpList& list) {
   std::vector<flatbuffers::Offset<blob::Tensor>> tensors;
   for (const Tensor& tensor : list.tensors) {
     auto dims = builder.CreateVector(tensor.dims);
+    const bool named = tensor.constant && !tensor.constant_name.empty();
     flatbuffers::Offset<flatbuffers::Vector<float>> data;
-    if (tensor.constant) {
+    flatbuffers::Offset<flatbuffers::String> name;
+    if (named) {
+      name = builder.CreateString(tensor.constant_name);
+    } else if (tensor.constant) {
       builder.ForceVectorAlignment(tensor.data.size(), sizeof(float), 64);
       data = builder.CreateVector(tensor.data);
     }
     blob::TensorBuilder tb(builder);
     tb.add_dims(dims);
-    if (tensor.constant) tb.add_data(data);
+    if (named) tb.add_constant(name);
+    if (tensor.constant && !named) tb.add_data(data);
     tb.add_external_input(tensor.external_input);
     tb.add_external_output(tensor.external_output);
     tensors.push_back(tb.Finish());
@@ -78,6 +83,23 @@ std::vector<uint8_t> write_blob(const OpList& list) {
   return out;
 }
 
+bool Lowering::name_constants() {
+  bool named = false;
+  for (Tensor& tensor : list_.tensors) {
+    if (!tensor.constant || tensor.source < 0 || tensor.data.empty()) continue;
+    const ir::Value& value = graph_.value(tensor.source);
+    const auto* bytes = value.data();
+    if (value.name() == nullptr || value.name()->size() == 0 || bytes == nullptr ||
+        bytes->size() != tensor.data.size() * sizeof(float) ||
+        std::memcmp(bytes->data(), tensor.data.data(), bytes->size()) != 0) {
+      continue;  // changed on the way (or nameless): the blob keeps its own copy
+    }
+    tensor.constant_name = value.name()->str();
+    named = true;
+  }
+  return named;
+}
+
 std::vector<uint8_t> Lowering::finish(std::string* error) {
   const ir::Graph& graph = graph_.graph();
   auto mark = [&](const flatbuffers::Vector<int32_t>* values, bool is_input) -> bool {
@@ -106,6 +128,7 @@ std::vector<uint8_t> Lowering::finish(std::string* error) {
     return {};
   }
   fuse_post_ops(&list_);
+  if (name_constants_) names_constants_ = name_constants();
   return write_blob(list_);
 }
 

@@ -67,11 +67,12 @@ int32_t Lowering::activation(int32_t value) {
   return index;
 }
 
-int32_t Lowering::add_constant(std::vector<int64_t> dims, std::vector<float> data) {
+int32_t Lowering::add_constant(std::vector<int64_t> dims, std::vector<float> data, int32_t source) {
   Tensor tensor;
   tensor.dims = dnnl_dims(dims);
   tensor.data = std::move(data);
   tensor.constant = true;
+  tensor.source = source;
   list_.tensors.push_back(std::move(tensor));
   return static_cast<int32_t>(list_.tensors.size() - 1);
 }
@@ -88,7 +89,8 @@ int32_t Lowering::with_rank(int32_t tensor, size_t rank, const ir::Node& from) {
   if (dims.size() >= rank) return tensor;
   dims.insert(dims.begin(), rank - dims.size(), 1);
   if (list_.tensors[static_cast<size_t>(tensor)].constant) {
-    return add_constant(dims, list_.tensors[static_cast<size_t>(tensor)].data);
+    return add_constant(dims, list_.tensors[static_cast<size_t>(tensor)].data,
+                        list_.tensors[static_cast<size_t>(tensor)].source);
   }
   const int32_t reshaped = add_internal(dims);
   add(OpKind::Reshape, from, {tensor}, {reshaped});
@@ -180,12 +182,12 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   }
   std::vector<float> weights = graph_.floats(w);
   if (weights.empty()) return "the weights' data does not match their shape";
-  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights))};
+  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights), w)};
   if (b != -1) {
     if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
       return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
     }
-    inputs.push_back(add_constant({out_channels}, graph_.floats(b)));
+    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
   }
   Op& op = add(OpKind::Convolution, node, std::move(inputs), {activation(y)});
   op.strides = window.strides;
@@ -209,7 +211,7 @@ std::string Lowering::lower_gemm(const ir::Node& node) {
   const float beta = gemm.beta;
   // Inner product weights are [N, K], as the dense Gemm has them.
   std::vector<float> weights = std::move(gemm.weights);
-  std::vector<int32_t> inputs = {activation(a), add_constant({n, k}, std::move(weights))};
+  std::vector<int32_t> inputs = {activation(a), add_constant({n, k}, std::move(weights), GraphView::input(node, 1))};
   std::vector<float> bias;
   std::vector<int64_t> full_bias_dims;
   if (c != -1 && beta != 0.0f) {
@@ -227,9 +229,9 @@ std::string Lowering::lower_gemm(const ir::Node& node) {
       bias = std::move(cd);
     }
   }
-  if (!bias.empty() && full_bias_dims.empty()) inputs.push_back(add_constant({n}, std::move(bias)));
+  if (!bias.empty() && full_bias_dims.empty()) inputs.push_back(add_constant({n}, std::move(bias), c));
   int32_t operand = -1;
-  if (!full_bias_dims.empty()) operand = add_constant(full_bias_dims, std::move(bias));
+  if (!full_bias_dims.empty()) operand = add_constant(full_bias_dims, std::move(bias), c);
   Op& op = add(OpKind::InnerProduct, node, std::move(inputs), {activation(y)});
   if (operand != -1) op.post_ops.push_back(PostOp{blob::PostOpKind::Binary, Algorithm::Add, 0, 0, operand});
   return "";
@@ -265,7 +267,7 @@ std::string Lowering::lower_matmul(const ir::Node& node) {
   if (b_constant) {
     std::vector<float> data = graph_.floats(b);
     if (data.empty()) return "B's data does not match its shape";
-    tb = add_constant(pb, std::move(data));
+    tb = add_constant(pb, std::move(data), b);
   } else {
     tb = with_rank(activation(b), rank, node);
   }
@@ -348,7 +350,7 @@ std::string Lowering::lower_binary(const ir::Node& node, Algorithm algorithm) {
     if (graph_.is_constant(v)) {
       std::vector<int64_t> dims = graph_.shape(v);
       dims.insert(dims.begin(), ys.size() - dims.size(), 1);
-      return add_constant(dims, graph_.floats(v));
+      return add_constant(dims, graph_.floats(v), v);
     }
     return with_rank(activation(v), ys.size(), node);
   };
@@ -569,7 +571,7 @@ std::string Lowering::lower_batch_norm(const ir::Node& node) {
     if (!graph_.is_constant(p) || !graph_.is_float(p) || graph_.shape(p) != std::vector<int64_t>{channels}) {
       return "scale, bias, mean and variance must be float32 constants of C elements";
     }
-    inputs.push_back(add_constant({channels}, graph_.floats(p)));
+    inputs.push_back(add_constant({channels}, graph_.floats(p), p));
   }
   add(OpKind::BatchNorm, node, std::move(inputs), {activation(y)}).epsilon =
       GraphView::float_attribute(node, "epsilon", 1e-5f);
@@ -615,7 +617,7 @@ std::string Lowering::lower_layer_norm(const ir::Node& node) {
       }
       data = std::move(full);
     }
-    inputs.push_back(add_constant({inner}, std::move(data)));
+    inputs.push_back(add_constant({inner}, std::move(data), p));
   }
   if (inputs[0] == -1) return "scale is missing";
   const float epsilon = GraphView::float_attribute(node, "epsilon", 1e-5f);
@@ -697,7 +699,7 @@ std::string Lowering::lower_concat(const ir::Node& node) {
     if (graph_.is_constant(v)) {
       std::vector<float> data = graph_.floats(v);
       if (data.empty()) return "a constant's data does not match its shape";
-      inputs.push_back(add_constant(vs, std::move(data)));
+      inputs.push_back(add_constant(vs, std::move(data), v));
     } else {
       if (std::string why = check_activation(v, "input"); !why.empty()) return why;
       inputs.push_back(activation(v));
@@ -987,7 +989,7 @@ std::string Lowering::lower_recurrent(const ir::Node& node, bool lstm) {
     if (s == -1) {
       inputs.push_back(-1);
     } else if (graph_.is_constant(s)) {
-      inputs.push_back(add_constant({1, directions, batch, hidden}, graph_.floats(s)));
+      inputs.push_back(add_constant({1, directions, batch, hidden}, graph_.floats(s), s));
     } else {
       inputs.push_back(with_rank(activation(s), 4, node));
     }

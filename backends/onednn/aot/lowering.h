@@ -43,9 +43,15 @@ class Lowering {
   /// Lowers every node of the graph, fusing patterns; "" or the first refusal.
   std::string add_all_nodes();
 
+  /// Name, in the blob, each constant that is used as the graph stores it, instead of
+  /// copying it (the host offered the graph's constants by name).
+  void set_name_constants(bool name_constants) { name_constants_ = name_constants; }
+
   /// The finished blob for the graph's inputs and outputs, after every node was added.
   /// `error` says why when it cannot be written.
   std::vector<uint8_t> finish(std::string* error);
+  /// Whether the finished blob names constants (init then needs them).
+  bool names_constants() const { return names_constants_; }
 
  private:
   std::string lower(const ir::Node& node);
@@ -84,7 +90,10 @@ class Lowering {
   std::string check_activation(int32_t value, const char* role) const;
   /// The tensor of a run-time value (created on first use).
   int32_t activation(int32_t value);
-  int32_t add_constant(std::vector<int64_t> dims, std::vector<float> data);
+  /// A constant tensor; `source` is the graph constant its data was read from, if any.
+  int32_t add_constant(std::vector<int64_t> dims, std::vector<float> data, int32_t source = -1);
+  /// Marks the tensors whose data is a graph constant's bytes as they are; whether any.
+  bool name_constants();
   int32_t add_internal(std::vector<int64_t> dims);
   /// `tensor` seen with `rank` dims (leading 1s added): a Reshape when it runs, or a
   /// copy of a constant's dims.
@@ -94,6 +103,8 @@ class Lowering {
   const GraphView& graph_;
   OpList list_;
   std::map<int32_t, int32_t> value_tensor_;
+  bool name_constants_ = false;
+  bool names_constants_ = false;
 };
 
 /// Dims of a graph shape as oneDNN sees them: a scalar is [1].

@@ -18,9 +18,11 @@ sdk::Expected<std::vector<uint8_t>> OnednnBackend::preprocess(const sdk::Preproc
   PLUGRT_SDK_ASSIGN_OR_RETURN(const GraphView graph, GraphView::open(request.graph, request.graph_size));
   Lowering lowering(graph);
   if (std::string why = lowering.add_all_nodes(); !why.empty()) return sdk::Status::not_supported(why);
+  lowering.set_name_constants(request.constants_by_name_offered);
   std::string error;
   std::vector<uint8_t> bytes = lowering.finish(&error);
   if (bytes.empty()) return sdk::Status::invalid_argument(error);
+  if (lowering.names_constants()) request.name_constants();
   return bytes;
 }
 

@@ -40,6 +40,12 @@ struct Tensor {
   std::vector<int64_t> dims;
   std::vector<float> data;
   bool constant = false;
+  /// The graph constant `data` was read from (-1: none). It may have been changed since
+  /// (scaled, transposed, folded): the blob writer names the constant only when `data`
+  /// still equals its bytes.
+  int32_t source = -1;
+  /// Written as the name of a graph constant instead of `data` (set by Lowering::finish).
+  std::string constant_name;
   int32_t external_input = -1;
   int32_t external_output = -1;
 };
@@ -56,7 +62,8 @@ struct OpList {
 /// scaling into the copy before it. Drops the tensors nothing uses any more.
 void fuse_post_ops(OpList* list);
 
-/// The finished blob (header + flatbuffer).
+/// The finished blob (header + flatbuffer). A constant with a `constant_name` is written
+/// as that name, its data left out.
 std::vector<uint8_t> write_blob(const OpList& list);
 
 }  // namespace plugrt::onednn

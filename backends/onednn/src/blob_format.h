@@ -10,9 +10,9 @@
 
 namespace plugrt::onednn {
 
-/// Magic PRTONDNN. This build writes version 2 and reads versions 1 to 2;
+/// Magic PRTONDNN. This build writes version 3 and reads versions 1 to 3;
 /// COMPATIBILITY.md keeps the history.
-inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/2, /*oldest_readable=*/1};
+inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/3, /*oldest_readable=*/1};
 /// Header bytes before the flatbuffer; a multiple of 16 so the flatbuffer's float data
 /// stays aligned when the blob is.
 inline constexpr size_t kBlobHeaderSize = sdk::BlobFormat::kHeaderSize;

@@ -40,9 +40,11 @@ sdk::Status OnednnDelegate::build(const sdk::InitContext& context) {
     stream_ = dnnl::stream(engine_);
     // Primitives size their work split for the threads they will run with.
     ThreadLimit limit(threads_);
-    plan_ = build_plan(*blob::GetBlob(buffer), engine_);
+    plan_ = build_plan(*blob::GetBlob(buffer), context.constants, engine_);
   } catch (const BlobError& e) {
     return invalid(std::string("the oneDNN blob is inconsistent: ") + e.what());
+  } catch (const ConstantsMissing& e) {
+    return sdk::Status::incompatible_blob(e.what());
   } catch (const PrimitiveError& e) {
     return sdk::Status::incompatible_blob(e.what());
   } catch (const dnnl::error& e) {

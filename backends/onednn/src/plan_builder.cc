@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 namespace plugrt::onednn {
@@ -110,7 +111,8 @@ int64_t product(const dims_t& dims) {
 
 class Builder {
  public:
-  Builder(const blob::Blob& blob, const dnnl::engine& engine) : blob_(blob), engine_(engine) {}
+  Builder(const blob::Blob& blob, const sdk::NamedConstants& constants, const dnnl::engine& engine)
+      : blob_(blob), constants_(constants), engine_(engine) {}
   Plan build();
 
  private:
@@ -151,6 +153,13 @@ class Builder {
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
+  /// A constant's data (held by the blob, or named and lent by the host); nullptr for a
+  /// value computed at run time.
+  const float* constant(int32_t t) const { return constant_data_[static_cast<size_t>(t)]; }
+  bool is_constant(int32_t t) const { return constant(t) != nullptr; }
+  /// The data of tensor `t` of `elements` elements, checked; nullptr when it has none.
+  const float* resolve_constant(size_t t, int64_t elements,
+                                const std::unordered_map<std::string_view, const plugrt_named_constant*>& lent);
   const dims_t& dims(int32_t t) const { return dims_[static_cast<size_t>(t)]; }
   int32_t input(const blob::Op& op, size_t i, bool optional = false) const;
   int32_t output(const blob::Op& op) const;
@@ -186,7 +195,9 @@ class Builder {
   void add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first = 0);
 
   const blob::Blob& blob_;
+  const sdk::NamedConstants& constants_;
   const dnnl::engine& engine_;
+  std::vector<const float*> constant_data_;  // per tensor
   std::vector<dims_t> dims_;
   std::vector<Value> values_;
   std::vector<Storage> storages_;
@@ -206,7 +217,7 @@ int32_t Builder::output(const blob::Op& op) const {
   require(length(op.outputs()) == 1, "an op has not exactly one output");
   const int32_t t = op.outputs()->Get(0);
   require(t >= 0 && static_cast<size_t>(t) < dims_.size(), "the output is out of range");
-  require(tensor(t).data() == nullptr && tensor(t).external_input() < 0, "the output is a constant or an input");
+  require(!is_constant(t) && tensor(t).external_input() < 0, "the output is a constant or an input");
   require(!values_[static_cast<size_t>(t)].defined, "the output is written twice");
   return t;
 }
@@ -229,11 +240,11 @@ dnnl::memory Builder::view(int storage, const desc_t& md) {
 dnnl::memory Builder::current(int32_t t) {
   Value& value = values_[static_cast<size_t>(t)];
   if (value.defined) return value.memory;
-  const blob::Tensor& source = tensor(t);
-  require(source.data() != nullptr, "tensor " + std::to_string(t) + " is read before it is written");
-  // Constants are read in place from the blob, which outlives the handle.
+  require(is_constant(t), "tensor " + std::to_string(t) + " is read before it is written");
+  // Constants are read in place from the blob or the host's named constants, which both
+  // outlive the handle.
   value.md = plain(dims(t));
-  value.memory = dnnl::memory(value.md, engine_, const_cast<float*>(source.data()->data()));
+  value.memory = dnnl::memory(value.md, engine_, const_cast<float*>(constant(t)));
   value.defined = true;
   return value.memory;
 }
@@ -245,7 +256,7 @@ dnnl::memory Builder::in_format(int32_t t, const desc_t& md) {
   for (const auto& [format, converted] : value.converted) {
     if (format == md) return converted;
   }
-  if (tensor(t).data() != nullptr) return constant_in(t, md);
+  if (is_constant(t)) return constant_in(t, md);
   dnnl::memory converted = view(new_storage(StorageKind::kArena, 0, md.get_size()), md);
   add_reorder(memory, converted);
   value.converted.emplace_back(md, converted);
@@ -400,8 +411,7 @@ void Builder::build_convolution(const blob::Op& op) {
   const dims_t& xs = dims(x);
   const size_t spatial = xs.size() - 2;
   require(xs.size() >= 3 && xs.size() <= 5 && dims(w).size() == xs.size(), "bad convolution ranks");
-  require(tensor(w).data() != nullptr && (b < 0 || tensor(b).data() != nullptr),
-          "the weights or bias are not constant");
+  require(is_constant(w) && (b < 0 || is_constant(b)), "the weights or bias are not constant");
   const int64_t groups = op.groups();
   const int64_t out_channels = dims(w)[0];
   require(groups >= 1 && out_channels % groups == 0 && dims(w)[1] * groups == xs[1], "bad convolution groups");
@@ -459,7 +469,7 @@ void Builder::build_convolution(const blob::Op& op) {
   Value& weights = values_[static_cast<size_t>(w)];
   current(w);
   weights.md = plain(weight_dims);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(tensor(w).data()->data()));
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
   if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
@@ -483,13 +493,13 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   const int32_t a = input(op, 0), b = input(op, 1), bias = input(op, 2, true), y = output(op);
   const dims_t &as = dims(a), &bs = dims(b), &ys = dims(y);
   const size_t rank = as.size();
-  if (rank < 3 || bs.size() != rank || ys.size() != rank || tensor(b).data() == nullptr) return false;
+  if (rank < 3 || bs.size() != rank || ys.size() != rank || !is_constant(b)) return false;
   for (size_t d = 0; d + 2 < rank; ++d) {
     if (bs[d] != 1 || as[d] != ys[d]) return false;
   }
   if (as[rank - 1] != bs[rank - 2] || ys[rank - 2] != as[rank - 2] || ys[rank - 1] != bs[rank - 1]) return false;
   const int64_t rows = product(as) / as[rank - 1], k = as[rank - 1], n = bs[rank - 1];
-  if (bias >= 0 && (tensor(bias).data() == nullptr || product(dims(bias)) != n || dims(bias).back() != n)) return false;
+  if (bias >= 0 && (!is_constant(bias) || product(dims(bias)) != n || dims(bias).back() != n)) return false;
   // Operands of binary post-ops must be rows or full results to fold.
   std::vector<dims_t> operand_dims;
   for (flatbuffers::uoffset_t i = 0; i < length(op.post_ops()); ++i) {
@@ -538,11 +548,10 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   Value& weights = values_[static_cast<size_t>(b)];
   current(b);
   weights.md = plain(b2);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(tensor(b).data()->data()));
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(b)));
   args[DNNL_ARG_SRC] = reshaped(as_plain(a), a2);
   args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
-  if (bias >= 0)
-    args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(tensor(bias).data()->data()));
+  if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(constant(bias)));
   args[DNNL_ARG_DST] = reshaped(define(y, plain(ys)), y2);
   add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
   publish(y);
@@ -560,8 +569,8 @@ void Builder::build_matmul(const blob::Op& op) {
   for (size_t d = 0; d + 2 < rank; ++d) {
     require((as[d] == ys[d] || as[d] == 1) && (bs[d] == ys[d] || bs[d] == 1), "the batch dims do not broadcast");
   }
-  const bool constant_b = tensor(b).data() != nullptr;
-  if (bias >= 0) require(tensor(bias).data() != nullptr && broadcasts(dims(bias), ys), "bad matmul bias");
+  const bool constant_b = is_constant(b);
+  if (bias >= 0) require(is_constant(bias) && broadcasts(dims(bias), ys), "bad matmul bias");
   const desc_t a_md = plain(as), y_md = plain(ys);
   const desc_t b_md = constant_b ? any(bs) : plain(bs);
   const dnnl::matmul::desc desc =
@@ -618,8 +627,8 @@ void Builder::build_inner_product(const blob::Op& op) {
   const dims_t &xs = dims(x), &ws = dims(w);
   require(xs.size() == 2 && ws.size() == 2 && ws[1] == xs[1] && dims(y) == dims_t{xs[0], ws[0]},
           "the inner product shapes do not agree");
-  require(tensor(w).data() != nullptr, "the inner product weights are not constant");
-  if (b >= 0) require(tensor(b).data() != nullptr && dims(b) == dims_t{ws[0]}, "bad inner product bias");
+  require(is_constant(w), "the inner product weights are not constant");
+  if (b >= 0) require(is_constant(b) && dims(b) == dims_t{ws[0]}, "bad inner product bias");
   const auto forward = dnnl::prop_kind::forward_inference;
   const dnnl::inner_product_forward::desc desc =
       b >= 0 ? dnnl::inner_product_forward::desc(forward, plain(xs), any(ws), plain(dims(b)), plain(dims(y)))
@@ -768,7 +777,7 @@ void Builder::build_batch_norm(const blob::Op& op) {
   int32_t params[4];
   for (size_t i = 0; i < 4; ++i) {
     params[i] = input(op, i + 1);
-    require(tensor(params[i]).data() != nullptr && dims(params[i]) == dims_t{channels},
+    require(is_constant(params[i]) && dims(params[i]) == dims_t{channels},
             "batch normalization parameters are not constants of C elements");
   }
   dnnl::memory src = current(x);
@@ -806,11 +815,11 @@ void Builder::build_layer_norm(const blob::Op& op) {
   const dims_t channels = {dims(x).back()};
   auto flags = dnnl::normalization_flags::none;
   if (scale >= 0) {
-    require(tensor(scale).data() != nullptr && dims(scale) == channels, "the layer normalization scale does not fit");
+    require(is_constant(scale) && dims(scale) == channels, "the layer normalization scale does not fit");
     flags |= dnnl::normalization_flags::use_scale;
   }
   if (shift >= 0) {
-    require(tensor(shift).data() != nullptr && dims(shift) == channels, "the layer normalization shift does not fit");
+    require(is_constant(shift) && dims(shift) == channels, "the layer normalization shift does not fit");
     flags |= dnnl::normalization_flags::use_shift;
   }
   dnnl::memory src = as_plain(x);
@@ -1033,7 +1042,7 @@ void Builder::build_rnn(const blob::Op& op) {
   for (flatbuffers::uoffset_t o = 0; o < op.outputs()->size(); ++o) {
     const int32_t t = op.outputs()->Get(o);
     require(t >= 0 && static_cast<size_t>(t) < dims_.size(), "an output is out of range");
-    require(tensor(t).data() == nullptr && tensor(t).external_input() < 0, "an output is a constant or an input");
+    require(!is_constant(t) && tensor(t).external_input() < 0, "an output is a constant or an input");
     require(!values_[static_cast<size_t>(t)].defined, "an output is written twice");
     outputs.push_back(t);
   }
@@ -1050,8 +1059,7 @@ void Builder::build_rnn(const blob::Op& op) {
               dims(outputs[0]) == dims_t{steps, batch, directions * hidden} && dims(outputs[1]) == state &&
               (!lstm || dims(outputs[2]) == state),
           "the recurrent op's shapes do not agree");
-  for (int32_t t : {layer_weights, iter_weights, bias})
-    require(tensor(t).data() != nullptr, "the weights are not constant");
+  for (int32_t t : {layer_weights, iter_weights, bias}) require(is_constant(t), "the weights are not constant");
   require(op.axis() >= 0 && op.axis() <= 2 && (op.axis() == 2) == (directions == 2), "bad recurrent direction");
   const dnnl::rnn_direction direction = op.axis() == 0   ? dnnl::rnn_direction::unidirectional_left2right
                                         : op.axis() == 1 ? dnnl::rnn_direction::unidirectional_right2left
@@ -1133,6 +1141,32 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
   }
 }
 
+const float* Builder::resolve_constant(size_t t, int64_t elements,
+                                       const std::unordered_map<std::string_view, const plugrt_named_constant*>& lent) {
+  const blob::Tensor& source = tensor(static_cast<int32_t>(t));
+  const std::string what = "tensor " + std::to_string(t);
+  if (source.data() != nullptr) {
+    require(source.constant() == nullptr, what + " has both data and a constant's name");
+    require(static_cast<int64_t>(source.data()->size()) == elements, what + " has data of the wrong size");
+    return source.data()->data();
+  }
+  if (source.constant() == nullptr) return nullptr;
+  const std::string name = source.constant()->str();
+  if (constants_.empty()) {
+    throw ConstantsMissing("the blob names constants (\"" + name +
+                           "\"...), and the host lent none (a host older than ABI 1.4)");
+  }
+  auto found = lent.find(name);
+  require(found != lent.end(), what + " names constant \"" + name + "\", which the host did not lend");
+  const plugrt_named_constant& item = *found->second;
+  require(item.size == static_cast<size_t>(elements) * sizeof(float),
+          "constant \"" + name + "\" has " + std::to_string(item.size) + " bytes; " + what + " needs " +
+              std::to_string(elements * static_cast<int64_t>(sizeof(float))));
+  require(item.data != nullptr && reinterpret_cast<uintptr_t>(item.data) % alignof(float) == 0,
+          "constant \"" + name + "\" is not aligned for float32 data");
+  return static_cast<const float*>(item.data);
+}
+
 void Builder::verify_tensors() {
   const size_t count = length(blob_.tensors());
   require(count > 0 && length(blob_.ops()) > 0 && length(blob_.outputs()) > 0,
@@ -1149,6 +1183,10 @@ void Builder::verify_tensors() {
   }
   dims_.resize(count);
   values_.resize(count);
+  constant_data_.assign(count, nullptr);
+  std::unordered_map<std::string_view, const plugrt_named_constant*> lent;
+  for (const plugrt_named_constant& item : constants_)
+    lent.emplace(std::string_view(item.name.data, item.name.size), &item);
   for (size_t t = 0; t < count; ++t) {
     const blob::Tensor& source = tensor(static_cast<int32_t>(t));
     const size_t rank = length(source.dims());
@@ -1160,9 +1198,8 @@ void Builder::verify_tensors() {
       elements *= d;
       dims_[t].push_back(d);
     }
-    if (source.data() != nullptr) {
-      require(static_cast<int64_t>(source.data()->size()) == elements,
-              "tensor " + std::to_string(t) + " has data of the wrong size");
+    constant_data_[t] = resolve_constant(t, elements, lent);
+    if (constant_data_[t] != nullptr) {
       require(source.external_input() < 0 && source.external_output() < 0, "a constant is an input or output");
     }
   }
@@ -1267,6 +1304,8 @@ Plan Builder::build() {
 
 }  // namespace
 
-Plan build_plan(const blob::Blob& blob, const dnnl::engine& engine) { return Builder(blob, engine).build(); }
+Plan build_plan(const blob::Blob& blob, const sdk::NamedConstants& constants, const dnnl::engine& engine) {
+  return Builder(blob, constants, engine).build();
+}
 
 }  // namespace plugrt::onednn

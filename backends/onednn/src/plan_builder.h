@@ -21,6 +21,12 @@ class BlobError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The blob names constants the host did not lend at all: a host older than ABI 1.4.
+class ConstantsMissing : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// oneDNN refused to build a primitive of the blob (a shape or format it does not
 /// support on this machine).
 class PrimitiveError : public std::runtime_error {
@@ -28,9 +34,11 @@ class PrimitiveError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Builds the plan of `blob` on `engine`. Throws BlobError for an inconsistent blob and
-/// PrimitiveError when oneDNN refuses a primitive.
-Plan build_plan(const blob::Blob& blob, const dnnl::engine& engine);
+/// Builds the plan of `blob` on `engine`, reading the constants it names from
+/// `constants`. Throws BlobError for an inconsistent blob (or constants that do not fit
+/// it), ConstantsMissing when it names constants and none were lent, and PrimitiveError
+/// when oneDNN refuses a primitive.
+Plan build_plan(const blob::Blob& blob, const sdk::NamedConstants& constants, const dnnl::engine& engine);
 
 }  // namespace plugrt::onednn
 

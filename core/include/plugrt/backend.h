@@ -56,6 +56,15 @@ struct InitOptions {
   Span<const plugrt_option> compile_specs;
   Span<const plugrt_option> runtime_options;
   size_t num_threads = 0;  // the thread budget; 0: the backend's default
+  /// The graph's constants by name, for a blob that names them (ABI 1.4); empty otherwise.
+  Span<const plugrt_named_constant> constants;
+};
+
+/// A blob preprocess wrote, and what the backend said of it.
+struct PreprocessedBlob {
+  std::vector<uint8_t> bytes;
+  /// PLUGRT_BLOB_NAMES_CONSTANTS: init needs the graph's constants by name.
+  bool names_constants = false;
 };
 
 class DelegateHandle;
@@ -78,10 +87,17 @@ class RegisteredBackend {
   /// entries; otherwise the backend's code and message.
   Result<std::vector<bool>> partition(Span<const uint8_t> graph, size_t num_nodes,
                                       Span<const plugrt_option> compile_specs = {}) const;
-  /// Ahead of time: the blob this backend's init will read for a graph IR buffer.
-  /// Errors as for partition().
+  /// Ahead of time: the blob this backend's init will read for a graph IR buffer, holding
+  /// everything it needs. Errors as for partition().
   Result<std::vector<uint8_t>> preprocess(Span<const uint8_t> graph,
                                           Span<const plugrt_option> compile_specs = {}) const;
+  /// The same with PLUGRT_PREPROCESS_* `flags` offered. With
+  /// PLUGRT_PREPROCESS_CONSTANTS_BY_NAME the caller promises to keep `graph` and pass its
+  /// constants to init (graph_constants()); check first that the graph can lend them.
+  /// Errors as for partition(), and kPluginInvalid when the backend says its blob names
+  /// constants that were not offered.
+  Result<PreprocessedBlob> preprocess(Span<const uint8_t> graph, Span<const plugrt_option> compile_specs,
+                                      plugrt_preprocess_flags flags) const;
 
   /// Creates a delegate instance. Errors carry the backend's code and the message it
   /// reported, prefixed with "backend '<name>' (<origin>): init failed: ". Each failure

@@ -13,7 +13,7 @@
 ///
 /// Layout rules (read these before changing anything):
 ///   - Every struct that crosses, except the frozen value types plugrt_string,
-///     plugrt_option and plugrt_text_buffer, starts with `size_t struct_size`,
+///     plugrt_option, plugrt_text_buffer and plugrt_named_constant, starts with `size_t struct_size`,
 ///     set by the side that fills it in. A reader accepts any size at least as large as
 ///     the 1.0 layout, reads only the fields that fit in that size, and reads the fields a
 ///     smaller size lacks as absent (zero); the host also refuses a plugin's struct of
@@ -51,7 +51,7 @@ extern "C" {
 
 /// The ABI version this header describes.
 #define PLUGRT_ABI_MAJOR 1
-#define PLUGRT_ABI_MINOR 3
+#define PLUGRT_ABI_MINOR 4
 
 #define PLUGRT_ABI_STRINGIFY_(x) #x
 #define PLUGRT_ABI_STRINGIFY(x) PLUGRT_ABI_STRINGIFY_(x)
@@ -131,6 +131,15 @@ typedef struct plugrt_text_buffer {
   size_t size;  // out
 } plugrt_text_buffer;
 
+/// A constant tensor the host lends a backend by name (added in 1.4): `size` bytes at
+/// `data`, little-endian elements in row-major order, exactly as the graph IR stores the
+/// constant `name` (see plugrt_preprocess_args.flags). Read-only.
+typedef struct plugrt_named_constant {
+  plugrt_string name;
+  const void* data;
+  size_t size;
+} plugrt_named_constant;
+
 // ---- Host services ------------------------------------------------------------
 
 /// Log severities for plugrt_host_services.log.
@@ -203,10 +212,21 @@ typedef struct plugrt_init_args {
   /// always sets it (by default to the cores the process may run on); 0, from an older
   /// host, means the backend's own default.
   size_t num_threads;
+
+  // -- Added in 1.4 --
+  /// The constants of the partition's graph, by name, for a blob whose `preprocess` set
+  /// PLUGRT_BLOB_NAMES_CONSTANTS; otherwise none. The array is valid only during `init`;
+  /// the names and bytes it points to stay valid and unmoved until `destroy` returns for
+  /// the handle, like the blob. Read them only when struct_size covers them: a blob that
+  /// names constants and gets none (an older host) is refused with
+  /// DELEGATE_INVALID_COMPATIBILITY, so the host falls back.
+  const plugrt_named_constant* constants;
+  size_t num_constants;
 } plugrt_init_args;
 
 #define PLUGRT_INIT_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_init_args, num_threads)
-#define PLUGRT_INIT_ARGS_SIZE PLUGRT_INIT_ARGS_SIZE_1_0
+#define PLUGRT_INIT_ARGS_SIZE_1_4 PLUGRT_STRUCT_SIZE(plugrt_init_args, num_constants)
+#define PLUGRT_INIT_ARGS_SIZE PLUGRT_INIT_ARGS_SIZE_1_4
 
 /// Flags of one execute call (plugrt_execute_args.flags). Added in 1.2.
 typedef uint64_t plugrt_execute_flags;
@@ -257,6 +277,24 @@ typedef struct plugrt_partition_args {
 #define PLUGRT_PARTITION_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_partition_args, num_nodes)
 #define PLUGRT_PARTITION_ARGS_SIZE PLUGRT_PARTITION_ARGS_SIZE_1_0
 
+/// Flags of a preprocess call from the host (plugrt_preprocess_args.flags). Added in 1.4.
+typedef uint64_t plugrt_preprocess_flags;
+/// Constants by name: the host keeps this partition's graph with the blob and hands its
+/// constants to `init` (plugrt_init_args.constants), each under its graph IR value name,
+/// which is non-empty and unique among the graph's constants. The backend may then leave
+/// out of its blob the constants it uses as the graph stores them, and name them instead,
+/// so the program stores each weight once. A constant the backend needs in another
+/// layout it may still embed, repacked.
+#define PLUGRT_PREPROCESS_CONSTANTS_BY_NAME ((uint64_t)1 << 0)
+
+/// What a backend says of the blob its preprocess wrote (plugrt_preprocess_args.blob_flags).
+/// Added in 1.4.
+typedef uint64_t plugrt_blob_flags;
+/// The blob names constants of the graph instead of holding them: its init needs
+/// plugrt_init_args.constants. Set only when the host offered
+/// PLUGRT_PREPROCESS_CONSTANTS_BY_NAME; without it the blob embeds what it needs.
+#define PLUGRT_BLOB_NAMES_CONSTANTS ((uint64_t)1 << 0)
+
 /// Arguments of plugrt_aot_backend.preprocess. Filled by the host, except the blob.
 typedef struct plugrt_preprocess_args {
   size_t struct_size;
@@ -269,10 +307,19 @@ typedef struct plugrt_preprocess_args {
   /// `allocate`; the host takes ownership and releases it with `deallocate`.
   void* blob;        // out
   size_t blob_size;  // out
+
+  // -- Added in 1.4 --
+  /// PLUGRT_PREPROCESS_* bits. Read it only when struct_size covers it (an older host
+  /// offers nothing). Unknown bits are ignored.
+  plugrt_preprocess_flags flags;
+  /// PLUGRT_BLOB_* bits about the blob written, zeroed by the host (an older plugin
+  /// leaves them so). A plugin writes it only when struct_size covers it.
+  plugrt_blob_flags blob_flags;  // out
 } plugrt_preprocess_args;
 
 #define PLUGRT_PREPROCESS_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_preprocess_args, blob_size)
-#define PLUGRT_PREPROCESS_ARGS_SIZE PLUGRT_PREPROCESS_ARGS_SIZE_1_0
+#define PLUGRT_PREPROCESS_ARGS_SIZE_1_4 PLUGRT_STRUCT_SIZE(plugrt_preprocess_args, blob_flags)
+#define PLUGRT_PREPROCESS_ARGS_SIZE PLUGRT_PREPROCESS_ARGS_SIZE_1_4
 
 /// The optional ahead-of-time half of a backend, kept apart so an on-device build can
 /// leave it out. Owning both ends of the blob format in one .so keeps them in step.

@@ -41,6 +41,8 @@ struct DelegateSummary {
   uint64_t blob_size = 0;
   /// 0 when the delegate has no portable fallback.
   uint64_t fallback_size = 0;
+  /// The blob names its fallback graph's constants instead of holding copies.
+  bool blob_names_constants = false;
   std::vector<std::string> compile_spec_keys;
 };
 
@@ -57,6 +59,8 @@ struct DelegateContents {
   std::vector<uint32_t> inputs, outputs;
   /// It has compile specs (placement at load time does not carry them to a new blob).
   bool has_compile_specs = false;
+  /// The blob names portable_graph's constants instead of holding copies.
+  bool blob_names_constants = false;
 };
 
 /// What a method is made of: its values, which of them are constants (with their

@@ -42,8 +42,11 @@ class MethodBuilder {
 
   /// A delegate: `blob` for `backend`, and the portable backend's graph IR blob of the
   /// same subgraph as its fallback (empty: none; not needed when backend is "portable").
+  /// `blob_names_constants`: the blob reads the fallback graph's constants by name at init
+  /// (PLUGRT_BLOB_NAMES_CONSTANTS); it needs a fallback.
   uint32_t add_delegate(std::string name, std::string backend, Span<const uint8_t> blob,
-                        std::vector<CompileSpec> compile_specs = {}, Span<const uint8_t> fallback_blob = {});
+                        std::vector<CompileSpec> compile_specs = {}, Span<const uint8_t> fallback_blob = {},
+                        bool blob_names_constants = false);
   /// Runs `delegate` over these values, in the order its blob expects them.
   void add_instruction(uint32_t delegate, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
 
@@ -62,6 +65,7 @@ class MethodBuilder {
     uint32_t blob_segment;
     std::vector<CompileSpec> compile_specs;
     int64_t fallback_segment;
+    bool blob_names_constants;
   };
   struct Instruction {
     uint32_t delegate;

@@ -133,29 +133,49 @@ class Server {
     if (handle_) return Status(Error::kInvalidState, "this backend host already serves a handle");
     PayloadReader reader(frame.payload);
     std::string name;
-    uint64_t num_threads = 0, blob_size = 0;
+    uint64_t num_threads = 0, blob_size = 0, region_size = 0;
+    uint32_t num_constants = 0;
     std::vector<std::string> spec_storage, option_storage;
     std::vector<plugrt_option> specs, options;
     if (!reader.bytes(&name, kMaxText) || !reader.u64(&num_threads) || !read_options(reader, spec_storage, specs) ||
-        !read_options(reader, option_storage, options) || !reader.u64(&blob_size) || !reader.at_end() ||
-        (blob_size > 0) != (frame.fd >= 0)) {
+        !read_options(reader, option_storage, options) || !reader.u64(&blob_size) || !reader.u64(&region_size) ||
+        blob_size > region_size || (region_size > 0) != (frame.fd >= 0) || !reader.u32(&num_constants)) {
       return Status(Error::kInvalidArgument, "malformed init request");
     }
+    // The constants the blob names: each a range of the region after the blob.
+    constant_names_.assign(num_constants, std::string());
+    std::vector<std::pair<uint64_t, uint64_t>> constant_ranges(num_constants);
+    for (uint32_t c = 0; c < num_constants; ++c) {
+      auto& [offset, size] = constant_ranges[c];
+      if (!reader.bytes(&constant_names_[c], kMaxText) || !reader.u64(&offset) || !reader.u64(&size) ||
+          offset < blob_size || offset > region_size || size > region_size - offset) {
+        return Status(Error::kInvalidArgument, "malformed init request");
+      }
+    }
+    if (!reader.at_end()) return Status(Error::kInvalidArgument, "malformed init request");
     Result<PluginId> id = loader_.load(path_);
     if (!id.is_ok()) return id.status();
     Result<RegisteredBackend> backend = registry_.find_registered_backend(name);
     if (!backend.is_ok()) return backend.status();
     blob_ = std::make_unique<Mapping>();
-    if (blob_size > 0) {
-      blob_->data = mmap(nullptr, blob_size, PROT_READ, MAP_SHARED, frame.fd, 0);
+    if (region_size > 0) {
+      blob_->data = mmap(nullptr, region_size, PROT_READ, MAP_SHARED, frame.fd, 0);
       if (blob_->data == MAP_FAILED) {
         return Status(Error::kAccessFailed, std::string("cannot map the blob: ") + strerror(errno));
       }
-      blob_->size = blob_size;
+      blob_->size = region_size;
+    }
+    const auto* region = static_cast<const uint8_t*>(blob_->data == MAP_FAILED ? nullptr : blob_->data);
+    std::vector<plugrt_named_constant> constants;
+    for (uint32_t c = 0; c < num_constants; ++c) {
+      constants.push_back(plugrt_named_constant{{constant_names_[c].data(), constant_names_[c].size()},
+                                                region + constant_ranges[c].first,
+                                                static_cast<size_t>(constant_ranges[c].second)});
     }
     InitOptions init_options;
-    init_options.blob = blob_->data == MAP_FAILED ? nullptr : blob_->data;
+    init_options.blob = region;
     init_options.blob_size = blob_size;
+    init_options.constants = Span<const plugrt_named_constant>(constants.data(), constants.size());
     init_options.compile_specs = Span<const plugrt_option>(specs.data(), specs.size());
     init_options.runtime_options = Span<const plugrt_option>(options.data(), options.size());
     init_options.num_threads = num_threads;
@@ -217,7 +237,8 @@ class Server {
   Registry& registry_;
   plugins::PluginLoader& loader_;
   std::string path_;
-  std::unique_ptr<Mapping> blob_;  // declared before handle_: unmapped after it is destroyed
+  std::unique_ptr<Mapping> blob_;            // declared before handle_: unmapped after it is destroyed
+  std::vector<std::string> constant_names_;  // lent to the handle with the blob, like it
   std::unique_ptr<Mapping> region_;
   std::optional<DelegateHandle> handle_;
   std::vector<DLTensor> tensors_;

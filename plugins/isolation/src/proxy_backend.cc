@@ -117,6 +117,28 @@ bool proxy_is_available(void* context, const plugrt_host_services* host, plugrt_
   return backend->available;
 }
 
+/// Where the constants of an init start in the memfd that carries them.
+constexpr size_t kConstantAlignment = 64;
+
+/// One range of init's memfd: `size` bytes from `data` written at `offset`.
+struct InitPiece {
+  const void* data;
+  size_t size;
+  size_t offset;
+};
+
+bool write_at(int fd, const InitPiece& piece) {
+  size_t written = 0;
+  while (written < piece.size) {
+    const ssize_t n = pwrite(fd, static_cast<const char*>(piece.data) + written, piece.size - written,
+                             static_cast<off_t>(piece.offset + written));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 void write_options(PayloadWriter& writer, const plugrt_option* options, size_t count) {
   writer.u32(static_cast<uint32_t>(count));
   for (size_t i = 0; i < count; ++i) {
@@ -132,24 +154,27 @@ plugrt_status proxy_init(void* context, const plugrt_host_services* host, const 
   Result<std::unique_ptr<BackendHostProcess>> process = BackendHostProcess::start(plugin.path, plugin.options);
   if (!process.is_ok()) return report(host, PLUGRT_STATUS_DELEGATE_UNAVAILABLE, process.status().message());
 
-  // The blob crosses once, in a sealed memfd the backend host maps read-only.
+  // The blob and the constants it names cross once, in a sealed memfd the backend host
+  // maps read-only: the blob at 0, each constant after it at a 64-aligned offset.
+  const bool has_constants = args->struct_size >= PLUGRT_INIT_ARGS_SIZE_1_4 && args->num_constants > 0;
+  std::vector<InitPiece> pieces{{args->blob, args->blob_size, 0}};
+  size_t region_size = args->blob_size;
+  for (size_t c = 0; has_constants && c < args->num_constants; ++c) {
+    const size_t offset = (region_size + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
+    pieces.push_back({args->constants[c].data, args->constants[c].size, offset});
+    region_size = offset + args->constants[c].size;
+  }
   int blob_fd = -1;
-  if (args->blob_size > 0) {
-    blob_fd = create_memfd("plugrt-blob", args->blob_size);
-    size_t written = 0;
-    while (blob_fd >= 0 && written < args->blob_size) {
-      const ssize_t n = pwrite(blob_fd, static_cast<const char*>(args->blob) + written, args->blob_size - written,
-                               static_cast<off_t>(written));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      written += static_cast<size_t>(n);
-    }
-    if (blob_fd < 0 || written != args->blob_size || !seal(blob_fd, true)) {
+  if (region_size > 0) {
+    blob_fd = create_memfd("plugrt-blob", region_size);
+    bool written = blob_fd >= 0;
+    for (const InitPiece& piece : pieces) written = written && write_at(blob_fd, piece);
+    if (!written || !seal(blob_fd, true)) {
       const std::string why = strerror(errno);
       if (blob_fd >= 0) close(blob_fd);
-      return report(
-          host, PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
-          "cannot pass the " + std::to_string(args->blob_size) + "-byte blob to the isolated process: " + why);
+      return report(host, PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED,
+                    "cannot pass the " + std::to_string(region_size) + "-byte blob and constants to the isolated " +
+                        "process: " + why);
     }
   }
   PayloadWriter request;
@@ -158,11 +183,18 @@ plugrt_status proxy_init(void* context, const plugrt_host_services* host, const 
   write_options(request, args->compile_specs, args->num_compile_specs);
   write_options(request, args->runtime_options, args->num_runtime_options);
   request.u64(args->blob_size);
+  request.u64(region_size);
+  request.u32(static_cast<uint32_t>(pieces.size() - 1));
+  for (size_t c = 1; c < pieces.size(); ++c) {
+    request.bytes(std::string_view(args->constants[c - 1].name.data, args->constants[c - 1].name.size));
+    request.u64(pieces[c].offset);
+    request.u64(pieces[c].size);
+  }
   if (request.data().size() > kMaxPayloadSize) {
     if (blob_fd >= 0) close(blob_fd);
     return report(host, PLUGRT_STATUS_INVALID_ARGUMENT,
-                  "the compile specs and runtime options are too large (" + std::to_string(request.data().size()) +
-                      " bytes) to pass to an isolated backend");
+                  "the compile specs, runtime options and constant names are too large (" +
+                      std::to_string(request.data().size()) + " bytes) to pass to an isolated backend");
   }
   Frame response;
   Status status = (*process)->call(CallKind::kInit, request.data(), blob_fd, plugin.options.init_timeout_ms,

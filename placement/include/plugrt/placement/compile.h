@@ -38,6 +38,9 @@ struct FoundBlob {
   std::shared_ptr<const void> owner;
   /// Where it came from, for reports ("program", "cache").
   std::string origin;
+  /// It names the partition graph's constants (PLUGRT_BLOB_NAMES_CONSTANTS), so the
+  /// program must keep that graph.
+  bool names_constants = false;
 };
 
 /// Supplies partitions' blobs that were lowered before (a program's own blobs, a blob
@@ -48,9 +51,10 @@ class BlobSource {
   /// The blob `backend` lowered from exactly this partition graph, if the source has it.
   virtual std::optional<FoundBlob> find(const RegisteredBackend& backend, std::string_view backend_name,
                                         Span<const uint8_t> subgraph) = 0;
-  /// A blob that `backend` has just lowered from `subgraph`.
+  /// A blob that `backend` has just lowered from `subgraph` (`names_constants`: it names
+  /// the graph's constants, so it is of use only with that graph kept beside it).
   virtual void lowered(const RegisteredBackend& backend, std::string_view backend_name, Span<const uint8_t> subgraph,
-                       Span<const uint8_t> blob) = 0;
+                       Span<const uint8_t> blob, bool names_constants) = 0;
 };
 
 struct CompileOptions {
@@ -67,7 +71,9 @@ struct CompileOptions {
   /// First measure, into *profile, what it lacks for this graph (placement/tuner.h).
   bool tune = false;
   TuneOptions tune_options;
-  /// Write each partition's portable fallback blob (off: smaller file, no fallback).
+  /// Write each partition's portable fallback blob (off: no fallback). With it, backends
+  /// are offered the partition's constants by name, so each weight is stored once, in
+  /// the fallback; without it, each blob holds its own copy.
   bool fallback = true;
   /// Recorded in the file.
   std::string producer = "plugrt compile";
@@ -87,6 +93,8 @@ struct PartitionSummary {
   double measured_us = -1;
   /// "lowered" (its backend's preprocess ran), or the BlobSource's origin.
   std::string blob_origin = "lowered";
+  /// The blob names the fallback graph's constants instead of holding copies.
+  bool blob_names_constants = false;
 };
 
 struct CompileSummary {

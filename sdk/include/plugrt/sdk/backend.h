@@ -72,6 +72,30 @@
 
 namespace plugrt::sdk {
 
+/// The constants a host lends init by name (ABI 1.4), for a blob whose preprocess named
+/// them (PreprocessRequest::name_constants). Their bytes stay valid and unmoved until the
+/// delegate is destroyed, like the blob; the list itself only during init.
+class NamedConstants {
+ public:
+  NamedConstants() = default;
+  NamedConstants(const plugrt_named_constant* items, size_t count) : items_(items), count_(count) {}
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  const plugrt_named_constant* begin() const { return items_; }
+  const plugrt_named_constant* end() const { return items_ + count_; }
+  /// The constant called `name`, or nullptr. A linear search: index them once for many.
+  const plugrt_named_constant* find(std::string_view name) const {
+    for (const plugrt_named_constant& item : *this) {
+      if (std::string_view(item.name.data, item.name.size) == name) return &item;
+    }
+    return nullptr;
+  }
+
+ private:
+  const plugrt_named_constant* items_ = nullptr;
+  size_t count_ = 0;
+};
+
 /// What init gets. `blob` stays valid and unmoved until the delegate is destroyed (it
 /// usually lies in a mapped program file), so a delegate may keep pointers into it. The
 /// options are valid during init only: copy what you keep.
@@ -84,6 +108,9 @@ struct InitContext {
   /// The method's thread budget (the calling thread included); 0 from a host older than
   /// ABI 1.2: the backend's own default. Park workers when Arguments::park_workers() says.
   size_t num_threads = 0;
+  /// The graph's constants by name when the blob names them; empty from a host older than
+  /// ABI 1.4, which a blob that names constants refuses with Status::incompatible_blob.
+  NamedConstants constants;
   const uint8_t* bytes() const { return static_cast<const uint8_t*>(blob); }
 };
 
@@ -104,6 +131,17 @@ struct PreprocessRequest {
   const void* graph = nullptr;
   size_t graph_size = 0;
   Options compile_specs;
+  /// ABI 1.4: the host offers the graph's constants to init by name
+  /// (PLUGRT_PREPROCESS_CONSTANTS_BY_NAME; each under its value name, non-empty and
+  /// unique). A backend that takes the offer leaves the constants it uses as stored out
+  /// of its blob, names them there, and calls name_constants().
+  bool constants_by_name_offered = false;
+  /// Says that the blob names constants (PLUGRT_BLOB_NAMES_CONSTANTS). Only after an offer.
+  void name_constants() const {
+    if (constants_by_name_offered && blob_flags_ != nullptr) *blob_flags_ |= PLUGRT_BLOB_NAMES_CONSTANTS;
+  }
+  /// Where name_constants() writes: the host's out field (set by the adapter).
+  plugrt_blob_flags* blob_flags_ = nullptr;
 };
 
 /// One delegate instance: what init built from one blob. Destroyed by the host through
@@ -380,12 +418,15 @@ struct Adapter {
       if (args->blob == nullptr && args->blob_size != 0) {
         return Status::invalid_argument("init: blob is NULL but blob_size is " + std::to_string(args->blob_size));
       }
+      const bool has_constants = args->struct_size >= PLUGRT_INIT_ARGS_SIZE_1_4 && args->num_constants > 0;
+      if (has_constants && args->constants == nullptr) return Status::invalid_argument("init: constants is NULL");
       InitContext init_context{Host(host),
                                args->blob,
                                args->blob_size,
                                Options(args->compile_specs, args->num_compile_specs, "compile spec"),
                                Options(args->runtime_options, args->num_runtime_options, "runtime option"),
-                               args->num_threads};
+                               args->num_threads,
+                               has_constants ? NamedConstants(args->constants, args->num_constants) : NamedConstants()};
       Expected<std::unique_ptr<Delegate>> delegate = self(context)->init(init_context);
       if (!delegate.is_ok()) return delegate.status();
       if (*delegate == nullptr) return Status::internal("init returned no delegate");
@@ -448,15 +489,21 @@ struct Adapter {
       if (args == nullptr || args->struct_size < PLUGRT_PREPROCESS_ARGS_SIZE_1_0) {
         return Status::invalid_argument("preprocess: missing or too small plugrt_preprocess_args");
       }
-      Expected<std::vector<uint8_t>> blob = self(context)->preprocess(
-          PreprocessRequest{Host(host), args->graph, args->graph_size,
-                            Options(args->compile_specs, args->num_compile_specs, "compile spec")});
+      // A 1.4 host offers flags and takes the blob's; an older one does neither.
+      const bool has_flags = args->struct_size >= PLUGRT_PREPROCESS_ARGS_SIZE_1_4;
+      PreprocessRequest request{Host(host), args->graph, args->graph_size,
+                                Options(args->compile_specs, args->num_compile_specs, "compile spec")};
+      plugrt_blob_flags blob_flags = 0;
+      request.constants_by_name_offered = has_flags && (args->flags & PLUGRT_PREPROCESS_CONSTANTS_BY_NAME) != 0;
+      request.blob_flags_ = &blob_flags;
+      Expected<std::vector<uint8_t>> blob = self(context)->preprocess(request);
       if (!blob.is_ok()) return blob.status();
       PLUGRT_SDK_ASSIGN_OR_RETURN(HostBuffer buffer,
                                   HostBuffer::allocate(Host(host), blob->size() == 0 ? 1 : blob->size()));
       if (!blob->empty()) std::memcpy(buffer.data(), blob->data(), blob->size());
       args->blob_size = blob->size();
       args->blob = buffer.release();
+      if (has_flags) args->blob_flags = blob_flags;
       return Status::ok();
     });
   }
