@@ -3,6 +3,7 @@
 // only, loaded where real backend plugins are present (dlopen), placed again over them,
 // and checked against PyTorch's outputs; plugins added and removed between loads; the
 // blob cache's entries damaged, truncated, swapped, and a plugin file rebuilt.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -70,14 +71,14 @@ class LoadPlacementTest : public ::testing::Test {
 
   std::string cache_dir() const { return dir_ + "/cache"; }
 
-  /// Loads "forward" with placement auto and a fresh placer over cache_dir() (as a new
+  /// Loads "forward" with `policy` (auto: with a fresh placer over cache_dir(), as a new
   /// process would), runs it on the model's input and checks PyTorch's output.
-  LoadReport load_and_check(const Program& program) {
+  LoadReport load_and_check(const Program& program, PlacementPolicy policy = PlacementPolicy::kAuto) {
     placement::LoadPlacerOptions placer_options;
     placer_options.cache_directory = cache_dir();
     placement::LoadPlacer placer(placer_options);
     MethodOptions options;
-    options.placement = PlacementPolicy::kAuto;
+    options.placement = policy;
     options.placer = &placer;
     Result<Method> method = Method::load(program, "forward", registry_, options);
     EXPECT_TRUE(method.is_ok()) << method.status().to_string();
@@ -279,6 +280,40 @@ TEST_F(LoadPlacementTest, WithoutAPlacerAutoIsRefusedAndWithoutFallbacksTheProgr
   const LoadReport report = load_and_check(*program);
   EXPECT_EQ(report.placement, "as-compiled");
   EXPECT_THAT(report.placement_note, HasSubstr("keeps no portable graph"));
+}
+
+// A program whose blob names its weights in the fallback graph (ABI 1.4), run by the
+// backend isolated in its own process: the constants cross with the blob, and the
+// partition runs there, as compiled or placed at load (an isolated backend cannot lower,
+// so the program keeps its placement).
+TEST_F(LoadPlacementTest, ABlobNamingItsWeightsRunsInAnIsolatedBackend) {
+  Registry compiling;
+  ASSERT_TRUE(register_builtin_backends(compiling).is_ok());
+  plugins::PluginLoader compile_loader(compiling, plugins::SearchPathOptions::explicit_files_only());
+  ASSERT_TRUE(compile_loader.load(plugin_).is_ok());
+  compiler::CompileOptions options;
+  options.backends = {plugin_backend()};
+  Result<Program> program = compile_tiny_cnn(compiling, options, "tiny_cnn.named.prt");
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  const std::vector<DelegateSummary> delegates = program->describe("forward")->delegates;
+  const bool names =
+      std::any_of(delegates.begin(), delegates.end(), [](const DelegateSummary& d) { return d.blob_names_constants; });
+  if (plugin_backend() == "onednn") EXPECT_TRUE(names) << "the oneDNN blob names its weights";
+
+  plugins::SearchPathOptions search = plugins::SearchPathOptions::explicit_files_only();
+  search.isolated_backends = {plugin_backend()};
+  search.isolation.backend_host = PLUGRT_BACKEND_HOST_FILE;
+  plugins::PluginLoader loader(registry_, search);
+  ASSERT_TRUE(loader.load(plugin_).is_ok());
+  for (PlacementPolicy policy : {PlacementPolicy::kAsCompiled, PlacementPolicy::kAuto}) {
+    const LoadReport report = load_and_check(*program, policy);
+    size_t isolated = 0;
+    for (const DelegatePlacement& d : report.delegates) {
+      EXPECT_FALSE(d.fell_back) << d.reason;
+      if (d.isolated) ++isolated;
+    }
+    EXPECT_GE(isolated, 1u) << report.to_string();
+  }
 }
 
 }  // namespace

@@ -251,5 +251,72 @@ TEST(Registry, AsksProvidersOnlyForBetterRankedCandidates) {
   registry.remove_provider(&provider);
 }
 
+// ---- Constants by name (ABI 1.4) with plugins of either age ------------------------------
+
+/// Writes a one-byte blob; a 1.3 plugin knows nothing past the 1.0 args.
+plugrt_status preprocess_like_1_3(void*, const plugrt_host_services* host, plugrt_preprocess_args* args) {
+  args->blob = host->allocate(host->context, 1, 1);
+  args->blob_size = 1;
+  return PLUGRT_STATUS_OK;
+}
+/// Says its blob names constants whenever the args have room, offered or not.
+plugrt_status preprocess_naming(void* context, const plugrt_host_services* host, plugrt_preprocess_args* args) {
+  preprocess_like_1_3(context, host, args);
+  if (args->struct_size >= PLUGRT_PREPROCESS_ARGS_SIZE_1_4) args->blob_flags |= PLUGRT_BLOB_NAMES_CONSTANTS;
+  return PLUGRT_STATUS_OK;
+}
+/// The constants the last init was lent.
+size_t lent_constants = 0;
+plugrt_status init_counting_constants(void* context, const plugrt_host_services* host, const plugrt_init_args* args,
+                                      plugrt_delegate_handle* handle) {
+  lent_constants = args->struct_size >= PLUGRT_INIT_ARGS_SIZE_1_4 ? args->num_constants : 0;
+  return init_counter(context, host, args, handle);
+}
+
+TEST(RegisteredBackend, APluginOlderThan14IgnoresTheOfferAndItsBlobHoldsItsConstants) {
+  Registry registry;
+  FakePlugin plugin;
+  plugin.aot.preprocess = &preprocess_like_1_3;
+  plugin.backend.aot = &plugin.aot;
+  plugin.descriptor.abi_minor = 3;
+  ASSERT_TRUE(register_fake(registry, plugin).is_ok());
+  Result<RegisteredBackend> backend = registry.find_backend("fake");
+  ASSERT_TRUE(backend.is_ok());
+  const uint8_t graph[8] = {};
+  Result<PreprocessedBlob> blob = backend->preprocess(graph, {}, PLUGRT_PREPROCESS_CONSTANTS_BY_NAME);
+  ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();
+  EXPECT_EQ(blob->bytes.size(), 1u);
+  EXPECT_FALSE(blob->names_constants);
+}
+
+TEST(RegisteredBackend, ABlobNamingConstantsThatWereNotOfferedIsRefused) {
+  Registry registry;
+  FakePlugin plugin;
+  plugin.aot.preprocess = &preprocess_naming;
+  plugin.backend.aot = &plugin.aot;
+  plugin.backend.init = &init_counting_constants;
+  ASSERT_TRUE(register_fake(registry, plugin).is_ok());
+  Result<RegisteredBackend> backend = registry.find_backend("fake");
+  ASSERT_TRUE(backend.is_ok());
+  const uint8_t graph[8] = {};
+  Result<PreprocessedBlob> offered = backend->preprocess(graph, {}, PLUGRT_PREPROCESS_CONSTANTS_BY_NAME);
+  ASSERT_TRUE(offered.is_ok()) << offered.status().to_string();
+  EXPECT_TRUE(offered->names_constants);
+  Result<std::vector<uint8_t>> not_offered = backend->preprocess(graph);
+  EXPECT_EQ(not_offered.code(), Error::kPluginInvalid);
+  EXPECT_THAT(not_offered.status().message(), HasSubstr("names constants, which were not offered"));
+
+  // What the host lends reaches init.
+  const float weight = 1;
+  const plugrt_named_constant constants[] = {{{"w", 1}, &weight, sizeof(weight)}};
+  InitOptions options;
+  options.blob = graph;
+  options.blob_size = 1;
+  options.constants = Span<const plugrt_named_constant>(constants, 1);
+  Result<DelegateHandle> handle = backend->init(options);
+  ASSERT_TRUE(handle.is_ok());
+  EXPECT_EQ(lent_constants, 1u);
+}
+
 }  // namespace
 }  // namespace plugrt

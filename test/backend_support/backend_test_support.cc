@@ -42,9 +42,10 @@ compiler::CompiledModel PluginEnvironment::compile(const std::vector<uint8_t>& g
 }
 
 compiler::CompiledModel PluginEnvironment::compile_model(const std::string& name,
-                                                         const std::vector<std::string>& backends) {
+                                                         const std::vector<std::string>& backends, bool fallback) {
   compiler::CompileOptions options;
   options.backends = backends;
+  options.fallback = fallback;
   Result<compiler::CompiledModel> compiled =
       compiler::compile_onnx_file(model_path(name + ".onnx"), registry_, options);
   EXPECT_TRUE(compiled.is_ok()) << compiled.status().to_string();

@@ -26,8 +26,10 @@ class PluginEnvironment {
 
   /// Compiles a graph IR model for `backends`; fails the test on error.
   compiler::CompiledModel compile(const std::vector<uint8_t>& graph, const std::vector<std::string>& backends);
-  /// Compiles the bundled model models/<name>.onnx for `backends`; fails the test on error.
-  compiler::CompiledModel compile_model(const std::string& name, const std::vector<std::string>& backends);
+  /// Compiles the bundled model models/<name>.onnx for `backends` (with the portable
+  /// fallbacks unless `fallback` is false); fails the test on error.
+  compiler::CompiledModel compile_model(const std::string& name, const std::vector<std::string>& backends,
+                                        bool fallback = true);
   /// Loads "forward" of a program.
   Result<Method> load(const std::vector<uint8_t>& program, const MethodOptions& options = {});
 

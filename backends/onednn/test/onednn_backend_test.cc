@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include "onednn_test_support.h"
+#include "plugrt/graph_constants.h"
+#include "plugrt/program.h"
 
 namespace plugrt::onednn_test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 class OnednnBackendTest : public ::testing::Test {
  protected:
@@ -73,6 +76,81 @@ INSTANTIATE_TEST_SUITE_P(Backend, BackendSuite,
                          ::testing::Values(BackendUnderTest{"onednn", PLUGRT_ONEDNN_PLUGIN_FILE, "PRTONDNN", "oneDNN",
                                                             "libdnnl", "tiny_encoder"}),
                          backend_suite_name);
+
+// With its portable fallback kept, a partition's weights are stored once: in the fallback
+// graph, which the oneDNN blob names them from (ABI 1.4). Without the fallback, the blob
+// holds them. Either program runs on oneDNN and matches PyTorch.
+TEST_F(OnednnBackendTest, WeightsAreStoredOnceInTheFallbackGraph) {
+  for (const std::string name : {"mlp", "tiny_encoder"}) {
+    SCOPED_TRACE(name);
+    compiler::CompiledModel named = env_.compile_model(name, {"onednn"});
+    compiler::CompiledModel embedded = env_.compile_model(name, {"onednn"}, /*fallback=*/false);
+    ASSERT_EQ(named.summary.partitions.size(), 1u);
+    ASSERT_EQ(embedded.summary.partitions.size(), 1u);
+    const compiler::PartitionSummary& with = named.summary.partitions[0];
+    const compiler::PartitionSummary& without = embedded.summary.partitions[0];
+    EXPECT_TRUE(with.blob_names_constants);
+    EXPECT_FALSE(without.blob_names_constants);
+    EXPECT_EQ(without.fallback_size, 0u);
+    // The fallback costs the graph's structure, not a second copy of the weights.
+    EXPECT_LT(with.blob_size * 4, without.blob_size);
+    EXPECT_LT(named.program.size(), embedded.program.size() + embedded.program.size() / 10);
+
+    Result<Program> program = Program::from_bytes(named.program, name + ".prt");
+    ASSERT_TRUE(program.is_ok());
+    EXPECT_EQ(program->format_minor(), 1u);
+    EXPECT_TRUE(program->describe("forward")->delegates.at(0).blob_names_constants);
+    for (const std::vector<uint8_t>* bytes : {&named.program, &embedded.program}) {
+      Result<Method> method = env_.load(*bytes);
+      ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+      EXPECT_FALSE(method->report().delegates.at(0).fell_back) << method->report().delegates.at(0).reason;
+      EXPECT_LT(difference_from_pytorch(*method, name), 1e-4);
+    }
+  }
+}
+
+// A blob that names constants is read only with them: without any (a host older than
+// ABI 1.4) it is incompatible, so the host falls back; with constants that do not fit
+// (a damaged program), the blob is refused, naming the constant.
+TEST_F(OnednnBackendTest, ABlobThatNamesConstantsIsRefusedWithoutThem) {
+  Result<Program> program = Program::from_bytes(env_.compile_model("mlp", {"onednn"}).program, "mlp.prt");
+  ASSERT_TRUE(program.is_ok());
+  Result<MethodContents> contents = program->contents("forward");
+  ASSERT_TRUE(contents.is_ok());
+  const DelegateContents& delegate = contents->delegates.at(0);
+  ASSERT_TRUE(delegate.blob_names_constants);
+  Result<std::vector<plugrt_named_constant>> constants = graph_constants(delegate.portable_graph);
+  ASSERT_TRUE(constants.is_ok()) << constants.status().to_string();
+  ASSERT_FALSE(constants->empty());
+  Result<RegisteredBackend> backend = env_.registry().find_backend("onednn");
+  ASSERT_TRUE(backend.is_ok());
+  auto init = [&](const std::vector<plugrt_named_constant>& lent) {
+    InitOptions options;
+    options.blob = delegate.blob.data();
+    options.blob_size = delegate.blob.size();
+    options.constants = Span<const plugrt_named_constant>(lent.data(), lent.size());
+    Result<DelegateHandle> handle = backend->init(options);
+    return handle.is_ok() ? Status::ok() : handle.status();
+  };
+  EXPECT_TRUE(init(*constants).is_ok());
+
+  const Status none = init({});
+  EXPECT_EQ(none.code(), Error::kDelegateInvalidCompatibility);
+  EXPECT_THAT(none.message(), HasSubstr("a host older than ABI 1.4"));
+
+  std::vector<plugrt_named_constant> short_one = *constants;
+  short_one[0].size -= sizeof(float);
+  const std::string name(short_one[0].name.data, short_one[0].name.size);
+  const Status wrong_size = init(short_one);
+  EXPECT_EQ(wrong_size.code(), Error::kInvalidProgram);
+  EXPECT_THAT(wrong_size.message(), HasSubstr("constant \"" + name + "\" has "));
+
+  std::vector<plugrt_named_constant> missing = *constants;
+  missing.erase(missing.begin());
+  const Status not_lent = init(missing);
+  EXPECT_EQ(not_lent.code(), Error::kInvalidProgram);
+  EXPECT_THAT(not_lent.message(), HasSubstr("names constant \"" + name + "\", which the host did not lend"));
+}
 
 }  // namespace
 }  // namespace plugrt::onednn_test
