@@ -5,7 +5,9 @@
 //                   it (64-byte aligned, one thread, no compile specs), then `destroy`;
 //   <backend>_aot   (PLUGRT_FUZZ_AOT) the input is a graph IR buffer, handed to
 //                   `partition` and `preprocess` as the compiler hands it, and the blob
-//                   that preprocess writes goes through `init` and `destroy`.
+//                   that preprocess writes goes through `init` and `destroy`. An input
+//                   of even size whose constants have distinct names is offered them by
+//                   name (ABI 1.4), and a blob that names them gets them at init.
 // Each call refuses bad input with a status and never crashes, hangs, or keeps a host
 // allocation after destroy.
 //
@@ -18,6 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "fuzz_host.h"
@@ -63,12 +67,14 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 namespace {
 
-void init_and_destroy(const void* blob, size_t blob_size) {
+void init_and_destroy(const void* blob, size_t blob_size, const std::vector<plugrt_named_constant>& constants = {}) {
   plugrt_init_args args{};
   args.struct_size = PLUGRT_INIT_ARGS_SIZE;
   args.blob = blob;
   args.blob_size = blob_size;
   args.num_threads = 1;
+  args.constants = constants.data();
+  args.num_constants = constants.size();
   plugrt_delegate_handle handle = nullptr;
   if (g_backend->init(g_backend->context, &g_host->services, &args, &handle) == PLUGRT_STATUS_OK) {
     if (handle == nullptr) std::abort();  // init succeeded without a handle
@@ -85,6 +91,23 @@ size_t count_nodes(const void* data, size_t size) {
   if (!plugrt::ir::VerifyGraphBuffer(verifier)) return 0;
   const plugrt::ir::Graph* graph = plugrt::ir::GetGraph(data);
   return graph->nodes() == nullptr ? 0 : graph->nodes()->size();
+}
+
+/// The graph's constants by name, as the host lends them, when their names are distinct
+/// and non-empty (the buffer was verified by count_nodes); else none.
+std::vector<plugrt_named_constant> named_constants(const void* data) {
+  std::vector<plugrt_named_constant> constants;
+  const plugrt::ir::Graph* graph = plugrt::ir::GetGraph(data);
+  if (graph->values() == nullptr) return constants;
+  std::set<std::string_view> names;
+  for (const plugrt::ir::Value* value : *graph->values()) {
+    if (value->data() == nullptr) continue;
+    if (value->name() == nullptr || value->name()->size() == 0 || !names.insert(value->name()->string_view()).second) {
+      return {};
+    }
+    constants.push_back({{value->name()->c_str(), value->name()->size()}, value->data()->data(), value->data()->size()});
+  }
+  return constants;
 }
 #endif
 
@@ -104,13 +127,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   partition.node_taken = taken.data();
   partition.num_nodes = taken.size();
   (void)aot->partition(g_backend->context, &g_host->services, &partition);
+  const std::vector<plugrt_named_constant> constants =
+      !taken.empty() && size % 2 == 0 ? named_constants(input.data()) : std::vector<plugrt_named_constant>();
   plugrt_preprocess_args preprocess{};
   preprocess.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
   preprocess.graph = input.data();
   preprocess.graph_size = input.size();
+  preprocess.flags = constants.empty() ? 0 : PLUGRT_PREPROCESS_CONSTANTS_BY_NAME;
   if (aot->preprocess(g_backend->context, &g_host->services, &preprocess) == PLUGRT_STATUS_OK) {
     if (preprocess.blob == nullptr && preprocess.blob_size != 0) std::abort();
-    init_and_destroy(preprocess.blob, preprocess.blob_size);
+    const bool names = (preprocess.blob_flags & PLUGRT_BLOB_NAMES_CONSTANTS) != 0;
+    if (names && constants.empty()) std::abort();  // it named constants that were not offered
+    init_and_destroy(preprocess.blob, preprocess.blob_size,
+                     names ? constants : std::vector<plugrt_named_constant>());
     g_host->services.deallocate(g_host->services.context, preprocess.blob);
   }
 #else
