@@ -105,7 +105,8 @@ std::vector<plugrt_named_constant> named_constants(const void* data) {
     if (value->name() == nullptr || value->name()->size() == 0 || !names.insert(value->name()->string_view()).second) {
       return {};
     }
-    constants.push_back({{value->name()->c_str(), value->name()->size()}, value->data()->data(), value->data()->size()});
+    constants.push_back(
+        {{value->name()->c_str(), value->name()->size()}, value->data()->data(), value->data()->size()});
   }
   return constants;
 }
@@ -138,8 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (preprocess.blob == nullptr && preprocess.blob_size != 0) std::abort();
     const bool names = (preprocess.blob_flags & PLUGRT_BLOB_NAMES_CONSTANTS) != 0;
     if (names && constants.empty()) std::abort();  // it named constants that were not offered
-    init_and_destroy(preprocess.blob, preprocess.blob_size,
-                     names ? constants : std::vector<plugrt_named_constant>());
+    init_and_destroy(preprocess.blob, preprocess.blob_size, names ? constants : std::vector<plugrt_named_constant>());
     g_host->services.deallocate(g_host->services.context, preprocess.blob);
   }
 #else
