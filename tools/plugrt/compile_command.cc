@@ -235,7 +235,7 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                     "Ignore the cost profile: place on the built-in estimate alone");
   command->add_flag("--no-fallback", options->no_fallback,
                     "Leave out the portable fallback of each delegated partition (each blob then holds its own "
-                    "weights; a blob that names them keeps the graph that stores them)");
+                    "copy of its weights)");
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable)");
   add_plugin_search_options(*command, options->plugins);
