@@ -665,6 +665,83 @@ TEST_P(BackendContract, FullCycleOnItsOwnBlob) {
   runtime_->destroy(handle);
 }
 
+// ABI 1.4: offered a graph's constants by name, a backend may name them in its blob. Then
+// init must read them from what the host lends, compute the same result, and refuse the
+// blob as incompatible (never crash or run without them) when nothing is lent.
+TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
+  SKIP_UNLESS_AVAILABLE();
+  if (backend_->struct_size < PLUGRT_BACKEND_SIZE_1_0 || backend_->aot == nullptr) {
+    GTEST_SKIP() << "the backend has no ahead-of-time table to offer constants to";
+  }
+  // y = x + c, c a constant of the same shape.
+  const std::vector<int64_t> shape = {2, 3};
+  std::vector<float> constant;
+  for (int i = 0; i < 6; ++i) constant.push_back(0.25f * static_cast<float>(i) - 0.5f);
+  GraphBuilder g;
+  ValueId x = g.add_value("x", DType::kFloat32, shape);
+  ValueId c = g.add_constant_f32("c", shape, constant);
+  ValueId y = g.add_value("y", DType::kFloat32, shape);
+  g.add_node("Add", "Add_0", {x, c}, {y});
+  g.add_input(x);
+  g.add_output(y);
+  const std::vector<uint8_t> graph = g.finish();
+  std::vector<uint8_t> taken(1, 0);
+  plugrt_partition_args pargs{};
+  pargs.struct_size = PLUGRT_PARTITION_ARGS_SIZE;
+  pargs.graph = graph.data();
+  pargs.graph_size = graph.size();
+  pargs.node_taken = taken.data();
+  pargs.num_nodes = 1;
+  if (backend_->aot->partition(backend_->context, host_.plugrt_table(), &pargs) != PLUGRT_STATUS_OK || !taken[0]) {
+    GTEST_SKIP() << "partition does not take an Add of a float32[2,3] input and constant";
+  }
+  plugrt_preprocess_args args{};
+  args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
+  args.graph = graph.data();
+  args.graph_size = graph.size();
+  args.flags = PLUGRT_PREPROCESS_CONSTANTS_BY_NAME;
+  const plugrt_status preprocessed = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
+  ASSERT_EQ(preprocessed, PLUGRT_STATUS_OK)
+      << "preprocess failed with " << name_of(preprocessed) << ": " << host_.last_error();
+  const auto* bytes = static_cast<const uint8_t*>(args.blob);
+  const std::vector<uint8_t> blob(bytes, bytes + args.blob_size);
+  host_.plugrt_table()->deallocate(host_.plugrt_table()->context, args.blob);
+  if ((args.blob_flags & PLUGRT_BLOB_NAMES_CONSTANTS) == 0) {
+    GTEST_SKIP() << "the blob holds its constants (the backend did not take the offer)";
+  }
+
+  Sample sample;  // its inputs and outputs: one float32[2,3] each
+  sample.input_shapes = {shape};
+  sample.output_shapes = {shape};
+  const plugrt_named_constant lent[] = {{{"c", 1}, constant.data(), constant.size() * sizeof(float)}};
+  plugrt_init_args init{};
+  init.struct_size = PLUGRT_INIT_ARGS_SIZE;
+  init.blob = blob.data();
+  init.blob_size = blob.size();
+  init.constants = lent;
+  init.num_constants = 1;
+  plugrt_delegate_handle handle = nullptr;
+  const plugrt_status status = runtime_->init(runtime_->context, host_.plugrt_table(), &init, &handle);
+  ASSERT_EQ(status, PLUGRT_STATUS_OK) << "init refused a blob that names constants, with them lent: " << name_of(status)
+                                      << ": " << host_.last_error();
+  Call call = make_call(sample);
+  ASSERT_EQ(runtime_->execute(handle, call.finish()), PLUGRT_STATUS_OK) << host_.last_error();
+  for (int64_t k = 0; k < 6; ++k) {
+    EXPECT_FLOAT_EQ(call.outputs[0]->f32()[k], call.inputs[0]->f32()[k] + constant[static_cast<size_t>(k)])
+        << "element " << k << ": the result does not use the lent constant 'c'";
+  }
+  runtime_->destroy(handle);
+
+  init.constants = nullptr;
+  init.num_constants = 0;
+  handle = nullptr;
+  const plugrt_status without = runtime_->init(runtime_->context, host_.plugrt_table(), &init, &handle);
+  if (without == PLUGRT_STATUS_OK) runtime_->destroy(handle);
+  EXPECT_EQ(without, PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY)
+      << "init of a blob that names constants, with none lent (a host older than ABI 1.4), returned "
+      << name_of(without) << ".\nFix: refuse it with Status::incompatible_blob, so that the host runs the fallback";
+}
+
 TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
   if (config().isolated) {
     GTEST_SKIP() << "isolated, the backend allocates in its backend host process, where the kit's host services "
