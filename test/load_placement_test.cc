@@ -298,7 +298,9 @@ TEST_F(LoadPlacementTest, ABlobNamingItsWeightsRunsInAnIsolatedBackend) {
   const std::vector<DelegateSummary> delegates = program->describe("forward")->delegates;
   const bool names =
       std::any_of(delegates.begin(), delegates.end(), [](const DelegateSummary& d) { return d.blob_names_constants; });
-  if (plugin_backend() == "onednn") EXPECT_TRUE(names) << "the oneDNN blob names its weights";
+  if (plugin_backend() == "onednn") {
+    EXPECT_TRUE(names) << "the oneDNN blob names its weights";
+  }
 
   plugins::SearchPathOptions search = plugins::SearchPathOptions::explicit_files_only();
   search.isolated_backends = {plugin_backend()};
