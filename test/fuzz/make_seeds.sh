@@ -7,8 +7,9 @@
 #                    small portable subgraphs of every bundled model
 #   portable_blob/   the portable blobs and fallbacks of programs compiled from models/,
 #                    and the whole loop_rnn graph
-#   <backend>_blob/  each backend's blobs from the same programs (every plugin in
-#                    BUILD_DIR/bin/plugins, each compiled alone with portable)
+#   <backend>_blob/  each backend's blobs from the same models (every plugin in
+#                    BUILD_DIR/bin/plugins, each compiled alone with portable), compiled
+#                    without fallbacks so that every blob holds its weights
 #   onnx_importer/   models/mlp.onnx and single-node models from the ONNX backend tests
 #                    (Debian's libonnx-testdata)
 # Blobs over 2 KB are left out (one mid-sized one per backend stays), so the fuzzers
@@ -35,6 +36,10 @@ for plugin in "$build"/bin/plugins/libplugrt_*.so; do
     name="$(basename "$model" .onnx)"
     "$plugrt" compile "$model" -o "$work/$name.$backend.prt" --backends "$backend" >/dev/null
     "$extract" "$work/$name.$backend.prt" "$work/blobs"
+    # The blob fuzzers lend init no constants: their seeds are blobs that hold their
+    # weights, as compiled without fallbacks (with them, a blob may name its weights).
+    "$plugrt" compile "$model" -o "$work/$name.$backend.embedded.prt" --backends "$backend" --no-fallback >/dev/null
+    "$extract" "$work/$name.$backend.embedded.prt" "$work/embedded"
   done
 done
 for name in mlp loop_rnn; do
@@ -55,9 +60,9 @@ copy_small() {
   done
 }
 copy_small "$work/blobs/portable_blob" "$out/portable_blob" tiny_encoder.xnnpack.xnnpack_13.fallback.bin
-for dir in "$work"/blobs/*_blob; do
+for dir in "$work"/embedded/*_blob; do
   backend="$(basename "$dir" _blob)"
-  [ "$backend" = portable ] || copy_small "$dir" "$out/${backend}_blob" "tiny_encoder.xnnpack.xnnpack_13.bin"
+  [ "$backend" = portable ] || copy_small "$dir" "$out/${backend}_blob" "tiny_encoder.xnnpack.embedded.xnnpack_13.bin"
 done
 copy_small "$work/blobs/portable_blob" "$out/graph_ir"
 cp "$work/whole/portable_blob/mlp_portable.portable_0.bin" "$out/graph_ir/mlp.whole.bin"
