@@ -273,15 +273,22 @@ plugrt_status init_counting_constants(void* context, const plugrt_host_services*
   return init_counter(context, host, args, handle);
 }
 
+/// `plugin`, given ahead-of-time entries with this preprocess, registered and found.
+Result<RegisteredBackend> register_with_preprocess(Registry& registry, FakePlugin& plugin,
+                                                   decltype(plugrt_aot_backend::preprocess) preprocess) {
+  plugin.aot.preprocess = preprocess;
+  plugin.backend.aot = &plugin.aot;
+  Result<PluginId> id = register_fake(registry, plugin);
+  if (!id.is_ok()) return id.status();
+  return registry.find_backend("fake");
+}
+
 TEST(RegisteredBackend, APluginOlderThan14IgnoresTheOfferAndItsBlobHoldsItsConstants) {
   Registry registry;
   FakePlugin plugin;
-  plugin.aot.preprocess = &preprocess_like_1_3;
-  plugin.backend.aot = &plugin.aot;
   plugin.descriptor.abi_minor = 3;
-  ASSERT_TRUE(register_fake(registry, plugin).is_ok());
-  Result<RegisteredBackend> backend = registry.find_backend("fake");
-  ASSERT_TRUE(backend.is_ok());
+  Result<RegisteredBackend> backend = register_with_preprocess(registry, plugin, &preprocess_like_1_3);
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
   const uint8_t graph[8] = {};
   Result<PreprocessedBlob> blob = backend->preprocess(graph, {}, PLUGRT_PREPROCESS_CONSTANTS_BY_NAME);
   ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();
@@ -292,12 +299,9 @@ TEST(RegisteredBackend, APluginOlderThan14IgnoresTheOfferAndItsBlobHoldsItsConst
 TEST(RegisteredBackend, ABlobNamingConstantsThatWereNotOfferedIsRefused) {
   Registry registry;
   FakePlugin plugin;
-  plugin.aot.preprocess = &preprocess_naming;
-  plugin.backend.aot = &plugin.aot;
   plugin.backend.init = &init_counting_constants;
-  ASSERT_TRUE(register_fake(registry, plugin).is_ok());
-  Result<RegisteredBackend> backend = registry.find_backend("fake");
-  ASSERT_TRUE(backend.is_ok());
+  Result<RegisteredBackend> backend = register_with_preprocess(registry, plugin, &preprocess_naming);
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
   const uint8_t graph[8] = {};
   Result<PreprocessedBlob> offered = backend->preprocess(graph, {}, PLUGRT_PREPROCESS_CONSTANTS_BY_NAME);
   ASSERT_TRUE(offered.is_ok()) << offered.status().to_string();
