@@ -336,10 +336,41 @@ Prepared prepare_hard_sigmoid(const NodeContext& node) {
   });
 }
 
-/// Clip: min/max attributes before opset 11, optional constant scalar inputs from 11.
-/// An absent bound does not clip; min > max gives max everywhere, as ONNX says.
+/// Clip from opset 11 with a bound given at run time: the bounds are read on each run,
+/// each one from its input, or the constant (or infinity) prepared for it.
+template <typename T>
+class RuntimeClipKernel final : public Kernel {
+ public:
+  RuntimeClipKernel(int64_t count, const double bounds[2], const bool from_input[2])
+      : count_(count), bounds_{bounds[0], bounds[1]}, from_input_{from_input[0], from_input[1]} {}
+
+  void run(const KernelArgs& args) const override {
+    double lo = bounds_[0];
+    double hi = bounds_[1];
+    if (from_input_[0]) lo = static_cast<double>(load(*static_cast<const T*>(args.inputs[1])));
+    if (from_input_[1]) hi = static_cast<double>(load(*static_cast<const T*>(args.inputs[2])));
+    const T* in = static_cast<const T*>(args.inputs[0]);
+    T* out = static_cast<T*>(args.outputs[0]);
+    for (int64_t i = 0; i < count_; ++i) {
+      Compute<T> x = load(in[i]);
+      if (static_cast<double>(x) < lo) x = static_cast<Compute<T>>(lo);
+      if (static_cast<double>(x) > hi) x = static_cast<Compute<T>>(hi);
+      out[i] = store<T>(x);
+    }
+  }
+
+ private:
+  int64_t count_;
+  double bounds_[2];
+  bool from_input_[2];
+};
+
+/// Clip: min/max attributes before opset 11, optional scalar inputs of the input's dtype
+/// from 11, constant or given at run time. An absent bound does not clip; min > max
+/// gives max everywhere, as ONNX says.
 Prepared prepare_clip(const NodeContext& node) {
   double bounds[2] = {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  bool from_input[2] = {false, false};
   const bool bound_inputs = node.opset() >= 11;
   if (!bound_inputs) {
     bounds[0] = node.attr_float("min", -std::numeric_limits<float>::infinity());
@@ -350,8 +381,12 @@ Prepared prepare_clip(const NodeContext& node) {
     const TensorInfo* bound = node.input(i);
     if (bound == nullptr) continue;
     const std::string what = i == 1 ? "min (input 1)" : "max (input 2)";
-    if (bound->constant_data == nullptr || bound->dtype != dtype || bound->num_elements() != 1) {
-      return prepare_error(node, what + " must be a constant scalar of the input's dtype");
+    if (bound->dtype != dtype || bound->num_elements() != 1) {
+      return prepare_error(node, what + " must be a scalar of the input's dtype");
+    }
+    if (bound->constant_data == nullptr) {
+      from_input[i - 1] = true;
+      continue;
     }
     Prepared read = dispatch<kNumericTypes>(node, dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -359,6 +394,16 @@ Prepared prepare_clip(const NodeContext& node) {
       return Prepared{};
     });
     if (!read.error.empty()) return read;
+  }
+  constexpr unsigned kTypes = kFloatTypes | kIntTypes;
+  if (from_input[0] || from_input[1]) {
+    if (std::string why = check_arity(node, 1, 3, 1, 1); !why.empty()) return prepare_error(node, why);
+    const TensorInfo& in = *node.input(0);
+    if (std::string why = check_output(node, 0, in.shape, in.dtype); !why.empty()) return prepare_error(node, why);
+    return dispatch<kTypes>(node, in.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return prepared<RuntimeClipKernel<T>>(in.shape.num_elements(), bounds, from_input);
+    });
   }
   // An absent bound is infinite and never compared true, so no infinity is cast to an
   // integer type; min > max gives max everywhere.
@@ -368,7 +413,6 @@ Prepared prepare_clip(const NodeContext& node) {
     if (static_cast<double>(x) > hi) x = static_cast<T>(hi);
     return x;
   };
-  constexpr unsigned kTypes = kFloatTypes | kIntTypes;
   if (!bound_inputs) return prepare_unary_float(node, clip);
   return prepare_same_type_unary<kTypes>(node, clip, 3);
 }

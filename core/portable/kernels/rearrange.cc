@@ -3,6 +3,7 @@
 // Trilu, ReverseSequence, EyeLike, and CumSum (a running sum along an axis). All but
 // CumSum take any dtype.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -145,83 +146,130 @@ Prepared prepare_block(const NodeContext& node) {
 
 // ---- Trilu ---------------------------------------------------------------------------------
 
+/// Zeroes what lies below (upper) or above (lower) diagonal k of each matrix. k is
+/// prepared, or read from input 1 on each run when it is given there.
 template <typename T>
 class TriluKernel final : public Kernel {
  public:
-  TriluKernel(int64_t matrices, int64_t rows, int64_t cols, int64_t k, bool upper)
-      : matrices_(matrices), rows_(rows), cols_(cols), k_(k), upper_(upper) {}
+  TriluKernel(int64_t matrices, int64_t rows, int64_t cols, int64_t k, bool k_from_input, bool upper)
+      : matrices_(matrices), rows_(rows), cols_(cols), k_(k), k_from_input_(k_from_input), upper_(upper) {}
 
   void run(const KernelArgs& args) const override {
     const T* in = static_cast<const T*>(args.inputs[0]);
     T* out = static_cast<T*>(args.outputs[0]);
+    const int64_t k = k_from_input_ ? clamp_k(*static_cast<const int64_t*>(args.inputs[1]), rows_, cols_) : k_;
     for (int64_t m = 0; m < matrices_; ++m) {
       for (int64_t i = 0; i < rows_; ++i) {
         for (int64_t j = 0; j < cols_; ++j) {
           const int64_t at = (m * rows_ + i) * cols_ + j;
-          const bool keep = upper_ ? j - i >= k_ : j - i <= k_;
+          const bool keep = upper_ ? j - i >= k : j - i <= k;
           out[at] = keep ? in[at] : T{0};
         }
       }
     }
   }
 
+  /// k beyond the matrix is the same as k at its edge, and stays far from overflow.
+  static int64_t clamp_k(int64_t k, int64_t rows, int64_t cols) {
+    const int64_t bound = rows + cols + 1;
+    return std::max(-bound, std::min(bound, k));
+  }
+
  private:
   int64_t matrices_, rows_, cols_, k_;
-  bool upper_;
+  bool k_from_input_, upper_;
 };
 
-/// Trilu(input, k): k an optional constant scalar int64 (the diagonal offset).
+/// Trilu(input, k): k an optional int64 scalar (the diagonal offset), constant or given
+/// at run time.
 Prepared prepare_trilu(const NodeContext& node) {
   if (std::string why = check_arity(node, 1, 2, 1, 1); !why.empty()) return prepare_error(node, why);
   const TensorInfo& in = *node.input(0);
   if (in.shape.rank < 2) return prepare_error(node, "the input must have rank 2 or more");
   int64_t k = 0;
-  if (node.input(1) != nullptr) {
-    std::optional<std::vector<int64_t>> value = node.constant_ints(1);
-    if (!value || value->size() != 1) return prepare_error(node, "k (input 1) must be a constant int64 scalar");
-    k = (*value)[0];
+  bool k_from_input = false;
+  if (const TensorInfo* given = node.input(1); given != nullptr) {
+    if (given->constant_data != nullptr) {
+      std::optional<std::vector<int64_t>> value = node.constant_ints(1);
+      if (!value || value->size() != 1) return prepare_error(node, "k (input 1) must be an int64 scalar");
+      k = (*value)[0];
+    } else if (given->dtype == DType::kInt64 && given->num_elements() == 1) {
+      k_from_input = true;
+    } else {
+      return prepare_error(node, "k (input 1) must be an int64 scalar");
+    }
   }
   const int64_t upper = node.attr_int("upper", 1);
   if (std::string why = check_output(node, 0, in.shape, in.dtype); !why.empty()) return prepare_error(node, why);
   const int rank = in.shape.rank;
-  // k beyond the matrix is the same as k at its edge, and stays far from overflow.
-  const int64_t bound = in.shape[rank - 2] + in.shape[rank - 1] + 1;
-  k = std::max(-bound, std::min(bound, k));
+  const int64_t rows = in.shape[rank - 2];
+  const int64_t cols = in.shape[rank - 1];
   return dispatch_bits(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return prepared<TriluKernel<T>>(in.shape.product(0, rank - 2), in.shape[rank - 2], in.shape[rank - 1], k,
-                                    upper != 0);
+    return prepared<TriluKernel<T>>(in.shape.product(0, rank - 2), rows, cols, TriluKernel<T>::clamp_k(k, rows, cols),
+                                    k_from_input, upper != 0);
   });
 }
 
 // ---- CumSum ------------------------------------------------------------------------------
 
+/// The running sum along one axis. The axis is prepared, or read from input 1 (an int32
+/// or int64 scalar) on each run when it is given there; an axis out of range then fails
+/// the run.
 template <typename T>
 class CumSumKernel final : public Kernel {
  public:
-  CumSumKernel(int64_t outer, int64_t length, int64_t inner, bool exclusive, bool reverse)
-      : outer_(outer), length_(length), inner_(inner), exclusive_(exclusive), reverse_(reverse) {}
+  CumSumKernel(const Shape& shape, int axis, DType axis_from_input, bool exclusive, bool reverse)
+      : shape_(shape), axis_(axis), axis_from_input_(axis_from_input), exclusive_(exclusive), reverse_(reverse) {}
 
   void run(const KernelArgs& args) const override {
+    int axis = 0;
+    if (resolve_axis(args, &axis)) sum(args, axis);
+  }
+  bool may_fail() const override { return axis_from_input_ != DType::kUndefined; }
+  bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const override {
+    int axis = 0;
+    if (!resolve_axis(args, &axis)) {
+      std::snprintf(error, error_capacity, "CumSum: axis %lld (input 1) is out of range for rank %d",
+                    static_cast<long long>(given_axis(args)), shape_.rank);
+      return false;
+    }
+    sum(args, axis);
+    return true;
+  }
+
+ private:
+  int64_t given_axis(const KernelArgs& args) const {
+    return axis_from_input_ == DType::kInt64 ? *static_cast<const int64_t*>(args.inputs[1])
+                                             : *static_cast<const int32_t*>(args.inputs[1]);
+  }
+  bool resolve_axis(const KernelArgs& args, int* axis) const {
+    *axis = axis_;
+    return axis_from_input_ == DType::kUndefined || normalize_axis(given_axis(args), shape_.rank, axis);
+  }
+
+  void sum(const KernelArgs& args, int axis) const {
     const T* in = static_cast<const T*>(args.inputs[0]);
     T* out = static_cast<T*>(args.outputs[0]);
-    for (int64_t o = 0; o < outer_; ++o) {
-      for (int64_t i = 0; i < inner_; ++i) {
-        const int64_t base = o * length_ * inner_ + i;
-        Compute<T> sum{0};
-        for (int64_t step = 0; step < length_; ++step) {
-          const int64_t k = reverse_ ? length_ - 1 - step : step;
-          const int64_t at = base + k * inner_;
+    const int64_t outer = shape_.product(0, axis);
+    const int64_t length = shape_[axis];
+    const int64_t inner = shape_.product(axis + 1, shape_.rank);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * length * inner + i;
+        Compute<T> total{0};
+        for (int64_t step = 0; step < length; ++step) {
+          const int64_t k = reverse_ ? length - 1 - step : step;
+          const int64_t at = base + k * inner;
           const Compute<T> x = load(in[at]);
-          if (!exclusive_) sum = add(sum, x);
-          out[at] = store<T>(sum);
-          if (exclusive_) sum = add(sum, x);
+          if (!exclusive_) total = add(total, x);
+          out[at] = store<T>(total);
+          if (exclusive_) total = add(total, x);
         }
       }
     }
   }
 
- private:
   static Compute<T> add(Compute<T> a, Compute<T> b) {  // integers wrap around
     if constexpr (std::is_integral_v<Compute<T>>) {
       return static_cast<Compute<T>>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
@@ -230,28 +278,38 @@ class CumSumKernel final : public Kernel {
     }
   }
 
-  int64_t outer_, length_, inner_;
+  Shape shape_;
+  int axis_;
+  DType axis_from_input_;  // kUndefined when the axis is prepared
   bool exclusive_, reverse_;
 };
 
-/// CumSum(x, axis): the axis a constant int32 or int64 scalar.
+/// CumSum(x, axis): the axis an int32 or int64 scalar, constant or given at run time.
 Prepared prepare_cum_sum(const NodeContext& node) {
   if (std::string why = check_arity(node, 2, 2, 1, 1); !why.empty()) return prepare_error(node, why);
   const TensorInfo& in = *node.input(0);
-  std::optional<std::vector<int64_t>> axis = node.constant_ints(1);
-  if (!axis || axis->size() != 1) return prepare_error(node, "the axis (input 1) must be a constant int scalar");
+  const TensorInfo& given = *node.input(1);
+  if ((given.dtype != DType::kInt64 && given.dtype != DType::kInt32) || given.num_elements() != 1) {
+    return prepare_error(node, "the axis (input 1) must be an int32 or int64 scalar");
+  }
+  if (in.shape.rank == 0) return prepare_error(node, "the input must have rank 1 or more");
   int a = 0;
-  if (!normalize_axis((*axis)[0], in.shape.rank, &a)) {
-    return prepare_error(
-        node, "axis " + std::to_string((*axis)[0]) + " is out of range for rank " + std::to_string(in.shape.rank));
+  DType axis_from_input = DType::kUndefined;
+  if (given.constant_data == nullptr) {
+    axis_from_input = given.dtype;
+  } else {
+    const int64_t axis = (*node.constant_ints(1))[0];
+    if (!normalize_axis(axis, in.shape.rank, &a)) {
+      return prepare_error(
+          node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.shape.rank));
+    }
   }
   if (std::string why = check_output(node, 0, in.shape, in.dtype); !why.empty()) return prepare_error(node, why);
   const bool exclusive = node.attr_int("exclusive", 0) != 0;
   const bool reverse = node.attr_int("reverse", 0) != 0;
   return dispatch<kFloatTypes | kIntTypes>(node, in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return prepared<CumSumKernel<T>>(in.shape.product(0, a), in.shape[a], in.shape.product(a + 1, in.shape.rank),
-                                     exclusive, reverse);
+    return prepared<CumSumKernel<T>>(in.shape, a, axis_from_input, exclusive, reverse);
   });
 }
 

@@ -285,9 +285,26 @@ TEST(ClipKernel, TakesAttributesBeforeOpset11) {
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(-1, 0.5f, 1));
 }
 
-TEST(ClipKernel, RefusesANonConstantBound) {
-  NodeRun run = run_node({"Clip", {}, {TestTensor::f32({3}, {-2, 0, 2}), TestTensor::f32({}, {-1})}, {f32_out({3})}});
-  EXPECT_THAT(run.error, HasSubstr("min (input 1) must be a constant scalar of the input's dtype"));
+TEST(ClipKernel, ReadsBoundsGivenAtRunTime) {
+  NodeRun both = run_node(
+      {"Clip",
+       {},
+       {TestTensor::f32({4}, {-2, 0, 2, 3}), TestTensor::f32({}, {-1}), TestTensor::f32({}, {2.5f}).as_constant()},
+       {f32_out({4})}});
+  ASSERT_TRUE(both.ok()) << both.error;
+  EXPECT_THAT(both.outputs[0].floats(), ElementsAre(-1, 0, 2, 2.5f));
+  NodeRun max_only = run_node(
+      {"Clip", {}, {TestTensor::i64({3}, {-5, 7, 9}), std::nullopt, TestTensor::i64({}, {8})}, {i64_out({3})}});
+  ASSERT_TRUE(max_only.ok()) << max_only.error;
+  EXPECT_THAT(max_only.outputs[0].ints(), ElementsAre(-5, 7, 8));
+}
+
+TEST(ClipKernel, RefusesABoundThatIsNotAScalarOfTheInputsDtype) {
+  NodeRun dtype = run_node({"Clip", {}, {TestTensor::f32({3}, {-2, 0, 2}), TestTensor::i64({}, {-1})}, {f32_out({3})}});
+  EXPECT_THAT(dtype.error, HasSubstr("min (input 1) must be a scalar of the input's dtype"));
+  NodeRun size = run_node(
+      {"Clip", {}, {TestTensor::f32({3}, {-2, 0, 2}), std::nullopt, TestTensor::f32({2}, {1, 2})}, {f32_out({3})}});
+  EXPECT_THAT(size.error, HasSubstr("max (input 2) must be a scalar of the input's dtype"));
 }
 
 TEST(ClipKernel, ClipsInt8WithOneBound) {

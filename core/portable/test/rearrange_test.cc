@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tile, DepthToSpace, SpaceToDepth, Trilu and CumSum (rearrange.cc).
+#include <cstdint>
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -83,6 +86,40 @@ TEST(CumSumKernel, ExclusiveAndReverse) {
                            {{DType::kInt64, {2, 3}}}});
   ASSERT_TRUE(rows.ok()) << rows.error;
   EXPECT_THAT(rows.outputs[0].ints(), ElementsAre(1, 3, 6, 4, 9, 15));
+}
+
+TEST(TriluKernel, ReadsKGivenAtRunTime) {
+  const TestTensor x = TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  NodeRun upper = run_node({"Trilu", {}, {x, TestTensor::i64({}, {1})}, {f32_out({2, 3})}});
+  ASSERT_TRUE(upper.ok()) << upper.error;
+  EXPECT_THAT(upper.outputs[0].floats(), ElementsAre(0, 2, 3, 0, 0, 6));
+  // A k far beyond the matrix keeps everything (lower) without overflowing.
+  NodeRun lower = run_node({"Trilu",
+                            {Attribute::Int("upper", 0)},
+                            {x, TestTensor::i64({}, {std::numeric_limits<int64_t>::max()})},
+                            {f32_out({2, 3})}});
+  ASSERT_TRUE(lower.ok()) << lower.error;
+  EXPECT_THAT(lower.outputs[0].floats(), ElementsAre(1, 2, 3, 4, 5, 6));
+  NodeRun wrong = run_node({"Trilu", {}, {x, TestTensor::f32({}, {1})}, {f32_out({2, 3})}});
+  EXPECT_THAT(wrong.error, HasSubstr("k (input 1) must be an int64 scalar"));
+}
+
+TEST(CumSumKernel, ReadsTheAxisGivenAtRunTime) {
+  const TestTensor x = TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  NodeRun columns = run_node({"CumSum", {}, {x, TestTensor::i64({}, {0})}, {f32_out({2, 3})}});
+  ASSERT_TRUE(columns.ok()) << columns.error;
+  EXPECT_THAT(columns.outputs[0].floats(), ElementsAre(1, 2, 3, 5, 7, 9));
+  NodeRun rows = run_node({"CumSum", {}, {x, TestTensor::i32({}, {-1})}, {f32_out({2, 3})}});
+  ASSERT_TRUE(rows.ok()) << rows.error;
+  EXPECT_THAT(rows.outputs[0].floats(), ElementsAre(1, 3, 6, 4, 9, 15));
+}
+
+TEST(CumSumKernel, AnAxisOutOfRangeAtRunTimeFailsTheRun) {
+  NodeRun run = run_node(
+      {"CumSum", {}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), TestTensor::i64({}, {2})}, {f32_out({2, 3})}});
+  EXPECT_THAT(run.error, HasSubstr("CumSum: axis 2 (input 1) is out of range for rank 2"));
+  NodeRun scalar = run_node({"CumSum", {}, {TestTensor::f32({}, {1}), TestTensor::i64({}, {0})}, {f32_out({})}});
+  EXPECT_THAT(scalar.error, HasSubstr("the input must have rank 1 or more"));
 }
 
 TEST(EyeLikeKernel, OnesOnAnOffsetDiagonalInTheRequestedDtype) {
