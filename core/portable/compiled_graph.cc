@@ -1,22 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compiled_graph.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "plugrt/memory_planner.h"
 #include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/dim_expr.h"
 
 namespace plugrt::portable {
 
 namespace {
 
-constexpr uint32_t kGraphIrVersion = 1;
+/// ir_version 1 graphs are static; 2 adds symbols and dimensions that vary.
+constexpr uint32_t kMaxGraphIrVersion = 2;
 constexpr size_t kAlignment = 64;
 /// No single tensor may exceed this many bytes (2^40: far beyond any device, and far
 /// from overflowing the products below).
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+/// A node whose inputs are all constants runs once, when the graph is compiled, if its
+/// outputs take at most this many bytes: shape arithmetic (Shape, Gather, Concat feeding
+/// a Reshape) becomes the constants the kernels after it need.
+constexpr uint64_t kMaxFoldedBytes = uint64_t{64} << 10;
 
 std::string describe_value(const ir::Graph& graph, size_t index) {
   const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
@@ -27,8 +34,58 @@ std::string describe_value(const ir::Graph& graph, size_t index) {
   return text;
 }
 
-/// Reads a value's dtype and shape, checking each; the reason on failure.
-std::string read_tensor_info(const ir::Graph& graph, size_t index, TensorInfo* info) {
+/// The dimension of `axis` when it varies: checked, its range within [0, bound] for
+/// the symbols' ranges, and its value for `symbol_values` (null: the bound). Sets
+/// `*dim`; the reason on failure.
+std::string read_varying_dim(const ir::Graph& graph, size_t index, size_t axis, const ir::Dim& entry, int64_t bound,
+                             const std::vector<sdk::DimRange>& ranges, const int64_t* symbol_values, int64_t* dim) {
+  const auto* words = entry.words();
+  const std::string where = describe_value(graph, index) + " dimension " + std::to_string(axis);
+  if (reinterpret_cast<uintptr_t>(words->Data()) % alignof(int64_t) != 0) return where + " is misaligned";
+  if (std::string why = sdk::check_dim_expr(words->data(), words->size(), ranges.size()); !why.empty()) {
+    return where + ": " + why;
+  }
+  sdk::DimRange range;
+  if (!sdk::dim_expr_range(words->data(), words->size(), ranges.data(), &range) || range.min < 0 || range.max > bound) {
+    return where + " may leave [0, " + std::to_string(bound) + "] (its bound) for the symbols' ranges";
+  }
+  *dim = bound;
+  if (symbol_values != nullptr) (void)sdk::evaluate_dim_expr(words->data(), words->size(), symbol_values, dim);
+  return {};
+}
+
+/// The symbols' ranges, checked: each 0 <= min <= max <= 2^40. The reason on failure.
+std::string read_symbols(const ir::Graph& graph, std::vector<sdk::DimRange>* ranges) {
+  ranges->clear();
+  if (graph.symbols() == nullptr) return {};
+  if (graph.ir_version() < 2) return "the graph has symbols, which need graph IR version 2";
+  for (size_t k = 0; k < graph.symbols()->size(); ++k) {
+    const ir::Symbol* symbol = graph.symbols()->Get(static_cast<flatbuffers::uoffset_t>(k));
+    if (symbol->min() < 0 || symbol->min() > symbol->max() || symbol->max() > (int64_t{1} << 40)) {
+      return "symbol " + std::to_string(k) + " ('" + symbol->name()->str() + "') has the range [" +
+             std::to_string(symbol->min()) + ", " + std::to_string(symbol->max()) + "]";
+    }
+    ranges->push_back({symbol->min(), symbol->max()});
+  }
+  return {};
+}
+
+}  // namespace
+
+int64_t input_symbol(const ir::Dim& dim) {
+  const auto* words = dim.words();
+  if (words == nullptr || words->size() != 1) return -1;
+  const int64_t word = words->Get(0);
+  return sdk::dim_word_op(word) == sdk::DimOp::kSymbol ? sdk::dim_word_operand(word) : -1;
+}
+
+namespace {
+
+/// Reads a value's dtype and shape, checking each; the reason on failure. A dimension
+/// that varies takes its value for `symbol_values` (one per symbol), or its bound when
+/// that is null.
+std::string read_tensor_info(const ir::Graph& graph, size_t index, TensorInfo* info,
+                             const std::vector<sdk::DimRange>& ranges, const int64_t* symbol_values) {
   const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
   const int32_t code = static_cast<int32_t>(value->dtype());
   if (!is_known_dtype(code)) {
@@ -42,13 +99,30 @@ std::string read_tensor_info(const ir::Graph& graph, size_t index, TensorInfo* i
     return describe_value(graph, index) + " has rank " + std::to_string(rank) + "; at most " +
            std::to_string(kMaxRank) + " is supported";
   }
+  const auto* varying = value->dims();
+  if (varying != nullptr) {
+    if (graph.ir_version() < 2)
+      return describe_value(graph, index) + " has dimensions that vary, which need IR version 2";
+    if (value->data() != nullptr) return describe_value(graph, index) + " is a constant with dimensions that vary";
+    if (varying->size() != rank) {
+      return describe_value(graph, index) + " has " + std::to_string(varying->size()) +
+             " dimension expressions for rank " + std::to_string(rank);
+    }
+  }
   uint64_t bytes = dtype_size(info->dtype);
   // The same bound on the product of the nonzero dimensions: a shape with a 0 in it
   // holds nothing, but its strides and partial products must not overflow either.
   uint64_t nonzero_bytes = bytes;
   for (size_t axis = 0; axis < rank; ++axis) {
-    const int64_t dim = dims->Get(static_cast<flatbuffers::uoffset_t>(axis));
+    int64_t dim = dims->Get(static_cast<flatbuffers::uoffset_t>(axis));
     if (dim < 0) return describe_value(graph, index) + " has negative dimension " + std::to_string(dim);
+    const ir::Dim* entry = varying != nullptr ? varying->Get(static_cast<flatbuffers::uoffset_t>(axis)) : nullptr;
+    if (entry != nullptr && entry->words() != nullptr && entry->words()->size() > 0) {
+      if (std::string why = read_varying_dim(graph, index, axis, *entry, dim, ranges, symbol_values, &dim);
+          !why.empty()) {
+        return why;
+      }
+    }
     if (dim != 0 && nonzero_bytes > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
       return describe_value(graph, index) + " is larger than 2^40 bytes (zero dimensions aside)";
     }
@@ -80,9 +154,9 @@ const ir::Graph* open_graph(const void* data, size_t size, std::string* error, b
     return nullptr;
   }
   const ir::Graph* graph = ir::GetGraph(data);
-  if (graph->ir_version() != kGraphIrVersion) {
-    *error = "graph IR version " + std::to_string(graph->ir_version()) + " is not supported (this build reads " +
-             std::to_string(kGraphIrVersion) + ")";
+  if (graph->ir_version() < 1 || graph->ir_version() > kMaxGraphIrVersion) {
+    *error = "graph IR version " + std::to_string(graph->ir_version()) + " is not supported (this build reads 1 to " +
+             std::to_string(kMaxGraphIrVersion) + ")";
     return nullptr;
   }
   *incompatible = false;
@@ -254,19 +328,45 @@ std::string check_alignment(const ir::Graph& graph) {
   return {};
 }
 
+/// Every symbol must be the size of some graph input dimension whose expression is the
+/// symbol alone, so that a run's input shapes give its value. The reason when not.
+std::string check_symbols_are_input_sizes(const ir::Graph& graph) {
+  const size_t num_symbols = graph.symbols() != nullptr ? graph.symbols()->size() : 0;
+  std::vector<bool> given(num_symbols, false);
+  for (size_t k = 0; graph.inputs() != nullptr && k < graph.inputs()->size(); ++k) {
+    const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(graph.inputs()->Get(k)));
+    if (value->dims() == nullptr) continue;
+    for (const ir::Dim* dim : *value->dims()) {
+      const int64_t symbol = input_symbol(*dim);
+      if (symbol >= 0) given[static_cast<size_t>(symbol)] = true;
+    }
+  }
+  for (size_t k = 0; k < num_symbols; ++k) {
+    if (!given[k]) {
+      return "symbol " + std::to_string(k) + " ('" +
+             graph.symbols()->Get(static_cast<flatbuffers::uoffset_t>(k))->name()->str() +
+             "') is not the size of any graph input's dimension";
+    }
+  }
+  return {};
+}
+
 std::string verify(const void* data, size_t size, bool* incompatible) {
   std::string error;
   const ir::Graph* graph = open_graph(data, size, &error, incompatible);
   if (graph == nullptr) return error;
   if (std::string why = check_alignment(*graph); !why.empty()) return why;
+  std::vector<sdk::DimRange> ranges;
+  if (std::string why = read_symbols(*graph, &ranges); !why.empty()) return why;
   const size_t num_values = graph->values() != nullptr ? graph->values()->size() : 0;
   for (size_t i = 0; i < num_values; ++i) {
     TensorInfo info;
-    if (std::string why = read_tensor_info(*graph, i, &info); !why.empty()) return why;
+    if (std::string why = read_tensor_info(*graph, i, &info, ranges, nullptr); !why.empty()) return why;
   }
   std::vector<Origin> origin;
   std::vector<int64_t> producer;
-  return check_structure(*graph, &origin, &producer);
+  if (std::string why = check_structure(*graph, &origin, &producer); !why.empty()) return why;
+  return check_symbols_are_input_sizes(*graph);
 }
 
 }  // namespace
@@ -287,9 +387,11 @@ std::vector<std::string> node_support(const void* data, size_t size, std::string
   }
   const ir::Graph& graph = *ir::GetGraph(data);
   const size_t num_values = graph.values() != nullptr ? graph.values()->size() : 0;
+  std::vector<sdk::DimRange> ranges;
+  (void)read_symbols(graph, &ranges);
   std::vector<TensorInfo> infos(num_values);
   for (size_t i = 0; i < num_values; ++i) {
-    (void)read_tensor_info(graph, i, &infos[i]);
+    (void)read_tensor_info(graph, i, &infos[i], ranges, nullptr);  // dimensions that vary at their bounds
     const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (value->data() != nullptr) infos[i].constant_data = aligned_constant(*value, owned_constants);
   }
@@ -317,7 +419,7 @@ std::vector<std::string> node_support(const void* data, size_t size, std::string
 }
 
 std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t size, std::string* error,
-                                                      CompileFailure* failure) {
+                                                      CompileFailure* failure, const int64_t* symbol_values) {
   std::unique_ptr<std::byte[]> aligned_copy;
   data = aligned_blob(data, size, &aligned_copy);
   bool incompatible = false;
@@ -331,6 +433,16 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
   std::vector<Origin> origin;
   std::vector<int64_t> producer;
   (void)check_structure(graph, &origin, &producer);
+  std::vector<sdk::DimRange> ranges;
+  (void)read_symbols(graph, &ranges);
+  for (size_t k = 0; symbol_values != nullptr && k < ranges.size(); ++k) {
+    if (!ranges[k].contains(symbol_values[k])) {
+      *error = "symbol " + std::to_string(k) + " is " + std::to_string(symbol_values[k]) + ", outside [" +
+               std::to_string(ranges[k].min) + ", " + std::to_string(ranges[k].max) + "]";
+      *failure = CompileFailure::kInvalid;
+      return nullptr;
+    }
+  }
 
   std::unique_ptr<CompiledGraph> compiled(new CompiledGraph());
   compiled->owned_blob_ = std::move(aligned_copy);
@@ -347,7 +459,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
   for (size_t i = 0; i < num_values; ++i) {
     ValueSlot& slot = compiled->values_[i];
     const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    (void)read_tensor_info(graph, i, &slot.info);
+    (void)read_tensor_info(graph, i, &slot.info, ranges, symbol_values);
     if (value->name() != nullptr) slot.name = value->name()->str();
     if (origin[i] == Origin::kConstant) {
       slot.kind = ValueSlot::Kind::kConstant;
@@ -425,18 +537,61 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
       *error = "node " + std::to_string(n) + ": " + result.error;
       return nullptr;
     }
-    scratch_bytes = std::max(scratch_bytes, result.kernel->scratch_bytes());
     step.kernel = std::move(result.kernel);
     step.may_fail = step.kernel->may_fail();
     step.input_data.resize(step.inputs.size());
     step.output_data.resize(step.outputs.size());
+    if (compiled->fold(step)) continue;
+    scratch_bytes = std::max(scratch_bytes, step.kernel->scratch_bytes());
   }
+  // Folded steps ran once, here; the rest run on every call.
+  compiled->steps_.erase(std::remove_if(compiled->steps_.begin(), compiled->steps_.end(),
+                                        [](const Step& step) { return step.kernel == nullptr; }),
+                         compiled->steps_.end());
 
   const size_t scratch_offset = static_cast<size_t>(plan.arena_size);
   compiled->arena_size_ = scratch_offset + static_cast<size_t>(align_up(scratch_bytes, kAlignment));
   compiled->arena_storage_ = allocate_aligned(compiled->arena_size_, &compiled->arena_);
   compiled->scratch_ = compiled->arena_ + scratch_offset;
   return compiled;
+}
+
+bool CompiledGraph::fold(Step& step) {
+  if (step.may_fail || step.inputs.empty()) return false;
+  uint64_t output_bytes = 0;
+  for (int32_t v : step.inputs) {
+    if (v >= 0 && values_[static_cast<size_t>(v)].kind != ValueSlot::Kind::kConstant && step.kernel->reads_inputs()) {
+      return false;
+    }
+  }
+  for (int32_t v : step.outputs) {
+    if (v < 0) continue;
+    const ValueSlot& slot = values_[static_cast<size_t>(v)];
+    if (slot.kind != ValueSlot::Kind::kArena) return false;  // a graph output: bound per call
+    output_bytes += slot.info.num_bytes();
+  }
+  if (output_bytes > kMaxFoldedBytes) return false;
+  for (size_t k = 0; k < step.inputs.size(); ++k) {
+    const int32_t v = step.inputs[k];
+    step.input_data[k] = v >= 0 ? values_[static_cast<size_t>(v)].info.constant_data : nullptr;
+  }
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    const int32_t v = step.outputs[k];
+    std::byte* data = nullptr;
+    if (v >= 0) owned_constants_.push_back(allocate_aligned(values_[static_cast<size_t>(v)].info.num_bytes(), &data));
+    step.output_data[k] = data;
+  }
+  std::byte* scratch = nullptr;
+  std::unique_ptr<std::byte[]> scratch_storage = allocate_aligned(step.kernel->scratch_bytes(), &scratch);
+  step.kernel->run(KernelArgs{step.input_data.data(), step.output_data.data(), scratch});
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    if (step.outputs[k] < 0) continue;
+    ValueSlot& slot = values_[static_cast<size_t>(step.outputs[k])];
+    slot.kind = ValueSlot::Kind::kConstant;
+    slot.info.constant_data = step.output_data[k];
+  }
+  step.kernel.reset();
+  return true;
 }
 
 bool CompiledGraph::check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,

@@ -2,8 +2,10 @@
 // CompiledGraph: a graph IR blob checked, planned and prepared for the portable kernels.
 //
 // Loading verifies the flatbuffer and every index, dtype, shape and constant size
-// (with overflow-safe arithmetic), prepares one kernel per node, and plans one arena
-// for the intermediate values. Running it does no allocation.
+// (with overflow-safe arithmetic), prepares one kernel per node, runs once the nodes
+// whose inputs are all constants or whose outputs need none (Shape), and plans one arena
+// for the intermediate values.
+// Running it does no allocation.
 #ifndef PLUGRT_PORTABLE_COMPILED_GRAPH_H_
 #define PLUGRT_PORTABLE_COMPILED_GRAPH_H_
 
@@ -16,6 +18,10 @@
 #include <dlpack/dlpack.h>
 
 #include "kernel.h"
+
+namespace plugrt::ir {
+struct Dim;
+}
 
 namespace plugrt::portable {
 
@@ -35,12 +41,18 @@ enum class CompileFailure {
 /// entries, with `error` set, when the graph is invalid.
 std::vector<std::string> node_support(const void* data, size_t size, std::string* error);
 
+/// The symbol a graph input's dimension is the size of (its expression is that symbol
+/// alone), or -1.
+int64_t input_symbol(const ir::Dim& dim);
+
 class CompiledGraph {
  public:
   /// Compiles the graph in `data`, which must stay valid while the result lives (its
-  /// constants are used in place when aligned). On failure returns null and sets `error`.
+  /// constants are used in place when aligned). Dimensions that vary take their values
+  /// for `symbol_values` (one per graph symbol, each within its range), or their upper
+  /// bounds when it is null. On failure returns null and sets `error`.
   static std::unique_ptr<CompiledGraph> compile(const void* data, size_t size, std::string* error,
-                                                CompileFailure* failure);
+                                                CompileFailure* failure, const int64_t* symbol_values = nullptr);
   ~CompiledGraph();
 
   /// Runs the graph. Checks each argument's device, dtype, shape and layout; on a
@@ -61,6 +73,10 @@ class CompiledGraph {
   struct Step;
   struct ValueSlot;
 
+  /// Runs a prepared step now when its outputs are small and all its inputs constants
+  /// (or it reads none), making the outputs constants; true when it did (the step is
+  /// then dropped).
+  bool fold(Step& step);
   bool check(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,
              size_t error_capacity) const;
   bool bind(const DLTensor* tensor, const ValueSlot& slot, const char* role, size_t index, char* error,

@@ -43,6 +43,9 @@ class Kernel {
   virtual size_t scratch_bytes() const { return 0; }
   virtual void run(const KernelArgs& args) const = 0;
   virtual bool may_fail() const { return false; }
+  /// False for a kernel whose outputs were decided when it was prepared (Shape's): it
+  /// runs once, when its graph is compiled, whatever its inputs are.
+  virtual bool reads_inputs() const { return true; }
   /// run(), reporting a failure on the data: false with the reason in `error`.
   virtual bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const {
     (void)error;
@@ -110,6 +113,7 @@ Prepared prepared(Args&&... args) {
 class ConstantInt64Kernel final : public Kernel {
  public:
   explicit ConstantInt64Kernel(std::vector<int64_t> values) : values_(std::move(values)) {}
+  bool reads_inputs() const override { return false; }
   void run(const KernelArgs& args) const override {
     if (!values_.empty()) std::memcpy(args.outputs[0], values_.data(), values_.size() * sizeof(int64_t));
   }

@@ -4,42 +4,53 @@
 #include <string>
 
 #include "compiled_graph.h"
+#include "dynamic_graph.h"
 
 namespace plugrt::portable {
 
 namespace {
 
-/// One handle: a compiled graph.
+/// One handle: a compiled graph, or a graph whose dimensions vary, compiled per shape.
 class PortableDelegate final : public sdk::Delegate {
  public:
   explicit PortableDelegate(std::unique_ptr<CompiledGraph> graph) : graph_(std::move(graph)) {}
+  explicit PortableDelegate(std::unique_ptr<DynamicGraph> graph) : dynamic_(std::move(graph)) {}
 
   sdk::Status execute(const sdk::Arguments& args) override {
     const plugrt_execute_args& raw = args.raw();
-    char error[256];
-    if (!graph_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error))) {
-      return sdk::Status::invalid_argument(error);
-    }
-    return sdk::Status::ok();
+    char error[512];
+    const bool ran =
+        graph_ != nullptr
+            ? graph_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error))
+            : dynamic_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error));
+    return ran ? sdk::Status::ok() : sdk::Status::invalid_argument(error);
   }
 
  private:
   std::unique_ptr<CompiledGraph> graph_;
+  std::unique_ptr<DynamicGraph> dynamic_;
 };
+
+sdk::Status compile_failure(CompileFailure failure, const std::string& error) {
+  switch (failure) {
+    case CompileFailure::kIncompatible: return sdk::Status::incompatible_blob(error);
+    case CompileFailure::kUnsupported: return sdk::Status::not_supported(error);
+    default: return sdk::Status(PLUGRT_STATUS_INVALID_PROGRAM, error);
+  }
+}
 
 }  // namespace
 
 sdk::Expected<std::unique_ptr<sdk::Delegate>> PortableBackend::init(const sdk::InitContext& context) {
   std::string error;
   CompileFailure failure = CompileFailure::kInvalid;
-  std::unique_ptr<CompiledGraph> graph = CompiledGraph::compile(context.blob, context.blob_size, &error, &failure);
-  if (graph == nullptr) {
-    switch (failure) {
-      case CompileFailure::kIncompatible: return sdk::Status::incompatible_blob(error);
-      case CompileFailure::kUnsupported: return sdk::Status::not_supported(error);
-      default: return sdk::Status(PLUGRT_STATUS_INVALID_PROGRAM, error);
-    }
+  if (has_symbols(context.blob, context.blob_size)) {
+    std::unique_ptr<DynamicGraph> graph = DynamicGraph::create(context.blob, context.blob_size, &error, &failure);
+    if (graph == nullptr) return compile_failure(failure, error);
+    return std::unique_ptr<sdk::Delegate>(std::make_unique<PortableDelegate>(std::move(graph)));
   }
+  std::unique_ptr<CompiledGraph> graph = CompiledGraph::compile(context.blob, context.blob_size, &error, &failure);
+  if (graph == nullptr) return compile_failure(failure, error);
   return std::unique_ptr<sdk::Delegate>(std::make_unique<PortableDelegate>(std::move(graph)));
 }
 

@@ -51,13 +51,36 @@ Attribute Attribute::Graph(std::string name, std::vector<uint8_t> graph) {
 }
 
 ValueId GraphBuilder::add_value(std::string name, DType dtype, std::vector<int64_t> shape) {
-  values_.push_back(Value{std::move(name), dtype, std::move(shape), false, {}});
+  values_.push_back(Value{std::move(name), dtype, std::move(shape), false, {}, {}});
   return static_cast<ValueId>(values_.size() - 1);
 }
 
 ValueId GraphBuilder::add_constant(std::string name, DType dtype, std::vector<int64_t> shape,
                                    std::vector<uint8_t> bytes) {
-  values_.push_back(Value{std::move(name), dtype, std::move(shape), true, std::move(bytes)});
+  values_.push_back(Value{std::move(name), dtype, std::move(shape), true, std::move(bytes), {}});
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+size_t GraphBuilder::add_symbol(std::string name, int64_t min, int64_t max) {
+  symbols_.push_back(Symbol{std::move(name), min, max});
+  return symbols_.size() - 1;
+}
+
+ValueId GraphBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims) {
+  std::vector<sdk::DimRange> ranges;
+  for (const Symbol& symbol : symbols_) ranges.push_back({symbol.min, symbol.max});
+  std::vector<int64_t> bounds;
+  bool varies = false;
+  for (const sdk::DimExpr& dim : dims) {
+    sdk::DimRange range;
+    const bool bounded = sdk::check_dim_expr(dim.words().data(), dim.words().size(), symbols_.size()).empty() &&
+                         sdk::dim_expr_range(dim.words().data(), dim.words().size(), ranges.data(), &range);
+    bounds.push_back(bounded ? range.max : -1);
+    varies = varies || !dim.is_constant();
+  }
+  Value value{std::move(name), dtype, std::move(bounds), false, {}, {}};
+  if (varies) value.dims = std::move(dims);
+  values_.push_back(std::move(value));
   return static_cast<ValueId>(values_.size() - 1);
 }
 
@@ -126,7 +149,23 @@ std::vector<uint8_t> GraphBuilder::finish() const {
     }
     auto name = fbb.CreateString(value.name);
     auto shape = fbb.CreateVector(value.shape);
-    values.push_back(ir::CreateValue(fbb, name, static_cast<ir::DType>(value.dtype), shape, data));
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<ir::Dim>>> dims;
+    if (!value.dims.empty()) {
+      std::vector<flatbuffers::Offset<ir::Dim>> entries;
+      for (const sdk::DimExpr& dim : value.dims) {
+        entries.push_back(ir::CreateDim(fbb, dim.is_constant() ? 0 : fbb.CreateVector(dim.words())));
+      }
+      dims = fbb.CreateVector(entries);
+    }
+    values.push_back(ir::CreateValue(fbb, name, static_cast<ir::DType>(value.dtype), shape, data, dims));
+  }
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<ir::Symbol>>> symbols;
+  if (!symbols_.empty()) {
+    std::vector<flatbuffers::Offset<ir::Symbol>> entries;
+    for (const Symbol& symbol : symbols_) {
+      entries.push_back(ir::CreateSymbol(fbb, fbb.CreateString(symbol.name), symbol.min, symbol.max));
+    }
+    symbols = fbb.CreateVector(entries);
   }
   std::vector<flatbuffers::Offset<ir::Node>> nodes;
   for (const Node& node : nodes_) {
@@ -136,8 +175,8 @@ std::vector<uint8_t> GraphBuilder::finish() const {
                                    fbb.CreateVector(node.inputs), fbb.CreateVector(node.outputs),
                                    fbb.CreateVector(attributes)));
   }
-  auto graph = ir::CreateGraph(fbb, 1, opset_, fbb.CreateVector(values), fbb.CreateVector(nodes),
-                               fbb.CreateVector(inputs_), fbb.CreateVector(outputs_));
+  auto graph = ir::CreateGraph(fbb, symbols_.empty() ? 1 : 2, opset_, fbb.CreateVector(values), fbb.CreateVector(nodes),
+                               fbb.CreateVector(inputs_), fbb.CreateVector(outputs_), symbols);
   ir::FinishGraphBuffer(fbb, graph);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -65,6 +65,17 @@ TEST(GraphView, RefusesAValueIndexThatDoesNotExist) {
   EXPECT_EQ(graph.status().message(), "node 0 names value 9, which does not exist");
 }
 
+TEST(GraphView, AnAbsentValueHasNoShape) {
+  // A node output of -1 is absent (an optional output not produced): it has no shape, and
+  // asking for one must not read outside the values (the oneDNN layer-norm matcher did).
+  const std::vector<uint8_t> bytes = conv_graph("NOTSET", {1, 1}, /*output_index=*/-1);
+  Expected<GraphView> graph = GraphView::open(bytes.data(), bytes.size());
+  ASSERT_THAT(graph, IsOk());
+  EXPECT_FALSE(graph->valid(GraphView::output(graph->node(0), 0)));
+  EXPECT_TRUE(graph->shape(GraphView::output(graph->node(0), 0)).empty());
+  EXPECT_TRUE(graph->shape(4).empty());
+}
+
 TEST(OnnxSemantics, ResolvesAutoPadLikeOnnx) {
   const std::vector<uint8_t> bytes = conv_graph("SAME_UPPER", {2, 2});
   Expected<GraphView> graph = GraphView::open(bytes.data(), bytes.size());

@@ -86,7 +86,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
 bool Lowering::name_constants() {
   bool named = false;
   for (Tensor& tensor : list_.tensors) {
-    if (!tensor.constant || tensor.source < 0 || tensor.data.empty()) continue;
+    if (!tensor.constant || !graph_.valid(tensor.source) || tensor.data.empty()) continue;
     const ir::Value& value = graph_.value(tensor.source);
     const auto* bytes = value.data();
     if (value.name() == nullptr || value.name()->size() == 0 || bytes == nullptr ||

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugrt/dtype.h"
+#include "plugrt/sdk/dim_expr.h"
 #include "plugrt/span.h"
 
 namespace plugrt {
@@ -45,6 +46,14 @@ class GraphBuilder {
 
   /// A tensor without data: a graph input, an intermediate or an output.
   ValueId add_value(std::string name, DType dtype, std::vector<int64_t> shape);
+  /// A symbolic dimension (an ONNX dim_param) taking values in [min, max]; the index
+  /// that sdk::DimExpr::symbol() names it by. A graph with symbols is written as
+  /// ir_version 2.
+  size_t add_symbol(std::string name, int64_t min, int64_t max);
+  /// A tensor without data whose dimensions may vary: each an expression over the
+  /// symbols added before. Its shape holds each dimension's upper bound (-1 when the
+  /// expression has none, which readers refuse).
+  ValueId add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims);
   /// A constant tensor with its little-endian bytes (which must match dtype x shape).
   ValueId add_constant(std::string name, DType dtype, std::vector<int64_t> shape, std::vector<uint8_t> bytes);
   /// Typed shorthands for constants.
@@ -70,6 +79,11 @@ class GraphBuilder {
     std::vector<int64_t> shape;
     bool constant = false;
     std::vector<uint8_t> data;
+    std::vector<sdk::DimExpr> dims;  // empty for a static value
+  };
+  struct Symbol {
+    std::string name;
+    int64_t min, max;
   };
   struct Node {
     std::string op_type, name;
@@ -80,6 +94,7 @@ class GraphBuilder {
   std::vector<Value> values_;
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_, outputs_;
+  std::vector<Symbol> symbols_;
 };
 
 }  // namespace plugrt

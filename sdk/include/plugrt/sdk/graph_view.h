@@ -112,7 +112,9 @@ class GraphView {
   }
   bool is_constant(int32_t value) const { return valid(value) && this->value(value).data() != nullptr; }
   bool is_float(int32_t value) const { return valid(value) && this->value(value).dtype() == ir::DType::Float32; }
+  /// Empty for a scalar, and for an index that is not a value (an absent output: -1).
   std::vector<int64_t> shape(int32_t index) const {
+    if (!valid(index)) return {};
     const ir::Value& v = value(index);
     if (v.shape() == nullptr) return {};
     return std::vector<int64_t>(v.shape()->begin(), v.shape()->end());
