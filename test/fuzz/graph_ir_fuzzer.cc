@@ -5,18 +5,21 @@
 // backend itself, through its ABI table as the compiler and the executor call it:
 // partition, preprocess, init on the blob that preprocess wrote (the graph IR is the
 // portable backend's blob) and, for a small graph without subgraphs, execute on inputs
-// made from the fuzz input's bytes (a Loop runs as many iterations as its trip count
+// made from the fuzz input's bytes, at the graph's bounds and, when it has symbols
+// (ir_version 2), at each symbol's smallest value (a Loop runs as many iterations as its trip count
 // says, which fuzzed bytes make huge; control flow runs in the unit tests). Must never
 // crash, hang or read out of bounds; a bad graph is refused with a status.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "fuzz_host.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/dtype.h"
+#include "plugrt/sdk/dim_expr.h"
 #include "plugrt/sdk/graph.h"
 
 extern "C" plugrt_status plugrt_static_entry_portable(const plugrt_host_services* host,
@@ -63,9 +66,30 @@ struct HostTensor {
   DLTensor tensor{};
 };
 
-/// Builds the tensors for a list of value indices; false when one cannot be made.
+/// A value's shape when its graph's symbols take `symbol_values` (null: its bounds, the
+/// shape as stored); false when a dimension's expression cannot be read.
+bool shape_at(const plugrt::ir::Graph& graph, const plugrt::ir::Value& value, const int64_t* symbol_values,
+              std::vector<int64_t>* shape) {
+  *shape = plugrt::sdk::shape_of(value);
+  if (symbol_values == nullptr || value.dims() == nullptr || value.dims()->size() != shape->size()) return true;
+  const size_t num_symbols = graph.symbols() != nullptr ? graph.symbols()->size() : 0;
+  for (size_t axis = 0; axis < shape->size(); ++axis) {
+    const auto* words = value.dims()->Get(static_cast<flatbuffers::uoffset_t>(axis))->words();
+    if (words == nullptr || words->size() == 0) continue;
+    if (reinterpret_cast<uintptr_t>(words->Data()) % alignof(int64_t) != 0 ||
+        !plugrt::sdk::check_dim_expr(words->data(), words->size(), num_symbols).empty() ||
+        !plugrt::sdk::evaluate_dim_expr(words->data(), words->size(), symbol_values, &(*shape)[axis]) ||
+        (*shape)[axis] < 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Builds the tensors for a list of value indices, at `symbol_values` (see shape_at);
+/// false when one cannot be made.
 bool make_tensors(const plugrt::ir::Graph& graph, const flatbuffers::Vector<int32_t>* indices, const uint8_t* data,
-                  size_t size, std::vector<HostTensor>* tensors) {
+                  size_t size, const int64_t* symbol_values, std::vector<HostTensor>* tensors) {
   if (indices == nullptr) return true;
   tensors->resize(indices->size());
   for (size_t i = 0; i < indices->size(); ++i) {
@@ -76,7 +100,13 @@ bool make_tensors(const plugrt::ir::Graph& graph, const flatbuffers::Vector<int3
     uint64_t elements = 0;
     if (element_size == 0 || !element_count(*value, kMaxExecutedElements, &elements)) return false;
     HostTensor& t = (*tensors)[i];
-    t.shape = plugrt::sdk::shape_of(*value);
+    if (!shape_at(graph, *value, symbol_values, &t.shape)) return false;
+    uint64_t count = 1;  // at most the bound's count, in a graph the backend accepted
+    for (int64_t dim : t.shape) {
+      if (dim != 0 && count > elements / static_cast<uint64_t>(dim)) return false;
+      count *= static_cast<uint64_t>(dim);
+    }
+    elements = count;
     t.bytes.resize(static_cast<size_t>(elements) * element_size);
     for (size_t b = 0; b < t.bytes.size(); ++b) t.bytes[b] = size == 0 ? 0 : data[b % size];
     t.tensor.data = t.bytes.empty() ? nullptr : t.bytes.data();
@@ -110,21 +140,29 @@ void execute_small_graph(const plugrt_backend& backend, plugrt_delegate_handle h
     total += elements;
     if (total > kMaxExecutedElements) return;
   }
-  std::vector<HostTensor> inputs;
-  std::vector<HostTensor> outputs;
-  if (!make_tensors(graph, graph.inputs(), data, size, &inputs)) return;
-  if (!make_tensors(graph, graph.outputs(), data, size, &outputs)) return;
-  std::vector<const DLTensor*> input_views;
-  std::vector<const DLTensor*> output_views;
-  for (const HostTensor& t : inputs) input_views.push_back(&t.tensor);
-  for (const HostTensor& t : outputs) output_views.push_back(&t.tensor);
-  plugrt_execute_args args{};
-  args.struct_size = PLUGRT_EXECUTE_ARGS_SIZE;
-  args.inputs = input_views.data();
-  args.num_inputs = input_views.size();
-  args.outputs = output_views.data();
-  args.num_outputs = output_views.size();
-  (void)backend.execute(handle, &args);
+  // At the bounds, then, for a graph with symbols, at each symbol's smallest value.
+  std::vector<int64_t> smallest;
+  if (graph.symbols() != nullptr) {
+    for (const plugrt::ir::Symbol* symbol : *graph.symbols()) smallest.push_back(symbol->min());
+  }
+  for (const int64_t* symbol_values : {static_cast<const int64_t*>(nullptr), std::as_const(smallest).data()}) {
+    if (symbol_values != nullptr && smallest.empty()) break;
+    std::vector<HostTensor> inputs;
+    std::vector<HostTensor> outputs;
+    if (!make_tensors(graph, graph.inputs(), data, size, symbol_values, &inputs)) return;
+    if (!make_tensors(graph, graph.outputs(), data, size, symbol_values, &outputs)) return;
+    std::vector<const DLTensor*> input_views;
+    std::vector<const DLTensor*> output_views;
+    for (const HostTensor& t : inputs) input_views.push_back(&t.tensor);
+    for (const HostTensor& t : outputs) output_views.push_back(&t.tensor);
+    plugrt_execute_args args{};
+    args.struct_size = PLUGRT_EXECUTE_ARGS_SIZE;
+    args.inputs = input_views.data();
+    args.num_inputs = input_views.size();
+    args.outputs = output_views.data();
+    args.num_outputs = output_views.size();
+    (void)backend.execute(handle, &args);
+  }
 }
 
 }  // namespace
