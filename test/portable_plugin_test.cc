@@ -4,7 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
 #include "plugrt/method.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/plugins/plugin_metadata.h"
@@ -53,6 +57,60 @@ TEST(PortablePlugin, RunsTheSameProgramAsTheBuiltInBackend) {
   }
   EXPECT_THAT(results[0], ElementsAre(4.5f, 5.5f, 6.5f, 7.5f, 8.5f, 9.5f));
   EXPECT_EQ(results[0], results[1]);
+}
+
+TEST(PortablePlugin, TakesAGraphWithSymbolsAndRunsItAtEachCallsShapes) {
+  Registry registry;
+  plugins::SearchPathOptions search;
+  search.use_environment = search.use_install_directory = search.use_executable_directory = false;
+  plugins::PluginLoader loader(registry, search);
+  ASSERT_TRUE(loader.load(PLUGRT_PORTABLE_PLUGIN_FILE).is_ok());
+  Result<RegisteredBackend> backend = registry.find_backend("portable");
+  ASSERT_TRUE(backend.is_ok());
+  EXPECT_TRUE(backend->takes_varying_dimensions());
+
+  // x[1, n] -> Relu -> y[1, n], n in 1..16.
+  GraphBuilder graph;
+  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, 16));
+  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {sdk::DimExpr::constant(1), n});
+  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {sdk::DimExpr::constant(1), n});
+  graph.add_node("Relu", "relu", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  const std::vector<uint8_t> bytes = graph.finish();
+  Result<std::vector<bool>> taken = backend->partition(bytes, 1);
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  EXPECT_THAT(*taken, ElementsAre(true));
+  Result<std::vector<uint8_t>> blob = backend->preprocess(bytes);
+  ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();
+  InitOptions init;
+  init.blob = blob->data();
+  init.blob_size = blob->size();
+  Result<DelegateHandle> handle = backend->init(init);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
+
+  for (int64_t length : {int64_t{3}, int64_t{16}, int64_t{1}}) {
+    std::vector<float> in(static_cast<size_t>(length)), out(static_cast<size_t>(length), 9.0f);
+    for (int64_t i = 0; i < length; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i % 2 == 0 ? -i : i);
+    int64_t shape[2] = {1, length};
+    DLTensor in_view{in.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+    DLTensor out_view{out.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+    const DLTensor* inputs[] = {&in_view};
+    const DLTensor* outputs[] = {&out_view};
+    ASSERT_TRUE(handle->execute(inputs, outputs).is_ok()) << length;
+    for (int64_t i = 0; i < length; ++i)
+      EXPECT_EQ(out[static_cast<size_t>(i)], std::max(0.0f, in[static_cast<size_t>(i)]));
+  }
+  // Past the bound: refused, naming the input, the dimension and the bound.
+  std::vector<float> big(17);
+  int64_t big_shape[2] = {1, 17};
+  DLTensor big_view{big.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, big_shape, nullptr, 0};
+  const DLTensor* inputs[] = {&big_view};
+  const DLTensor* outputs[] = {&big_view};
+  const Status refused = handle->execute(inputs, outputs);
+  EXPECT_EQ(refused.code(), Error::kInvalidArgument);
+  EXPECT_THAT(refused.message(),
+              ::testing::HasSubstr("input 0 ('x') dimension 1 is 17, above 16, the largest 'n' may be"));
 }
 
 }  // namespace

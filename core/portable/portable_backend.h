@@ -15,6 +15,8 @@ class PortableBackend : public sdk::Backend {
   static constexpr char kDescription[] =
       "reference kernels for every op plugrt imports; float32, and int64 for indices";
   // No CONCURRENT_EXECUTE: one handle runs one call at a time, its arena is shared by its calls.
+  // Graphs whose dimensions vary run at each call's shapes (dynamic_graph.h).
+  static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
   static constexpr bool kHasAot = true;
 
   sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& context) override;

@@ -20,6 +20,11 @@ Status invalid(std::string message) { return Status(Error::kPluginInvalid, std::
 
 std::string version_text(uint32_t major, uint32_t minor) { return std::to_string(major) + "." + std::to_string(minor); }
 
+// The capability bits a plugin built for `minor` may set.
+plugrt_backend_capabilities known_capabilities(uint32_t minor) {
+  return PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE | (minor >= 5 ? PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS : 0);
+}
+
 // The smallest backend table a plugin built for `minor` may hand over.
 size_t min_backend_size(uint32_t minor) { return minor >= 1 ? PLUGRT_BACKEND_SIZE_1_1 : PLUGRT_BACKEND_SIZE_1_0; }
 
@@ -73,7 +78,8 @@ Result<BackendTable> read_backend(const plugrt_backend* backend, uint32_t plugin
   for (const auto& [function, present] : required) {
     if (!present) return invalid(named + ": required function '" + function + "' is NULL");
   }
-  table.capabilities = known.capabilities;
+  // A bit means what the plugin's minor says: bits it could not know are dropped.
+  table.capabilities = known.capabilities & known_capabilities(plugin_minor);
   table.context = known.context;
   table.is_available = known.is_available;
   table.init = known.init;

@@ -7,10 +7,14 @@
 
 #include <cstring>
 #include <functional>
+#include <vector>
+
+#include "plugrt/graph_builder.h"
 
 namespace plugrt {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Return;
 using ::testing::StartsWith;
@@ -104,7 +108,8 @@ struct BadDescriptor {
 
 const BadDescriptor kBadDescriptors[] = {
     {"OtherMajor", [](FakePlugin& p) { p.descriptor.abi_major = PLUGRT_ABI_MAJOR + 1; }, Error::kPluginAbiMismatch,
-     "plugin built for ABI 2.4, this host implements ABI 1.4"},
+     "plugin built for ABI 2." PLUGRT_ABI_STRINGIFY(
+         PLUGRT_ABI_MINOR) ", this host implements ABI 1." PLUGRT_ABI_STRINGIFY(PLUGRT_ABI_MINOR)},
     {"DescriptorTooSmall", [](FakePlugin& p) { p.descriptor.struct_size = 16; }, Error::kPluginInvalid,
      "descriptor struct_size is 16 bytes"},
     {"BadPluginName",
@@ -124,7 +129,7 @@ const BadDescriptor kBadDescriptors[] = {
      "backend 'fake' is listed twice"},
     {"NullBackend", [](FakePlugin& p) { p.backends[0] = nullptr; }, Error::kPluginInvalid, "backend #0 is NULL"},
     {"BackendTooSmall", [](FakePlugin& p) { p.backend.struct_size = PLUGRT_BACKEND_SIZE_1_0; }, Error::kPluginInvalid,
-     "a table for ABI 1.4 needs at least"},
+     "a table for ABI 1." PLUGRT_ABI_STRINGIFY(PLUGRT_ABI_MINOR) " needs at least"},
     {"NullStringWithSize",
      [](FakePlugin& p) {
        p.backend.name = {nullptr, 4};
@@ -320,6 +325,99 @@ TEST(RegisteredBackend, ABlobNamingConstantsThatWereNotOfferedIsRefused) {
   Result<DelegateHandle> handle = backend->init(options);
   ASSERT_TRUE(handle.is_ok());
   EXPECT_EQ(lent_constants, 1u);
+}
+
+// ---- Dimensions that vary (ABI 1.5) ------------------------------------------------
+
+int partition_calls = 0;
+plugrt_status partition_counting(void*, const plugrt_host_services*, plugrt_partition_args* args) {
+  ++partition_calls;
+  for (size_t n = 0; n < args->num_nodes; ++n) args->node_taken[n] = 1;
+  return PLUGRT_STATUS_OK;
+}
+plugrt_status preprocess_one_byte(void*, const plugrt_host_services* host, plugrt_preprocess_args* args) {
+  args->blob = host->allocate(host->context, 1, 1);
+  args->blob_size = 1;
+  return PLUGRT_STATUS_OK;
+}
+
+/// x[n] -> Relu -> y[n], n in 1..8: a graph IR version 2 buffer (with a symbol).
+std::vector<uint8_t> graph_with_a_symbol() {
+  GraphBuilder graph;
+  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, 8));
+  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {n});
+  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {n});
+  graph.add_node("Relu", "relu", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  return graph.finish();
+}
+
+/// `plugin` with a partition that takes every node and counts its calls.
+Result<RegisteredBackend> register_counting(Registry& registry, FakePlugin& plugin) {
+  plugin.aot.partition = &partition_counting;
+  return register_with_preprocess(registry, plugin, &preprocess_one_byte);
+}
+
+TEST(RegisteredBackend, ABackendWithoutTheCapabilityIsGivenStaticGraphsOnly) {
+  Registry registry;
+  FakePlugin plugin;
+  Result<RegisteredBackend> backend = register_counting(registry, plugin);
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
+  EXPECT_FALSE(backend->takes_varying_dimensions());
+  const std::vector<uint8_t> graph = graph_with_a_symbol();
+  partition_calls = 0;
+  Result<std::vector<bool>> taken = backend->partition(graph, 1, {});
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  EXPECT_THAT(*taken, ElementsAre(false));
+  EXPECT_EQ(partition_calls, 0);
+  Result<std::vector<uint8_t>> blob = backend->preprocess(graph);
+  EXPECT_EQ(blob.code(), Error::kNotSupported);
+  EXPECT_THAT(blob.status().message(), HasSubstr("takes static graphs only"));
+
+  // A static graph still reaches it.
+  GraphBuilder fixed;
+  const ValueId x = fixed.add_value("x", DType::kFloat32, {4});
+  const ValueId y = fixed.add_value("y", DType::kFloat32, {4});
+  fixed.add_node("Relu", "relu", {x}, {y});
+  fixed.add_input(x);
+  fixed.add_output(y);
+  Result<std::vector<bool>> static_taken = backend->partition(fixed.finish(), 1, {});
+  ASSERT_TRUE(static_taken.is_ok());
+  EXPECT_THAT(*static_taken, ElementsAre(true));
+  EXPECT_EQ(partition_calls, 1);
+}
+
+TEST(RegisteredBackend, ABackendWithTheCapabilityIsGivenGraphsWithSymbols) {
+  Registry registry;
+  FakePlugin plugin;
+  plugin.backend.capabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
+  Result<RegisteredBackend> backend = register_counting(registry, plugin);
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
+  EXPECT_TRUE(backend->takes_varying_dimensions());
+  partition_calls = 0;
+  Result<std::vector<bool>> taken = backend->partition(graph_with_a_symbol(), 1, {});
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  EXPECT_THAT(*taken, ElementsAre(true));
+  EXPECT_EQ(partition_calls, 1);
+  EXPECT_TRUE(backend->preprocess(graph_with_a_symbol()).is_ok());
+}
+
+TEST(RegisteredBackend, APluginOlderThan15CannotClaimTheCapability) {
+  // The bit meant nothing before 1.5: a 1.4 plugin that sets it is not taken at its word.
+  Registry registry;
+  FakePlugin plugin;
+  plugin.descriptor.abi_minor = 4;
+  plugin.backend.capabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS | PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE;
+  Result<RegisteredBackend> backend = register_counting(registry, plugin);
+  ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
+  EXPECT_FALSE(backend->takes_varying_dimensions());
+  EXPECT_TRUE(backend->can_execute_concurrently());
+  partition_calls = 0;
+  Result<std::vector<bool>> taken = backend->partition(graph_with_a_symbol(), 1, {});
+  ASSERT_TRUE(taken.is_ok());
+  EXPECT_THAT(*taken, ElementsAre(false));
+  EXPECT_EQ(partition_calls, 0);
 }
 
 }  // namespace

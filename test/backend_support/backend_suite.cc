@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 
 #include "backend_test_support.h"
+#include "plugrt/graph_builder.h"
 #include "plugrt/plugins/plugin_metadata.h"
 
 namespace plugrt::backend_test {
@@ -170,6 +171,30 @@ TEST_P(BackendSuite, SeparateHandlesRunConcurrently) {
   }
   for (std::thread& thread : threads) thread.join();
   for (double w : worst) EXPECT_LT(w, 1e-5);
+}
+
+// A graph whose dimensions vary (graph IR version 2) reaches a backend's partition and
+// preprocess only when it declares PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS (ABI 1.5); the
+// others take none of its nodes, without an error.
+TEST_P(BackendSuite, AGraphWithSymbolsReachesItOnlyWhenItTakesVaryingDimensions) {
+  PluginEnvironment env(GetParam().plugin_file);
+  Result<RegisteredBackend> backend = env.registry().find_backend(GetParam().name);
+  ASSERT_TRUE(backend.is_ok());
+  GraphBuilder graph;
+  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, 64));
+  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {sdk::DimExpr::constant(1), n});
+  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {sdk::DimExpr::constant(1), n});
+  graph.add_node("Relu", "relu", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  const std::vector<uint8_t> bytes = graph.finish();
+  Result<std::vector<bool>> taken = backend->partition(bytes, 1, {});
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  const bool takes = backend->takes_varying_dimensions();
+  EXPECT_EQ(takes, GetParam().name == "portable");
+  EXPECT_EQ(taken->at(0), takes);
+  Result<std::vector<uint8_t>> blob = backend->preprocess(bytes);
+  EXPECT_EQ(blob.is_ok(), takes) << blob.status().to_string();
 }
 
 // The blob fuzzer's corpus (test/fuzz/corpus/<backend>_blob): the seeds are real blobs

@@ -77,6 +77,9 @@ class RegisteredBackend {
   const PluginInfo& plugin() const;
   plugrt_backend_capabilities capabilities() const;
   bool can_execute_concurrently() const;
+  /// Whether it reads graphs whose dimensions vary (PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS);
+  /// partition() and preprocess() give it static graphs only when not.
+  bool takes_varying_dimensions() const;
   bool has_aot() const;
 
   /// Asks the backend whether it can run here, with its reason when not.

@@ -51,7 +51,7 @@ extern "C" {
 
 /// The ABI version this header describes.
 #define PLUGRT_ABI_MAJOR 1
-#define PLUGRT_ABI_MINOR 4
+#define PLUGRT_ABI_MINOR 5
 
 #define PLUGRT_ABI_STRINGIFY_(x) #x
 #define PLUGRT_ABI_STRINGIFY(x) PLUGRT_ABI_STRINGIFY_(x)
@@ -341,6 +341,14 @@ typedef uint64_t plugrt_backend_capabilities;
 /// One handle may be executed from several threads at once. Without it the host
 /// serialises the calls on each handle (separate handles always may run in parallel).
 #define PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE ((uint64_t)1 << 0)
+/// (1.5) The backend reads graph IR version 2, whose dimensions may vary within bounds
+/// (core/FORMAT.md: Graph.symbols, Value.dims). Only such a backend is given a graph
+/// with symbols: `partition` then says, node by node, what it takes with dimensions
+/// that vary; `preprocess` receives the bounds in the graph, and a blob it writes from
+/// one receives each call's actual shapes in `execute`'s DLTensor views. Without it
+/// (every plugin built before 1.5) the host gives the backend static graphs only: a
+/// graph with symbols takes none of its nodes, without a call.
+#define PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS ((uint64_t)1 << 1)
 
 /// One backend a plugin provides. Owned by the plugin; valid until it is unloaded.
 typedef struct plugrt_backend {
