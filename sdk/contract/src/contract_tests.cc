@@ -742,6 +742,72 @@ TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
       << name_of(without) << ".\nFix: refuse it with Status::incompatible_blob, so that the host runs the fallback";
 }
 
+// ABI 1.5: a backend that says it reads graphs whose dimensions vary
+// (PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS) must run one at every shape within its bounds,
+// and refuse a call past them with a status, never write past the bound's memory.
+TEST_P(BackendContract, AGraphWithSymbolsRunsAtEachCallsShapes) {
+  SKIP_UNLESS_AVAILABLE();
+  if ((backend_->capabilities & PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS) == 0 || backend_->aot == nullptr) {
+    GTEST_SKIP() << "the backend takes static graphs only (no PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS)";
+  }
+  // y = Relu(x), x and y float32[2, n] with n in 1..8.
+  constexpr int64_t kMax = 8;
+  GraphBuilder g;
+  const sdk::DimExpr n = sdk::DimExpr::symbol(g.add_symbol("n", 1, kMax));
+  ValueId x = g.add_dynamic_value("x", DType::kFloat32, {sdk::DimExpr::constant(2), n});
+  ValueId y = g.add_dynamic_value("y", DType::kFloat32, {sdk::DimExpr::constant(2), n});
+  g.add_node("Relu", "Relu_0", {x}, {y});
+  g.add_input(x);
+  g.add_output(y);
+  const std::vector<uint8_t> graph = g.finish();
+  std::vector<uint8_t> taken(1, 0);
+  plugrt_partition_args pargs{};
+  pargs.struct_size = PLUGRT_PARTITION_ARGS_SIZE;
+  pargs.graph = graph.data();
+  pargs.graph_size = graph.size();
+  pargs.node_taken = taken.data();
+  pargs.num_nodes = 1;
+  if (backend_->aot->partition(backend_->context, host_.plugrt_table(), &pargs) != PLUGRT_STATUS_OK || !taken[0]) {
+    GTEST_SKIP() << "partition does not take a Relu of float32[2, n], n in 1..8";
+  }
+  plugrt_preprocess_args args{};
+  args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
+  args.graph = graph.data();
+  args.graph_size = graph.size();
+  const plugrt_status preprocessed = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
+  ASSERT_EQ(preprocessed, PLUGRT_STATUS_OK)
+      << "preprocess failed with " << name_of(preprocessed) << ": " << host_.last_error();
+  const auto* bytes = static_cast<const uint8_t*>(args.blob);
+  const std::vector<uint8_t> blob(bytes, bytes + args.blob_size);
+  host_.plugrt_table()->deallocate(host_.plugrt_table()->context, args.blob);
+  plugrt_init_args init{};
+  init.struct_size = PLUGRT_INIT_ARGS_SIZE;
+  init.blob = blob.data();
+  init.blob_size = blob.size();
+  plugrt_delegate_handle handle = nullptr;
+  const plugrt_status status = runtime_->init(runtime_->context, host_.plugrt_table(), &init, &handle);
+  ASSERT_EQ(status, PLUGRT_STATUS_OK) << "init failed with " << name_of(status) << ": " << host_.last_error();
+  for (int64_t length : {int64_t{1}, int64_t{5}, kMax, int64_t{5}}) {
+    Sample sample;
+    sample.input_shapes = {{2, length}};
+    sample.output_shapes = {{2, length}};
+    Call call = make_call(sample);
+    ASSERT_EQ(runtime_->execute(handle, call.finish()), PLUGRT_STATUS_OK)
+        << "execute at n = " << length << ": " << host_.last_error();
+    for (int64_t k = 0; k < 2 * length; ++k) {
+      EXPECT_EQ(call.outputs[0]->f32()[k], std::max(0.0f, call.inputs[0]->f32()[k]))
+          << "n = " << length << ", element " << k;
+    }
+  }
+  Sample past;
+  past.input_shapes = {{2, kMax + 1}};
+  past.output_shapes = {{2, kMax + 1}};
+  Call call = make_call(past);
+  EXPECT_NE(runtime_->execute(handle, call.finish()), PLUGRT_STATUS_OK)
+      << "execute accepted n = " << kMax + 1 << ", past the bound 8 its graph gives";
+  runtime_->destroy(handle);
+}
+
 TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
   if (config().isolated) {
     GTEST_SKIP() << "isolated, the backend allocates in its backend host process, where the kit's host services "
