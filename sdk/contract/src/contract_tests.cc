@@ -517,6 +517,36 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
     return runtime_->init(runtime_->context, host_.plugrt_table(), &args, handle);
   }
 
+  /// Whether the backend's partition takes the one node of `graph`.
+  bool takes_its_node(const std::vector<uint8_t>& graph) {
+    std::vector<uint8_t> taken(1, 0);
+    plugrt_partition_args args{};
+    args.struct_size = PLUGRT_PARTITION_ARGS_SIZE;
+    args.graph = graph.data();
+    args.graph_size = graph.size();
+    args.node_taken = taken.data();
+    args.num_nodes = 1;
+    return backend_->aot->partition(backend_->context, host_.plugrt_table(), &args) == PLUGRT_STATUS_OK && taken[0];
+  }
+
+  /// Runs preprocess with `flags` offered: its status, and on success the blob (copied
+  /// out of host memory) and the flags the backend set on it.
+  plugrt_status preprocess(const std::vector<uint8_t>& graph, plugrt_preprocess_flags flags, std::vector<uint8_t>* blob,
+                           plugrt_blob_flags* blob_flags) {
+    plugrt_preprocess_args args{};
+    args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
+    args.graph = graph.data();
+    args.graph_size = graph.size();
+    args.flags = flags;
+    const plugrt_status status = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
+    if (status != PLUGRT_STATUS_OK) return status;
+    const auto* bytes = static_cast<const uint8_t*>(args.blob);
+    blob->assign(bytes, bytes + args.blob_size);
+    host_.plugrt_table()->deallocate(host_.plugrt_table()->context, args.blob);
+    *blob_flags = args.blob_flags;
+    return status;
+  }
+
   // Declared first: destroyed last, after the plugin that holds its table.
   NiceMock<MockHostServices> host_;
   LoadedPlugin plugin_;
@@ -685,28 +715,13 @@ TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
   g.add_input(x);
   g.add_output(y);
   const std::vector<uint8_t> graph = g.finish();
-  std::vector<uint8_t> taken(1, 0);
-  plugrt_partition_args pargs{};
-  pargs.struct_size = PLUGRT_PARTITION_ARGS_SIZE;
-  pargs.graph = graph.data();
-  pargs.graph_size = graph.size();
-  pargs.node_taken = taken.data();
-  pargs.num_nodes = 1;
-  if (backend_->aot->partition(backend_->context, host_.plugrt_table(), &pargs) != PLUGRT_STATUS_OK || !taken[0]) {
-    GTEST_SKIP() << "partition does not take an Add of a float32[2,3] input and constant";
-  }
-  plugrt_preprocess_args args{};
-  args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
-  args.graph = graph.data();
-  args.graph_size = graph.size();
-  args.flags = PLUGRT_PREPROCESS_CONSTANTS_BY_NAME;
-  const plugrt_status preprocessed = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
+  if (!takes_its_node(graph)) GTEST_SKIP() << "partition does not take an Add of a float32[2,3] input and constant";
+  std::vector<uint8_t> blob;
+  plugrt_blob_flags blob_flags = 0;
+  const plugrt_status preprocessed = preprocess(graph, PLUGRT_PREPROCESS_CONSTANTS_BY_NAME, &blob, &blob_flags);
   ASSERT_EQ(preprocessed, PLUGRT_STATUS_OK)
       << "preprocess failed with " << name_of(preprocessed) << ": " << host_.last_error();
-  const auto* bytes = static_cast<const uint8_t*>(args.blob);
-  const std::vector<uint8_t> blob(bytes, bytes + args.blob_size);
-  host_.plugrt_table()->deallocate(host_.plugrt_table()->context, args.blob);
-  if ((args.blob_flags & PLUGRT_BLOB_NAMES_CONSTANTS) == 0) {
+  if ((blob_flags & PLUGRT_BLOB_NAMES_CONSTANTS) == 0) {
     GTEST_SKIP() << "the blob holds its constants (the backend did not take the offer)";
   }
 
@@ -760,32 +775,14 @@ TEST_P(BackendContract, AGraphWithSymbolsRunsAtEachCallsShapes) {
   g.add_input(x);
   g.add_output(y);
   const std::vector<uint8_t> graph = g.finish();
-  std::vector<uint8_t> taken(1, 0);
-  plugrt_partition_args pargs{};
-  pargs.struct_size = PLUGRT_PARTITION_ARGS_SIZE;
-  pargs.graph = graph.data();
-  pargs.graph_size = graph.size();
-  pargs.node_taken = taken.data();
-  pargs.num_nodes = 1;
-  if (backend_->aot->partition(backend_->context, host_.plugrt_table(), &pargs) != PLUGRT_STATUS_OK || !taken[0]) {
-    GTEST_SKIP() << "partition does not take a Relu of float32[2, n], n in 1..8";
-  }
-  plugrt_preprocess_args args{};
-  args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
-  args.graph = graph.data();
-  args.graph_size = graph.size();
-  const plugrt_status preprocessed = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
+  if (!takes_its_node(graph)) GTEST_SKIP() << "partition does not take a Relu of float32[2, n], n in 1..8";
+  std::vector<uint8_t> blob;
+  plugrt_blob_flags blob_flags = 0;
+  const plugrt_status preprocessed = preprocess(graph, 0, &blob, &blob_flags);
   ASSERT_EQ(preprocessed, PLUGRT_STATUS_OK)
       << "preprocess failed with " << name_of(preprocessed) << ": " << host_.last_error();
-  const auto* bytes = static_cast<const uint8_t*>(args.blob);
-  const std::vector<uint8_t> blob(bytes, bytes + args.blob_size);
-  host_.plugrt_table()->deallocate(host_.plugrt_table()->context, args.blob);
-  plugrt_init_args init{};
-  init.struct_size = PLUGRT_INIT_ARGS_SIZE;
-  init.blob = blob.data();
-  init.blob_size = blob.size();
   plugrt_delegate_handle handle = nullptr;
-  const plugrt_status status = runtime_->init(runtime_->context, host_.plugrt_table(), &init, &handle);
+  const plugrt_status status = init(blob, &handle);
   ASSERT_EQ(status, PLUGRT_STATUS_OK) << "init failed with " << name_of(status) << ": " << host_.last_error();
   for (int64_t length : {int64_t{1}, int64_t{5}, kMax, int64_t{5}}) {
     Sample sample;
