@@ -106,5 +106,43 @@ TEST(ExecutorAllocation, ExecutingOnAPluginAndOnTheFallbackAllocatesNothing) {
   }
 }
 
+// A graph whose dimensions vary, on the portable backend: a call at shapes it has met
+// allocates nothing; the first call at new shapes compiles the graph for them, which
+// allocates (the documented exception, core/portable/README.md).
+TEST(ExecutorAllocation, AGraphWithSymbolsAllocatesOnlyAtShapesItHasNotMet) {
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  Result<RegisteredBackend> portable = registry.find_backend("portable");
+  ASSERT_TRUE(portable.is_ok());
+  const std::vector<uint8_t> blob = relu_flatten_graph(32);
+  InitOptions init;
+  init.blob = blob.data();
+  init.blob_size = blob.size();
+  Result<DelegateHandle> handle = portable->init(init);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
+
+  static float in[32 * 4], out[32 * 4];  // static: no allocation here for the counter to see
+  int64_t in_shape[2] = {0, 4};
+  int64_t out_shape[1] = {0};
+  DLTensor in_view{in, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, in_shape, nullptr, 0};
+  DLTensor out_view{out, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, out_shape, nullptr, 0};
+  const DLTensor* inputs[] = {&in_view};
+  const DLTensor* outputs[] = {&out_view};
+  auto allocations_at = [&](int64_t length, int runs) {
+    in_shape[0] = length;
+    out_shape[0] = 4 * length;
+    const long before = g_allocations.load();
+    for (int i = 0; i < runs; ++i) {
+      if (!handle->execute(inputs, outputs).is_ok()) return -1L;
+    }
+    return g_allocations.load() - before;
+  };
+  EXPECT_GT(allocations_at(7, 1), 0);  // new: compiled now
+  EXPECT_GT(allocations_at(20, 1), 0);
+  EXPECT_EQ(allocations_at(7, 50), 0);
+  EXPECT_EQ(allocations_at(20, 50), 0);
+  EXPECT_EQ(allocations_at(32, 50), 0);  // the bounds: compiled at init
+}
+
 }  // namespace
 }  // namespace plugrt::testing

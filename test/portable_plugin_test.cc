@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "plugrt/builtin_backends.h"
-#include "plugrt/graph_builder.h"
 #include "plugrt/method.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/plugins/plugin_metadata.h"
@@ -69,18 +68,10 @@ TEST(PortablePlugin, TakesAGraphWithSymbolsAndRunsItAtEachCallsShapes) {
   ASSERT_TRUE(backend.is_ok());
   EXPECT_TRUE(backend->takes_varying_dimensions());
 
-  // x[1, n] -> Relu -> y[1, n], n in 1..16.
-  GraphBuilder graph;
-  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, 16));
-  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {sdk::DimExpr::constant(1), n});
-  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {sdk::DimExpr::constant(1), n});
-  graph.add_node("Relu", "relu", {x}, {y});
-  graph.add_input(x);
-  graph.add_output(y);
-  const std::vector<uint8_t> bytes = graph.finish();
-  Result<std::vector<bool>> taken = backend->partition(bytes, 1);
+  const std::vector<uint8_t> bytes = relu_flatten_graph(16);
+  Result<std::vector<bool>> taken = backend->partition(bytes, 2);
   ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
-  EXPECT_THAT(*taken, ElementsAre(true));
+  EXPECT_THAT(*taken, ElementsAre(true, true));
   Result<std::vector<uint8_t>> blob = backend->preprocess(bytes);
   ASSERT_TRUE(blob.is_ok()) << blob.status().to_string();
   InitOptions init;
@@ -90,27 +81,29 @@ TEST(PortablePlugin, TakesAGraphWithSymbolsAndRunsItAtEachCallsShapes) {
   ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
 
   for (int64_t length : {int64_t{3}, int64_t{16}, int64_t{1}}) {
-    std::vector<float> in(static_cast<size_t>(length)), out(static_cast<size_t>(length), 9.0f);
-    for (int64_t i = 0; i < length; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i % 2 == 0 ? -i : i);
-    int64_t shape[2] = {1, length};
-    DLTensor in_view{in.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
-    DLTensor out_view{out.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+    std::vector<float> in(static_cast<size_t>(4 * length)), out(static_cast<size_t>(4 * length), 9.0f);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 2 == 0 ? -1.0 * i : 1.0 * i);
+    int64_t in_shape[2] = {length, 4};
+    int64_t out_shape[1] = {4 * length};
+    DLTensor in_view{in.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, in_shape, nullptr, 0};
+    DLTensor out_view{out.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, out_shape, nullptr, 0};
     const DLTensor* inputs[] = {&in_view};
     const DLTensor* outputs[] = {&out_view};
     ASSERT_TRUE(handle->execute(inputs, outputs).is_ok()) << length;
-    for (int64_t i = 0; i < length; ++i)
-      EXPECT_EQ(out[static_cast<size_t>(i)], std::max(0.0f, in[static_cast<size_t>(i)]));
+    for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out[i], std::max(0.0f, in[i]));
   }
   // Past the bound: refused, naming the input, the dimension and the bound.
-  std::vector<float> big(17);
-  int64_t big_shape[2] = {1, 17};
+  std::vector<float> big(17 * 4);
+  int64_t big_shape[2] = {17, 4};
+  int64_t big_out_shape[1] = {68};
   DLTensor big_view{big.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, big_shape, nullptr, 0};
+  DLTensor big_out{big.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, big_out_shape, nullptr, 0};
   const DLTensor* inputs[] = {&big_view};
-  const DLTensor* outputs[] = {&big_view};
+  const DLTensor* outputs[] = {&big_out};
   const Status refused = handle->execute(inputs, outputs);
   EXPECT_EQ(refused.code(), Error::kInvalidArgument);
   EXPECT_THAT(refused.message(),
-              ::testing::HasSubstr("input 0 ('x') dimension 1 is 17, above 16, the largest 'n' may be"));
+              ::testing::HasSubstr("input 0 ('x') dimension 0 is 17, above 16, the largest 'n' may be"));
 }
 
 }  // namespace

@@ -64,4 +64,18 @@ std::vector<float> output_floats(const Method& method, size_t index) {
   return std::vector<float>(data, data + count);
 }
 
+std::vector<uint8_t> relu_flatten_graph(int64_t max_n) {
+  GraphBuilder graph;
+  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, max_n));
+  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {n, sdk::DimExpr::constant(4)});
+  const ValueId relu = graph.add_dynamic_value("relu", DType::kFloat32, {n, sdk::DimExpr::constant(4)});
+  const ValueId flat = graph.add_constant_i64("flat", {1}, {-1});
+  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {n * sdk::DimExpr::constant(4)});
+  graph.add_node("Relu", "relu", {x}, {relu});
+  graph.add_node("Reshape", "flatten", {relu, flat}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  return graph.finish();
+}
+
 }  // namespace plugrt::testing

@@ -32,6 +32,10 @@ std::vector<uint8_t> offset_program(const OffsetProgramOptions& options = {});
 /// A graph IR blob computing y = x + offset for x of `shape`.
 std::vector<uint8_t> add_offset_graph(const std::vector<int64_t>& shape, float offset);
 
+/// A graph IR version 2 blob whose dimensions vary: x (float32 [n, 4], n in 1..max_n)
+/// -> Relu -> Reshape to [4 * n] (by a constant shape of -1) -> y.
+std::vector<uint8_t> relu_flatten_graph(int64_t max_n);
+
 /// Sets input 0 of `method` from `values` (checked like any caller's input).
 Status set_floats(Method& method, size_t input, std::vector<float> values);
 /// The float32 elements of output `index`.
