@@ -144,5 +144,23 @@ TEST(ExecutorAllocation, AGraphWithSymbolsAllocatesOnlyAtShapesItHasNotMet) {
   EXPECT_EQ(allocations_at(32, 50), 0);  // the bounds: compiled at init
 }
 
+// A method whose dimensions vary: calls at a shape already met allocate nothing (binding
+// the symbols and setting each value's shape included).
+TEST(ExecutorAllocation, AMethodWhoseDimensionsVaryAllocatesNothingAtAShapeItHasMet) {
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  Result<Program> program = Program::from_bytes(relu_flatten_program(32));
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  Result<Method> method = Method::load(*program, "forward", registry);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  static float rows[5 * 4];
+  int64_t shape[2] = {5, 4};
+  const DLTensor view{rows, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  ASSERT_TRUE(method->set_input(0, view).is_ok());
+  ASSERT_TRUE(method->execute().is_ok());  // meets n = 5
+  EXPECT_EQ(allocations_during(*method, 100), 0);
+  EXPECT_EQ(method->output(0).shape[0], 20);
+}
+
 }  // namespace
 }  // namespace plugrt::testing

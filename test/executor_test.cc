@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The executor over real plugins: where each delegate runs, the portable fallback when
 // a backend is missing, unavailable or refuses its blob, and parallel method instances.
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -237,6 +238,63 @@ TEST_F(ExecutorTest, AProgramOutlivesItsProgramObject) {
   ASSERT_TRUE(set_floats(*method, 0, {1, 2, 3, 4, 5, 6}).is_ok());
   ASSERT_TRUE(method->execute().is_ok());
   EXPECT_THAT(output_floats(*method, 0), ElementsAre(2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f));
+}
+
+// ---- Dimensions that vary (format 1.2) ------------------------------------------------
+
+/// Runs `method` on x of shape [n, 4] (element i is i - 2n); the output, or the error.
+Result<std::vector<float>> run_rows(Method& method, int64_t n, std::vector<int64_t> shape = {}) {
+  if (shape.empty()) shape = {n, 4};
+  std::vector<float> x(static_cast<size_t>(std::max<int64_t>(0, n) * 4));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - static_cast<float>(2 * n);
+  DLTensor view{x.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+  PLUGRT_RETURN_IF_ERROR(method.set_input(0, view));
+  PLUGRT_RETURN_IF_ERROR(method.execute());
+  const DLTensor& y = method.output(0);
+  if (y.ndim != 1 || y.shape[0] != 4 * n) return Status(Error::kInternal, "the output's shape is not [4n]");
+  const auto* data = static_cast<const float*>(y.data);
+  return std::vector<float>(data, data + 4 * n);
+}
+
+TEST(VaryingDimensions, AMethodRunsAtEachCallsShapeWithinItsBounds) {
+  Result<Program> program = Program::from_bytes(relu_flatten_program(32));
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  EXPECT_EQ(program->format_minor(), 2u);
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  Result<Method> method = Method::load(*program, "forward", registry);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  EXPECT_TRUE(method->input_spec(0).varies());
+  EXPECT_EQ(method->input_spec(0).shape, (std::vector<int64_t>{32, 4}));  // the bounds
+  for (int64_t n : {int64_t{3}, int64_t{32}, int64_t{1}, int64_t{3}}) {
+    Result<std::vector<float>> y = run_rows(*method, n);
+    ASSERT_TRUE(y.is_ok()) << n << ": " << y.status().to_string();
+    for (size_t i = 0; i < y->size(); ++i) {
+      EXPECT_EQ((*y)[i], std::max(0.0f, static_cast<float>(i) - static_cast<float>(2 * n))) << n;
+    }
+  }
+}
+
+TEST(VaryingDimensions, ShapesOutsideTheBoundsAreRefusedNamingInputDimensionAndBound) {
+  Result<Program> program = Program::from_bytes(relu_flatten_program(32));
+  ASSERT_TRUE(program.is_ok());
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  Result<Method> method = Method::load(*program, "forward", registry);
+  ASSERT_TRUE(method.is_ok());
+  Result<std::vector<float>> above = run_rows(*method, 33);
+  EXPECT_EQ(above.code(), Error::kInvalidArgument);
+  EXPECT_THAT(above.status().message(),
+              HasSubstr("input 0 'x': dimension 0 is 33; its bound is 32 (shape up to [32, 4])"));
+  Result<std::vector<float>> below = run_rows(*method, 0);
+  EXPECT_EQ(below.code(), Error::kInvalidArgument);
+  EXPECT_THAT(below.status().message(), HasSubstr("input 0 ('x') dimension 0 is 0, below 1, the smallest 'n' may be"));
+  Result<std::vector<float>> fixed = run_rows(*method, 2, {2, 5});
+  EXPECT_THAT(fixed.status().message(), HasSubstr("dimension 1 is 5; it is always 4"));
+  Result<std::vector<float>> rank = run_rows(*method, 2, {8});
+  EXPECT_THAT(rank.status().message(), HasSubstr("expected rank 2 (shape up to [32, 4]), got shape [8]"));
+  // Still usable.
+  EXPECT_TRUE(run_rows(*method, 5).is_ok());
 }
 
 }  // namespace

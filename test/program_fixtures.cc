@@ -78,4 +78,18 @@ std::vector<uint8_t> relu_flatten_graph(int64_t max_n) {
   return graph.finish();
 }
 
+std::vector<uint8_t> relu_flatten_program(int64_t max_n) {
+  const std::vector<uint8_t> graph = relu_flatten_graph(max_n);
+  ProgramBuilder builder;
+  MethodBuilder& method = builder.add_method("forward");
+  const sdk::DimExpr n = sdk::DimExpr::symbol(method.add_symbol("n", 1, max_n));
+  const uint32_t x = method.add_dynamic_value("x", DType::kFloat32, {n, sdk::DimExpr::constant(4)});
+  const uint32_t y = method.add_dynamic_value("y", DType::kFloat32, {n * sdk::DimExpr::constant(4)});
+  method.add_input(x);
+  method.add_output(y);
+  method.add_instruction(method.add_delegate("portable:0", "portable", graph), {x}, {y});
+  Result<std::vector<uint8_t>> bytes = builder.finish();
+  return bytes.is_ok() ? std::move(bytes).value() : std::vector<uint8_t>();
+}
+
 }  // namespace plugrt::testing

@@ -36,6 +36,10 @@ std::vector<uint8_t> add_offset_graph(const std::vector<int64_t>& shape, float o
 /// -> Relu -> Reshape to [4 * n] (by a constant shape of -1) -> y.
 std::vector<uint8_t> relu_flatten_graph(int64_t max_n);
 
+/// A program whose "forward" runs relu_flatten_graph(max_n) on the portable backend:
+/// x (float32 [n, 4], n in 1..max_n) -> y (float32 [4 * n]), format 1.2.
+std::vector<uint8_t> relu_flatten_program(int64_t max_n);
+
 /// Sets input 0 of `method` from `values` (checked like any caller's input).
 Status set_floats(Method& method, size_t input, std::vector<float> values);
 /// The float32 elements of output `index`.

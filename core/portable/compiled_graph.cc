@@ -42,12 +42,8 @@ std::string read_varying_dim(const ir::Graph& graph, size_t index, size_t axis, 
   const auto* words = entry.words();
   const std::string where = describe_value(graph, index) + " dimension " + std::to_string(axis);
   if (reinterpret_cast<uintptr_t>(words->Data()) % alignof(int64_t) != 0) return where + " is misaligned";
-  if (std::string why = sdk::check_dim_expr(words->data(), words->size(), ranges.size()); !why.empty()) {
-    return where + ": " + why;
-  }
-  sdk::DimRange range;
-  if (!sdk::dim_expr_range(words->data(), words->size(), ranges.data(), &range) || range.min < 0 || range.max > bound) {
-    return where + " may leave [0, " + std::to_string(bound) + "] (its bound) for the symbols' ranges";
+  if (std::string why = sdk::check_dim_within(words->data(), words->size(), ranges, bound); !why.empty()) {
+    return where + why;
   }
   *dim = bound;
   if (symbol_values != nullptr) (void)sdk::evaluate_dim_expr(words->data(), words->size(), symbol_values, dim);
@@ -73,10 +69,7 @@ std::string read_symbols(const ir::Graph& graph, std::vector<sdk::DimRange>* ran
 }  // namespace
 
 int64_t input_symbol(const ir::Dim& dim) {
-  const auto* words = dim.words();
-  if (words == nullptr || words->size() != 1) return -1;
-  const int64_t word = words->Get(0);
-  return sdk::dim_word_op(word) == sdk::DimOp::kSymbol ? sdk::dim_word_operand(word) : -1;
+  return dim.words() != nullptr ? sdk::sole_symbol(dim.words()->data(), dim.words()->size()) : -1;
 }
 
 namespace {

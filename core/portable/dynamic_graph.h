@@ -20,7 +20,7 @@
 #include <dlpack/dlpack.h>
 
 #include "compiled_graph.h"
-#include "plugrt/sdk/dim_expr.h"
+#include "plugrt/sdk/symbol_binder.h"
 
 namespace plugrt::portable {
 
@@ -49,30 +49,18 @@ class DynamicGraph {
  private:
   DynamicGraph() = default;
 
-  /// A graph input's dimensions: static, a symbol's size, or another expression.
-  struct InputDims {
-    std::string name;
-    std::vector<int64_t> bounds;                // the shape's entries
-    std::vector<int64_t> symbol;                // per axis: the symbol it gives, or -1
-    std::vector<std::vector<int64_t>> varying;  // per axis: expression words, empty when static
-  };
   struct Specialization {
     std::vector<int64_t> symbol_values;
     std::unique_ptr<CompiledGraph> graph;
     uint64_t last_use = 0;
   };
 
-  /// Sets symbol_values_ from the inputs' shapes and checks them.
-  bool bind_symbols(const DLTensor* const* inputs, size_t num_inputs, char* error, size_t error_capacity);
-  /// The graph compiled for symbol_values_, compiled now if it is not kept.
+  /// The graph compiled for the bound symbols' values, compiled now if it is not kept.
   CompiledGraph* specialization(char* error, size_t error_capacity);
 
   const void* data_ = nullptr;
   size_t size_ = 0;
-  std::vector<std::string> symbol_names_;
-  std::vector<sdk::DimRange> symbol_ranges_;
-  std::vector<InputDims> inputs_;
-  std::vector<int64_t> symbol_values_;  // this call's
+  sdk::SymbolBinder symbols_;
   std::vector<Specialization> compiled_;
   uint64_t calls_ = 0;
 };

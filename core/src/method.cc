@@ -2,12 +2,14 @@
 // Method: loading (resolve, init, fall back), inputs and outputs, and execution.
 #include "plugrt/method.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_constants.h"
 #include "plugrt/memory_planner.h"
+#include "plugrt/sdk/symbol_binder.h"
 #include "plugrt/thread_budget.h"
 #include "program_data.h"
 
@@ -59,7 +61,19 @@ struct Method::State {
   std::vector<Fallback> fallbacks;      // per delegate
   std::vector<Call> calls;              // per instruction
 
+  /// Dimensions that vary (format 1.2): the symbols, bound from the inputs' shapes on
+  /// each call, and the values whose dimensions they give.
+  struct VaryingValue {
+    size_t value;
+    std::vector<std::vector<int64_t>> dims;  // per dimension: its words, empty when static
+  };
+  sdk::SymbolBinder symbols;
+  std::vector<const DLTensor*> input_tensors;  // per input, into `tensors`
+  std::vector<VaryingValue> varying;           // every value that varies, inputs aside
+
   Status fall_back_after_crash(Call& call, const Status& crash);
+  /// Binds the symbols from the inputs and sets every varying value's shape.
+  Status set_varying_shapes();
   void mark_turn_ends();
 };
 
@@ -198,8 +212,16 @@ void Method::State::mark_turn_ends() {
 Result<Method> Method::load(const Program& program, std::string_view name, Registry& registry,
                             const MethodOptions& options) {
   PLUGRT_RETURN_IF_ERROR(program.describe(name));  // kNotFound with the list of methods
+  const internal::ProgramData& data = *program.data_;
+  const program::Method* method = nullptr;
+  for (const program::Method* candidate : *data.root->methods()) {
+    if (candidate->name()->string_view() == name) method = candidate;
+  }
   std::string placement_note;
-  if (options.placement == PlacementPolicy::kAuto) {
+  const bool varies = method->symbols() != nullptr && method->symbols()->size() > 0;
+  if (options.placement == PlacementPolicy::kAuto && varies) {
+    placement_note = "its dimensions vary, which placing again at load does not support yet";
+  } else if (options.placement == PlacementPolicy::kAuto) {
     if (options.placer == nullptr) {
       return Status(Error::kInvalidArgument, "placement 'auto' needs a placer (MethodOptions::placer)");
     }
@@ -213,10 +235,10 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
       }
       MethodOptions as_placed = options;
       as_placed.placement = PlacementPolicy::kAsCompiled;
-      Result<Method> method = load(placed->program, name, registry, as_placed);
+      Result<Method> loaded = load(placed->program, name, registry, as_placed);
       const Status checked = placed->check ? placed->check() : Status::ok();
-      if (method.is_ok() && checked.is_ok()) {
-        LoadReport& report = method->state_->report;
+      if (loaded.is_ok() && checked.is_ok()) {
+        LoadReport& report = loaded->state_->report;
         report.placement = to_string(PlacementPolicy::kAuto);
         for (size_t d = 0; d < report.delegates.size(); ++d) {
           if (d < placed->blob_origins.size()) report.delegates[d].blob_origin = placed->blob_origins[d];
@@ -224,19 +246,13 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
             report.delegates[d].placement_reason = placed->placement_reasons[d];
           }
         }
-        return method;
+        return loaded;
       }
-      const Status why = checked.is_ok() ? method.status() : checked;
+      const Status why = checked.is_ok() ? loaded.status() : checked;
       options.placer->rejected(*placed, why);
       if (checked.is_ok() || attempt == 1) placement_note = "the placed method did not load: " + why.message();
     }
   }
-  const internal::ProgramData& data = *program.data_;
-  const program::Method* method = nullptr;
-  for (const program::Method* candidate : *data.root->methods()) {
-    if (candidate->name()->string_view() == name) method = candidate;
-  }
-
   auto state = std::make_unique<State>();
   state->program = program.data_;
   state->environment = registry.shared_environment();
@@ -277,6 +293,21 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
   for (uint32_t v : *method->outputs()) {
     state->outputs.push_back(v);
     state->output_specs.push_back(internal::tensor_spec(*method->values()->Get(v)));
+  }
+  if (method->symbols() != nullptr && method->symbols()->size() > 0) {
+    for (const ir::Symbol* symbol : *method->symbols()) {
+      state->symbols.add_symbol(symbol->name()->str(), {symbol->min(), symbol->max()});
+    }
+    for (size_t k = 0; k < state->inputs.size(); ++k) {
+      const TensorSpec& spec = state->input_specs[k];
+      state->symbols.add_input(spec.name, spec.shape, spec.dims);
+      state->input_tensors.push_back(&state->tensors[state->inputs[k]]);
+    }
+    for (size_t v = 0; v < num_values; ++v) {
+      if (std::find(state->inputs.begin(), state->inputs.end(), v) != state->inputs.end()) continue;
+      TensorSpec spec = internal::tensor_spec(*method->values()->Get(static_cast<flatbuffers::uoffset_t>(v)));
+      if (spec.varies()) state->varying.push_back(State::VaryingValue{v, std::move(spec.dims)});
+    }
   }
 
   // Delegates: resolve, check, init; or fall back.
@@ -347,16 +378,33 @@ Status Method::set_input(size_t index, const DLTensor& value) {
     return Status(Error::kInvalidArgument, where + ": expected " + std::string(to_string(spec.dtype)) + " data");
   }
   std::vector<int64_t> shape(value.shape, value.shape + std::max(value.ndim, 0));
-  if (shape != spec.shape) {
+  if (!spec.varies() && shape != spec.shape) {
     return Status(Error::kInvalidArgument,
                   where + ": expected shape " + shape_text(spec.shape) + ", got " + shape_text(shape));
   }
-  if (!is_contiguous(value)) return Status(Error::kInvalidArgument, where + ": not contiguous");
-  if (value.data == nullptr && spec.num_bytes() > 0) return Status(Error::kInvalidArgument, where + ": no data");
-  DLTensor& target = state_->tensors[state_->inputs[index]];
-  if (spec.num_bytes() > 0) {
-    std::memcpy(target.data, static_cast<const std::byte*>(value.data) + value.byte_offset, spec.num_bytes());
+  if (spec.varies()) {  // each dimension within its bound; the symbols are checked by execute()
+    if (shape.size() != spec.shape.size()) {
+      return Status(Error::kInvalidArgument, where + ": expected rank " + std::to_string(spec.shape.size()) +
+                                                 " (shape up to " + shape_text(spec.shape) + "), got shape " +
+                                                 shape_text(shape));
+    }
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      const bool fixed = spec.dims[axis].empty();
+      if (shape[axis] < 0 || shape[axis] > spec.shape[axis] || (fixed && shape[axis] != spec.shape[axis])) {
+        return Status(Error::kInvalidArgument,
+                      where + ": dimension " + std::to_string(axis) + " is " + std::to_string(shape[axis]) + "; " +
+                          (fixed ? "it is always " : "its bound is ") + std::to_string(spec.shape[axis]) +
+                          " (shape up to " + shape_text(spec.shape) + ")");
+      }
+    }
   }
+  if (!is_contiguous(value)) return Status(Error::kInvalidArgument, where + ": not contiguous");
+  uint64_t bytes = dtype_size(spec.dtype);
+  for (int64_t dim : shape) bytes *= static_cast<uint64_t>(dim);  // at most spec.num_bytes(), checked above
+  if (value.data == nullptr && bytes > 0) return Status(Error::kInvalidArgument, where + ": no data");
+  DLTensor& target = state_->tensors[state_->inputs[index]];
+  if (bytes > 0) std::memcpy(target.data, static_cast<const std::byte*>(value.data) + value.byte_offset, bytes);
+  if (spec.varies()) std::copy(shape.begin(), shape.end(), state_->shapes[state_->inputs[index]].begin());
   return Status::ok();
 }
 
@@ -391,7 +439,25 @@ Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
       Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
 }
 
+Status Method::State::set_varying_shapes() {
+  char error[512];
+  if (!symbols.bind(input_tensors.data(), input_tensors.size(), error, sizeof(error))) {
+    return Status(Error::kInvalidArgument, "method '" + name + "': " + error);
+  }
+  const int64_t* values = symbols.values().data();
+  for (const VaryingValue& value : varying) {
+    std::vector<int64_t>& shape = shapes[value.value];
+    for (size_t axis = 0; axis < value.dims.size(); ++axis) {
+      const std::vector<int64_t>& words = value.dims[axis];
+      // Checked when the program loaded: bounded over the symbols' ranges, so it evaluates.
+      if (!words.empty()) (void)sdk::evaluate_dim_expr(words.data(), words.size(), values, &shape[axis]);
+    }
+  }
+  return Status::ok();
+}
+
 Status Method::execute() {
+  if (state_->symbols.num_symbols() > 0) PLUGRT_RETURN_IF_ERROR(state_->set_varying_shapes());
   Profiler* profiler = state_->environment->profiler();
   for (State::Call& call : state_->calls) {
     const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;

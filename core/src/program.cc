@@ -91,6 +91,11 @@ Result<MethodSummary> Program::describe(std::string_view name) const {
     summary.num_values = method->values() != nullptr ? method->values()->size() : 0;
     summary.num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
     summary.arena_size = method->arena_size();
+    if (method->symbols() != nullptr) {
+      for (const ir::Symbol* symbol : *method->symbols()) {
+        summary.symbols.push_back({symbol->name()->str(), symbol->min(), symbol->max()});
+      }
+    }
     if (method->inputs() != nullptr) {
       for (uint32_t v : *method->inputs()) summary.inputs.push_back(internal::tensor_spec(*method->values()->Get(v)));
     }

@@ -30,14 +30,33 @@ bool tensor_bytes(DType dtype, const std::vector<int64_t>& shape, uint64_t* byte
 }  // namespace
 
 uint32_t MethodBuilder::add_value(std::string name, DType dtype, std::vector<int64_t> shape) {
-  values_.push_back(Value{std::move(name), dtype, std::move(shape), -1});
+  values_.push_back(Value{std::move(name), dtype, std::move(shape), -1, {}});
+  return static_cast<uint32_t>(values_.size() - 1);
+}
+
+size_t MethodBuilder::add_symbol(std::string name, int64_t min, int64_t max) {
+  symbols_.push_back(Symbol{std::move(name), min, max});
+  return symbols_.size() - 1;
+}
+
+uint32_t MethodBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims) {
+  std::vector<sdk::DimRange> ranges;
+  for (const Symbol& symbol : symbols_) ranges.push_back({symbol.min, symbol.max});
+  std::vector<int64_t> bounds;
+  bool varies = false;
+  for (const sdk::DimExpr& dim : dims) {
+    bounds.push_back(sdk::dim_upper_bound(dim, ranges));
+    varies = varies || !dim.is_constant();
+  }
+  values_.push_back(Value{std::move(name), dtype, std::move(bounds), -1, {}});
+  if (varies) values_.back().dims = std::move(dims);
   return static_cast<uint32_t>(values_.size() - 1);
 }
 
 uint32_t MethodBuilder::add_constant(std::string name, DType dtype, std::vector<int64_t> shape,
                                      Span<const uint8_t> bytes) {
   const uint32_t segment = program_->add_segment(bytes);
-  values_.push_back(Value{std::move(name), dtype, std::move(shape), segment});
+  values_.push_back(Value{std::move(name), dtype, std::move(shape), segment, {}});
   return static_cast<uint32_t>(values_.size() - 1);
 }
 
@@ -157,9 +176,17 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
     std::vector<flatbuffers::Offset<program::TensorValue>> values;
     for (size_t v = 0; v < num_values; ++v) {
       const MethodBuilder::Value& value = method.values_[v];
+      flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<ir::Dim>>> dims;
+      if (!value.dims.empty()) {
+        std::vector<flatbuffers::Offset<ir::Dim>> entries;
+        for (const sdk::DimExpr& dim : value.dims) {
+          entries.push_back(ir::CreateDim(fbb, dim.is_constant() ? 0 : fbb.CreateVector(dim.words())));
+        }
+        dims = fbb.CreateVector(entries);
+      }
       values.push_back(program::CreateTensorValue(fbb, fbb.CreateString(value.name),
                                                   static_cast<ir::DType>(value.dtype), fbb.CreateVector(value.shape),
-                                                  arena_offsets[v], static_cast<int32_t>(value.segment)));
+                                                  arena_offsets[v], static_cast<int32_t>(value.segment), dims));
     }
     std::vector<flatbuffers::Offset<program::Delegate>> delegates;
     for (const MethodBuilder::Delegate& delegate : method.delegates_) {
@@ -176,10 +203,18 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       instructions.push_back(program::CreateInstruction(fbb, instruction.delegate, fbb.CreateVector(instruction.inputs),
                                                         fbb.CreateVector(instruction.outputs)));
     }
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<ir::Symbol>>> symbols;
+    if (!method.symbols_.empty()) {
+      std::vector<flatbuffers::Offset<ir::Symbol>> entries;
+      for (const MethodBuilder::Symbol& symbol : method.symbols_) {
+        entries.push_back(ir::CreateSymbol(fbb, fbb.CreateString(symbol.name), symbol.min, symbol.max));
+      }
+      symbols = fbb.CreateVector(entries);
+    }
     methods.push_back(program::CreateMethod(fbb, fbb.CreateString(method.name()), fbb.CreateVector(values),
                                             fbb.CreateVector(method.inputs_), fbb.CreateVector(method.outputs_),
                                             fbb.CreateVector(delegates), fbb.CreateVector(instructions),
-                                            plan.arena_size));
+                                            plan.arena_size, symbols));
   }
 
   // Segments are laid out back to back, each at a multiple of kSegmentAlignment.
@@ -197,7 +232,10 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
   ProgramFileHeader header{};
   std::memcpy(header.magic, kProgramMagic, sizeof(header.magic));
   header.format_major = kProgramFormatMajor;
-  header.format_minor = kProgramFormatMinor;
+  // 1.2 only where it is needed (symbols), so older 1.x readers keep reading the rest.
+  bool any_symbols = false;
+  for (const auto& method : methods_) any_symbols = any_symbols || !method->symbols_.empty();
+  header.format_minor = any_symbols ? kProgramFormatMinor : 1;
   header.header_size = sizeof(ProgramFileHeader);
   header.flatbuffer_offset = sizeof(ProgramFileHeader);
   header.flatbuffer_size = fbb.GetSize();

@@ -43,6 +43,12 @@ inline TensorSpec tensor_spec(const program::TensorValue& value) {
   spec.name = value.name() != nullptr ? value.name()->str() : std::string();
   spec.dtype = static_cast<DType>(value.dtype());
   if (value.shape() != nullptr) spec.shape.assign(value.shape()->begin(), value.shape()->end());
+  if (value.dims() != nullptr) {
+    for (const ir::Dim* dim : *value.dims()) {
+      spec.dims.emplace_back(dim->words() != nullptr ? std::vector<int64_t>(dim->words()->begin(), dim->words()->end())
+                                                     : std::vector<int64_t>());
+    }
+  }
   return spec;
 }
 

@@ -10,6 +10,7 @@
 
 #include "plugrt/dtype.h"
 #include "plugrt/names.h"
+#include "plugrt/sdk/dim_expr.h"
 
 namespace plugrt::internal {
 
@@ -110,10 +111,12 @@ class MethodChecker {
       return fail("arena size " + std::to_string(method_.arena_size()) + " exceeds the limit of 2^40 bytes");
     }
     bytes_.assign(num_values_, 0);
+    if (!check_symbols()) return false;
     for (size_t v = 0; v < num_values_; ++v) {
-      if (!check_value(v)) return false;
+      if (!check_value(v) || !check_dims(v)) return false;
     }
-    return check_io() && check_delegates() && check_instructions() && check_arena_overlaps();
+    return check_io() && check_symbols_are_input_sizes() && check_delegates() && check_instructions() &&
+           check_arena_overlaps();
   }
 
  private:
@@ -174,6 +177,64 @@ class MethodChecker {
     if (size != bytes) {
       return fail(value_name(v) + " has a segment of " + std::to_string(size) + " bytes; its dtype and shape need " +
                   std::to_string(bytes));
+    }
+    return true;
+  }
+
+  // Format 1.2: the symbols' ranges, each within [0, 2^40].
+  bool check_symbols() {
+    symbol_ranges_.clear();
+    for (size_t k = 0; k < count(method_.symbols()); ++k) {
+      const ir::Symbol* symbol = method_.symbols()->Get(static_cast<uoffset_t>(k));
+      if (symbol->min() < 0 || symbol->min() > symbol->max() || symbol->max() > (int64_t{1} << 40)) {
+        return fail("symbol " + std::to_string(k) + " ('" + symbol->name()->str() + "') has the range [" +
+                    std::to_string(symbol->min()) + ", " + std::to_string(symbol->max()) + "]");
+      }
+      symbol_ranges_.push_back({symbol->min(), symbol->max()});
+    }
+    return true;
+  }
+
+  // Format 1.2: a value's dimensions that vary, each within [0, its bound].
+  bool check_dims(size_t v) {
+    const program::TensorValue& tensor = value(v);
+    if (tensor.dims() == nullptr) return true;
+    if (is_constant(v)) return fail(value_name(v) + " is a constant with dimensions that vary");
+    if (count(tensor.dims()) != count(tensor.shape())) {
+      return fail(value_name(v) + " has " + std::to_string(count(tensor.dims())) + " dimension expressions for rank " +
+                  std::to_string(count(tensor.shape())));
+    }
+    for (size_t axis = 0; axis < count(tensor.dims()); ++axis) {
+      const auto* words = tensor.dims()->Get(static_cast<uoffset_t>(axis))->words();
+      if (count(words) == 0) continue;
+      const std::string what = value_name(v) + " dimension " + std::to_string(axis);
+      if (!elements_aligned(words, alignof(int64_t))) return fail(what + " is misaligned");
+      const int64_t bound = tensor.shape()->Get(static_cast<uoffset_t>(axis));
+      if (std::string why = sdk::check_dim_within(words->data(), words->size(), symbol_ranges_, bound); !why.empty()) {
+        return fail(what + why);
+      }
+    }
+    return true;
+  }
+
+  // Each symbol is the size of a method input's dimension whose expression is the symbol
+  // alone, so the inputs' shapes give its value on every run.
+  bool check_symbols_are_input_sizes() {
+    std::vector<bool> given(symbol_ranges_.size(), false);
+    for (size_t k = 0; k < count(method_.inputs()); ++k) {
+      const program::TensorValue& tensor = value(method_.inputs()->Get(static_cast<uoffset_t>(k)));
+      for (size_t axis = 0; axis < count(tensor.dims()); ++axis) {
+        const auto* words = tensor.dims()->Get(static_cast<uoffset_t>(axis))->words();
+        const int64_t symbol = words != nullptr ? sdk::sole_symbol(words->data(), words->size()) : -1;
+        if (symbol >= 0) given[static_cast<size_t>(symbol)] = true;
+      }
+    }
+    for (size_t k = 0; k < given.size(); ++k) {
+      if (!given[k]) {
+        return fail("symbol " + std::to_string(k) + " ('" +
+                    method_.symbols()->Get(static_cast<uoffset_t>(k))->name()->str() +
+                    "') is not the size of any input's dimension");
+      }
     }
     return true;
   }
@@ -303,6 +364,7 @@ class MethodChecker {
   Checker& c_;
   std::string where_;
   size_t num_values_ = 0;
+  std::vector<sdk::DimRange> symbol_ranges_;
   std::vector<uint64_t> bytes_;
   std::vector<bool> defined_, is_input_;
   std::vector<size_t> first_step_, last_step_;

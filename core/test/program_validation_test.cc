@@ -30,6 +30,7 @@
 #include "plugrt/program_builder.h"
 #include "plugrt/program_format.h"
 #include "plugrt/schema/program_generated.h"
+#include "plugrt/sdk/dim_expr.h"
 #include "scratch_directory.h"
 
 namespace plugrt {
@@ -380,6 +381,45 @@ TEST(ProgramValidation, ABuilderFileLoads) {
   EXPECT_EQ(forward_summary->delegates[0].blob_size, 5u);
   EXPECT_EQ(forward_summary->delegates[0].fallback_size, 3u);
   EXPECT_EQ(forward_summary->constant_bytes, 48u);
+}
+
+// Format 1.2: a method's dimensions that vary, and what the reader checks of them.
+TEST(ProgramValidation, DimensionsThatVaryAreCheckedAgainstTheSymbolsAndInputs) {
+  auto program_with = [](const std::function<void(MethodBuilder&, const sdk::DimExpr&)>& add_values) {
+    ProgramBuilder builder;
+    MethodBuilder& method = builder.add_method("forward");
+    const sdk::DimExpr n = sdk::DimExpr::symbol(method.add_symbol("n", 1, 8));
+    add_values(method, n);
+    const uint8_t blob[4] = {1, 2, 3, 4};
+    method.add_instruction(method.add_delegate("d", "portable", blob), {0}, {1});
+    return builder.finish().value();
+  };
+  // The input gives n: loads, as format 1.2.
+  const std::vector<uint8_t> good = program_with([](MethodBuilder& m, const sdk::DimExpr& n) {
+    m.add_input(m.add_dynamic_value("x", DType::kFloat32, {n}));
+    m.add_output(m.add_dynamic_value("y", DType::kFloat32, {n + sdk::DimExpr::constant(1)}));
+  });
+  Result<Program> program = load_bytes(good);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  EXPECT_EQ(program->format_minor(), 2u);
+  Result<MethodSummary> summary = program->describe("forward");
+  ASSERT_TRUE(summary.is_ok());
+  EXPECT_TRUE(summary->inputs[0].varies());
+  EXPECT_EQ(summary->outputs[0].shape, std::vector<int64_t>{9});  // the bound of n + 1
+
+  // No input's dimension is n alone: a run could not tell n.
+  const std::vector<uint8_t> hidden = program_with([](MethodBuilder& m, const sdk::DimExpr& n) {
+    m.add_input(m.add_dynamic_value("x", DType::kFloat32, {n + sdk::DimExpr::constant(1)}));
+    m.add_output(m.add_dynamic_value("y", DType::kFloat32, {n}));
+  });
+  Result<Program> refused = load_bytes(hidden);
+  EXPECT_EQ(refused.code(), Error::kInvalidProgram);
+  EXPECT_THAT(refused.status().message(), HasSubstr("symbol 0 ('n') is not the size of any input's dimension"));
+
+  // A static program stays format 1.1, readable by every 1.x runtime.
+  Result<Program> fixed = load_bytes(builder_file());
+  ASSERT_TRUE(fixed.is_ok());
+  EXPECT_EQ(fixed->format_minor(), 1u);
 }
 
 TEST(ProgramValidation, TheCraftedBaseFileLoads) {

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "plugrt/program.h"
 #include "plugrt/program_format.h"
+#include "plugrt/sdk/dim_expr.h"
 #include "text.h"
 
 namespace plugrt::tools {
@@ -18,14 +19,38 @@ namespace {
 
 using json = nlohmann::json;
 
-json tensor_json(const TensorSpec& spec) {
-  return {{"name", spec.name}, {"dtype", std::string(to_string(spec.dtype))}, {"shape", spec.shape}};
+/// "[n, 4]" for a shape whose first dimension is the symbol n, else the static shape.
+std::string dims_text(const TensorSpec& spec, const std::vector<std::string>& symbols);
+
+json tensor_json(const TensorSpec& spec, const std::vector<std::string>& symbols) {
+  json entry = {{"name", spec.name}, {"dtype", std::string(to_string(spec.dtype))}, {"shape", spec.shape}};
+  if (spec.varies()) entry["dims"] = dims_text(spec, symbols);  // `shape` then holds the bounds
+  return entry;
 }
 
-void print_tensors(const char* label, const std::vector<TensorSpec>& tensors) {
+std::vector<std::string> symbol_names(const MethodSummary& summary) {
+  std::vector<std::string> names;
+  for (const SymbolSpec& symbol : summary.symbols) names.push_back(symbol.name);
+  return names;
+}
+
+std::string dims_text(const TensorSpec& spec, const std::vector<std::string>& symbols) {
+  if (!spec.varies()) return shape_text(spec.shape);
+  std::string text = "[";
+  for (size_t axis = 0; axis < spec.shape.size(); ++axis) {
+    if (axis > 0) text += ", ";
+    const std::vector<int64_t>& words = spec.dims[axis];
+    text += words.empty() ? std::to_string(spec.shape[axis]) : sdk::DimExpr::from_words(words).to_string(symbols);
+  }
+  return text + "]";
+}
+
+void print_tensors(const char* label, const std::vector<TensorSpec>& tensors, const std::vector<std::string>& symbols) {
   for (const TensorSpec& spec : tensors) {
-    std::cout << "    " << label << " " << spec.name << ": " << to_string(spec.dtype) << " " << shape_text(spec.shape)
-              << "\n";
+    std::cout << "    " << label << " " << spec.name << ": " << to_string(spec.dtype) << " "
+              << dims_text(spec, symbols);
+    if (spec.varies()) std::cout << " (up to " << shape_text(spec.shape) << ")";
+    std::cout << "\n";
   }
 }
 
@@ -60,8 +85,13 @@ int run_inspect_program(const std::string& path, bool as_json) {
                    {"values", summary.num_values},
                    {"arena_bytes", summary.arena_size},
                    {"constant_bytes", summary.constant_bytes}};
-    for (const TensorSpec& spec : summary.inputs) method["inputs"].push_back(tensor_json(spec));
-    for (const TensorSpec& spec : summary.outputs) method["outputs"].push_back(tensor_json(spec));
+    for (const TensorSpec& spec : summary.inputs) method["inputs"].push_back(tensor_json(spec, symbol_names(summary)));
+    for (const TensorSpec& spec : summary.outputs) {
+      method["outputs"].push_back(tensor_json(spec, symbol_names(summary)));
+    }
+    for (const SymbolSpec& symbol : summary.symbols) {
+      method["symbols"].push_back({{"name", symbol.name}, {"min", symbol.min}, {"max", symbol.max}});
+    }
     for (const DelegateSummary& d : summary.delegates) {
       method["delegates"].push_back({{"name", d.name},
                                      {"backend", d.backend},
@@ -84,8 +114,11 @@ int run_inspect_program(const std::string& path, bool as_json) {
     MethodSummary summary = program->describe(name).value();
     std::cout << "  method " << summary.name << ": " << summary.num_instructions << " instructions, arena "
               << summary.arena_size << " bytes, constants " << summary.constant_bytes << " bytes\n";
-    print_tensors("input ", summary.inputs);
-    print_tensors("output", summary.outputs);
+    for (const SymbolSpec& symbol : summary.symbols) {
+      std::cout << "    symbol " << symbol.name << ": " << symbol.min << ".." << symbol.max << "\n";
+    }
+    print_tensors("input ", summary.inputs, symbol_names(summary));
+    print_tensors("output", summary.outputs, symbol_names(summary));
     for (const DelegateSummary& d : summary.delegates) {
       std::cout << "    delegate " << d.name << " -> " << d.backend << ": blob " << d.blob_size << " bytes, "
                 << (d.fallback_size > 0 ? "portable fallback " + std::to_string(d.fallback_size) + " bytes"

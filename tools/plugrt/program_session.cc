@@ -59,7 +59,8 @@ Status fill_inputs(Method& method, const std::vector<std::string>& input_files, 
     auto file = files.find(spec.name);
     if (file != files.end()) {
       PLUGRT_ASSIGN_OR_RETURN(array, read_npy(file->second));
-      if (array.dtype != spec.dtype || array.shape != spec.shape) {
+      // An input whose dimensions vary takes any shape within its bounds: set_input checks it.
+      if (array.dtype != spec.dtype || (array.shape != spec.shape && !spec.varies())) {
         return Status(Error::kInvalidArgument, file->second + ": input '" + spec.name + "' needs " +
                                                    std::string(to_string(spec.dtype)) + " " + shape_text(spec.shape) +
                                                    ", the file holds " + std::string(to_string(array.dtype)) + " " +
@@ -94,9 +95,11 @@ NpyArray output_array(const Method& method, size_t index) {
   const DLTensor& tensor = method.output(index);
   NpyArray array;
   array.dtype = spec.dtype;
-  array.shape = spec.shape;
+  array.shape.assign(tensor.shape, tensor.shape + tensor.ndim);  // this run's (a dimension may vary)
+  size_t bytes = dtype_size(spec.dtype);
+  for (int64_t dim : array.shape) bytes *= static_cast<size_t>(dim);
   const auto* data = static_cast<const uint8_t*>(tensor.data);
-  array.data.assign(data, data + spec.num_bytes());
+  array.data.assign(data, data + bytes);
   return array;
 }
 

@@ -93,7 +93,10 @@ int run_program(const RunOptions& options) {
   json outputs = json::array();
   for (size_t i = 0; i < method->num_outputs(); ++i) {
     const TensorSpec& spec = method->output_spec(i);
-    json entry = {{"name", spec.name}, {"dtype", std::string(to_string(spec.dtype))}, {"shape", spec.shape}};
+    const DLTensor& tensor = method->output(i);  // this run's shape (a dimension may vary)
+    json entry = {{"name", spec.name},
+                  {"dtype", std::string(to_string(spec.dtype))},
+                  {"shape", std::vector<int64_t>(tensor.shape, tensor.shape + tensor.ndim)}};
     if (!options.output_dir.empty()) {
       const std::string path = options.output_dir + "/" + file_name_for(spec.name, i);
       if (Status status = write_npy(path, output_array(*method, i)); !status.is_ok()) return fail(status.message());

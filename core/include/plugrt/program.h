@@ -30,8 +30,14 @@ struct ProgramData;
 struct TensorSpec {
   std::string name;
   DType dtype = DType::kUndefined;
+  /// Dimensions; for one that varies, its upper bound.
   std::vector<int64_t> shape;
+  /// Format 1.2: per dimension, the words of its expression over the method's symbols
+  /// (plugrt/sdk/dim_expr.h) when it varies, empty when static. Empty for a static value.
+  std::vector<std::vector<int64_t>> dims;
+  /// Bytes at `shape` (the upper bound for a value whose dimensions vary).
   uint64_t num_bytes() const;
+  bool varies() const { return !dims.empty(); }
 };
 
 /// One delegate entry of a method, for reports and `plugrt inspect`.
@@ -72,8 +78,17 @@ struct MethodContents {
   std::vector<DelegateContents> delegates;
 };
 
+/// A symbol a method's dimensions vary with (format 1.2): an ONNX dim_param and its range.
+struct SymbolSpec {
+  std::string name;
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
 struct MethodSummary {
   std::string name;
+  /// Empty unless its dimensions vary; TensorSpec::dims name these by index.
+  std::vector<SymbolSpec> symbols;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<DelegateSummary> delegates;

@@ -14,7 +14,7 @@ inline constexpr char kProgramMagic[8] = {'P', 'L', 'U', 'G', 'R', 'T', 'P', 'G'
 /// A reader refuses a file of another major; a newer minor only appends schema fields,
 /// which older readers ignore.
 inline constexpr uint32_t kProgramFormatMajor = 1;
-inline constexpr uint32_t kProgramFormatMinor = 1;
+inline constexpr uint32_t kProgramFormatMinor = 2;
 /// The flatbuffer's own file identifier.
 inline constexpr char kProgramFileIdentifier[] = "PRTP";
 /// Segments start at a multiple of this in the file and in the segment area, so that a

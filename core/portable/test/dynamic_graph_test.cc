@@ -139,10 +139,10 @@ TEST(DynamicGraph, RefusesShapesOutsideTheBoundsNamingInputDimensionAndBound) {
   EXPECT_EQ(error, "input 0 ('x') dimension 0 is 0, below 1, the smallest 'seq' may be");
   error.clear();
   run(*graph, 2, &error, {2, 5});
-  EXPECT_EQ(error, "input 0 ('x') dimension 1 is 5; the graph takes 4");
+  EXPECT_EQ(error, "input 0 ('x') dimension 1 is 5; it takes 4");
   error.clear();
   run(*graph, 2, &error, {8});
-  EXPECT_EQ(error, "input 0 ('x') has rank 1; the graph takes rank 2");
+  EXPECT_EQ(error, "input 0 ('x') has rank 1; it takes rank 2");
   // Still usable after the refusals.
   error.clear();
   EXPECT_THAT(run(*graph, 2, &error), ::testing::Pointwise(::testing::FloatNear(1e-5f), expected(2, w)));

@@ -198,6 +198,23 @@ inline bool dim_expr_range(const int64_t* words, size_t count, const DimRange* s
   return true;
 }
 
+/// The symbol an expression is alone (as `seq`, not `seq + 1`), or -1.
+inline int64_t sole_symbol(const int64_t* words, size_t count) {
+  return count == 1 && dim_word_op(words[0]) == DimOp::kSymbol ? dim_word_operand(words[0]) : -1;
+}
+
+/// Checks a stored dimension: well formed over the symbols, and within [0, bound] for
+/// every value they may take. "" or the reason (phrased to follow the dimension's name).
+inline std::string check_dim_within(const int64_t* words, size_t count, const std::vector<DimRange>& symbols,
+                                    int64_t bound) {
+  if (std::string why = check_dim_expr(words, count, symbols.size()); !why.empty()) return ": " + why;
+  DimRange range;
+  if (!dim_expr_range(words, count, symbols.data(), &range) || range.min < 0 || range.max > bound) {
+    return " may leave [0, " + std::to_string(bound) + "] (its bound) for the symbols' ranges";
+  }
+  return {};
+}
+
 /// A dimension as the importer builds it: a constant, or an expression over symbols.
 /// Combining folds constants and drops identities (x + 0, x * 1, x / 1), so a dimension
 /// that does not depend on a symbol stays a constant.
@@ -297,6 +314,17 @@ class DimExpr {
   explicit DimExpr(std::vector<int64_t> words) : words_(std::move(words)) {}
   std::vector<int64_t> words_;
 };
+
+/// The largest value `dim` takes over the symbols' ranges; -1 when it is malformed or
+/// cannot be bounded.
+inline int64_t dim_upper_bound(const DimExpr& dim, const std::vector<DimRange>& symbols) {
+  DimRange range;
+  if (!check_dim_expr(dim.words().data(), dim.words().size(), symbols.size()).empty() ||
+      !dim_expr_range(dim.words().data(), dim.words().size(), symbols.data(), &range)) {
+    return -1;
+  }
+  return range.max;
+}
 
 inline DimExpr operator+(const DimExpr& a, const DimExpr& b) { return DimExpr::combine(DimOp::kAdd, a, b); }
 inline DimExpr operator-(const DimExpr& a, const DimExpr& b) { return DimExpr::combine(DimOp::kSub, a, b); }
