@@ -69,18 +69,10 @@ size_t GraphBuilder::add_symbol(std::string name, int64_t min, int64_t max) {
 ValueId GraphBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims) {
   std::vector<sdk::DimRange> ranges;
   for (const Symbol& symbol : symbols_) ranges.push_back({symbol.min, symbol.max});
-  std::vector<int64_t> bounds;
   bool varies = false;
-  for (const sdk::DimExpr& dim : dims) {
-    sdk::DimRange range;
-    const bool bounded = sdk::check_dim_expr(dim.words().data(), dim.words().size(), symbols_.size()).empty() &&
-                         sdk::dim_expr_range(dim.words().data(), dim.words().size(), ranges.data(), &range);
-    bounds.push_back(bounded ? range.max : -1);
-    varies = varies || !dim.is_constant();
-  }
-  Value value{std::move(name), dtype, std::move(bounds), false, {}, {}};
-  if (varies) value.dims = std::move(dims);
-  values_.push_back(std::move(value));
+  std::vector<int64_t> bounds = sdk::dim_upper_bounds(dims, ranges, &varies);
+  values_.push_back(Value{std::move(name), dtype, std::move(bounds), false, {}, {}});
+  if (varies) values_.back().dims = std::move(dims);
   return static_cast<ValueId>(values_.size() - 1);
 }
 

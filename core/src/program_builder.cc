@@ -42,12 +42,8 @@ size_t MethodBuilder::add_symbol(std::string name, int64_t min, int64_t max) {
 uint32_t MethodBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims) {
   std::vector<sdk::DimRange> ranges;
   for (const Symbol& symbol : symbols_) ranges.push_back({symbol.min, symbol.max});
-  std::vector<int64_t> bounds;
   bool varies = false;
-  for (const sdk::DimExpr& dim : dims) {
-    bounds.push_back(sdk::dim_upper_bound(dim, ranges));
-    varies = varies || !dim.is_constant();
-  }
+  std::vector<int64_t> bounds = sdk::dim_upper_bounds(dims, ranges, &varies);
   values_.push_back(Value{std::move(name), dtype, std::move(bounds), -1, {}});
   if (varies) values_.back().dims = std::move(dims);
   return static_cast<uint32_t>(values_.size() - 1);

@@ -326,6 +326,19 @@ inline int64_t dim_upper_bound(const DimExpr& dim, const std::vector<DimRange>& 
   return range.max;
 }
 
+/// Each dimension's upper bound over the symbols' ranges (-1 where it has none, which
+/// readers refuse); `*varies` says whether any dimension is not a constant.
+inline std::vector<int64_t> dim_upper_bounds(const std::vector<DimExpr>& dims, const std::vector<DimRange>& symbols,
+                                             bool* varies) {
+  std::vector<int64_t> bounds;
+  *varies = false;
+  for (const DimExpr& dim : dims) {
+    bounds.push_back(dim_upper_bound(dim, symbols));
+    *varies = *varies || !dim.is_constant();
+  }
+  return bounds;
+}
+
 inline DimExpr operator+(const DimExpr& a, const DimExpr& b) { return DimExpr::combine(DimOp::kAdd, a, b); }
 inline DimExpr operator-(const DimExpr& a, const DimExpr& b) { return DimExpr::combine(DimOp::kSub, a, b); }
 inline DimExpr operator*(const DimExpr& a, const DimExpr& b) { return DimExpr::combine(DimOp::kMul, a, b); }
