@@ -66,14 +66,6 @@ std::string read_symbols(const ir::Graph& graph, std::vector<sdk::DimRange>* ran
   return {};
 }
 
-}  // namespace
-
-int64_t input_symbol(const ir::Dim& dim) {
-  return dim.words() != nullptr ? sdk::sole_symbol(dim.words()->data(), dim.words()->size()) : -1;
-}
-
-namespace {
-
 /// Reads a value's dtype and shape, checking each; the reason on failure. A dimension
 /// that varies takes its value for `symbol_values` (one per symbol), or its bound when
 /// that is null.
@@ -330,7 +322,8 @@ std::string check_symbols_are_input_sizes(const ir::Graph& graph) {
     const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(graph.inputs()->Get(k)));
     if (value->dims() == nullptr) continue;
     for (const ir::Dim* dim : *value->dims()) {
-      const int64_t symbol = input_symbol(*dim);
+      const int64_t symbol =
+          dim->words() != nullptr ? sdk::sole_symbol(dim->words()->data(), dim->words()->size()) : -1;
       if (symbol >= 0) given[static_cast<size_t>(symbol)] = true;
     }
   }

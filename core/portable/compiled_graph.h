@@ -19,10 +19,6 @@
 
 #include "kernel.h"
 
-namespace plugrt::ir {
-struct Dim;
-}
-
 namespace plugrt::portable {
 
 /// Checks a graph IR buffer (verifier, version, indices, dtypes, shapes, constants,
@@ -40,10 +36,6 @@ enum class CompileFailure {
 /// refuses the node's attributes, dtypes or shapes); empty when they can. Returns no
 /// entries, with `error` set, when the graph is invalid.
 std::vector<std::string> node_support(const void* data, size_t size, std::string* error);
-
-/// The symbol a graph input's dimension is the size of (its expression is that symbol
-/// alone), or -1.
-int64_t input_symbol(const ir::Dim& dim);
 
 class CompiledGraph {
  public:

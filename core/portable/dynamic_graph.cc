@@ -8,14 +8,6 @@
 
 namespace plugrt::portable {
 
-bool has_symbols(const void* data, size_t size) {
-  if (data == nullptr || size < 8 || !ir::GraphBufferHasIdentifier(data)) return false;
-  flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data), size);
-  if (!ir::VerifyGraphBuffer(verifier)) return false;
-  const ir::Graph* graph = ir::GetGraph(data);
-  return graph->symbols() != nullptr && graph->symbols()->size() > 0;
-}
-
 std::unique_ptr<DynamicGraph> DynamicGraph::create(const void* data, size_t size, std::string* error,
                                                    CompileFailure* failure) {
   // Compiling at the upper bounds checks the whole graph, expressions included, and

@@ -24,10 +24,6 @@
 
 namespace plugrt::portable {
 
-/// Whether the graph IR buffer declares symbols (its dimensions may vary). False for a
-/// buffer that is not a readable graph.
-bool has_symbols(const void* data, size_t size);
-
 class DynamicGraph {
  public:
   /// The compiled graphs kept, one per set of symbol values.

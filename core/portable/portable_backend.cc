@@ -5,6 +5,7 @@
 
 #include "compiled_graph.h"
 #include "dynamic_graph.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::portable {
 
@@ -44,7 +45,7 @@ sdk::Status compile_failure(CompileFailure failure, const std::string& error) {
 sdk::Expected<std::unique_ptr<sdk::Delegate>> PortableBackend::init(const sdk::InitContext& context) {
   std::string error;
   CompileFailure failure = CompileFailure::kInvalid;
-  if (has_symbols(context.blob, context.blob_size)) {
+  if (sdk::has_symbols(context.blob, context.blob_size)) {
     std::unique_ptr<DynamicGraph> graph = DynamicGraph::create(context.blob, context.blob_size, &error, &failure);
     if (graph == nullptr) return compile_failure(failure, error);
     return std::unique_ptr<sdk::Delegate>(std::make_unique<PortableDelegate>(std::move(graph)));

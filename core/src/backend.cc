@@ -4,21 +4,12 @@
 #include <algorithm>
 
 #include "plugin_record.h"
-#include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt {
 namespace {
 
 constexpr size_t kReasonCapacity = 512;
-
-/// Whether `graph` is a graph IR buffer with symbols (version 2, dimensions that vary).
-bool has_symbols(Span<const uint8_t> graph) {
-  if (graph.size() < 8 || !ir::GraphBufferHasIdentifier(graph.data())) return false;
-  flatbuffers::Verifier verifier(graph.data(), graph.size());
-  if (!ir::VerifyGraphBuffer(verifier)) return false;
-  const ir::Graph* root = ir::GetGraph(graph.data());
-  return root->symbols() != nullptr && root->symbols()->size() > 0;
-}
 
 }  // namespace
 
@@ -67,7 +58,8 @@ Result<std::vector<bool>> RegisteredBackend::partition(Span<const uint8_t> graph
   }
   std::vector<uint8_t> taken(num_nodes, 0);
   // Static graphs only, unless the backend says it reads dimensions that vary.
-  if (!takes_varying_dimensions() && has_symbols(graph)) return std::vector<bool>(num_nodes, false);
+  if (!takes_varying_dimensions() && sdk::has_symbols(graph.data(), graph.size()))
+    return std::vector<bool>(num_nodes, false);
   plugrt_partition_args args{sizeof(args),         graph.data(), graph.size(), compile_specs.data(),
                              compile_specs.size(), taken.data(), num_nodes};
   clear_reported_error();
@@ -89,7 +81,7 @@ Result<PreprocessedBlob> RegisteredBackend::preprocess(Span<const uint8_t> graph
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") has no ahead-of-time entries (partition, preprocess)");
   }
-  if (!takes_varying_dimensions() && has_symbols(graph)) {
+  if (!takes_varying_dimensions() && sdk::has_symbols(graph.data(), graph.size())) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") takes static graphs only; this one has dimensions that vary "
                                             "(PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS, ABI 1.5)");

@@ -13,6 +13,7 @@
 
 #include "kernel_test_support.h"
 #include "plugrt/graph_builder.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::portable::testing {
 namespace {
@@ -97,7 +98,7 @@ std::unique_ptr<DynamicGraph> create(const std::vector<uint8_t>& bytes, std::str
 TEST(DynamicGraph, RunsAtEveryLengthWithinTheBoundsFoldingTheShapeArithmetic) {
   std::vector<float> w;
   const std::vector<uint8_t> bytes = flattening_graph(&w);
-  ASSERT_TRUE(has_symbols(bytes.data(), bytes.size()));
+  ASSERT_TRUE(sdk::has_symbols(bytes.data(), bytes.size()));
   std::string error;
   std::unique_ptr<DynamicGraph> graph = create(bytes, &error);
   ASSERT_NE(graph, nullptr) << error;

@@ -71,6 +71,13 @@ inline Expected<const ir::Graph*> read_graph(const void* data, size_t size) {
   return graph;
 }
 
+/// Whether a graph IR buffer has symbols (version 2: dimensions that vary); false for a
+/// buffer read_graph refuses.
+inline bool has_symbols(const void* data, size_t size) {
+  Expected<const ir::Graph*> graph = read_graph(data, size);
+  return graph.is_ok() && (*graph)->symbols() != nullptr && (*graph)->symbols()->size() > 0;
+}
+
 inline size_t num_nodes(const ir::Graph& graph) { return graph.nodes() == nullptr ? 0 : graph.nodes()->size(); }
 inline size_t num_values(const ir::Graph& graph) { return graph.values() == nullptr ? 0 : graph.values()->size(); }
 
