@@ -173,6 +173,32 @@ class LoopRnn(nn.Module):
         return self.negative(h) * 2.0
 
 
+class VaryingEncoder(TinyEncoder):
+    """TinyEncoder exported with its sequence length symbolic ("seq"), for
+    `plugrt compile --dim seq=1..64`. Input 1x16x64, and the sample shapes."""
+
+    onnx_dynamic_axes = {"input": {1: "seq"}, "output": {1: "seq"}}
+    sample_shapes = [(1, 1, 64), (1, 5, 64), (1, 64, 64)]
+
+
+class VaryingConv1d(nn.Module):
+    """A 1-D convolution network over a symbolic length ("len"): a padded convolution, a
+    strided one, ceil-mode max pooling and a mean over time, for
+    `plugrt compile --dim len=1..64`. Input 1x8x32, and the sample shapes."""
+
+    onnx_dynamic_axes = {"input": {2: "len"}}
+    sample_shapes = [(1, 8, 1), (1, 8, 7), (1, 8, 64)]
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(8, 16, 3, padding=1)
+        self.conv2 = nn.Conv1d(16, 16, 5, stride=2, padding=2)
+        self.pool = nn.MaxPool1d(2, ceil_mode=True)
+
+    def forward(self, x):
+        return self.pool(torch.relu(self.conv2(torch.relu(self.conv1(x))))).mean(-1)
+
+
 SMALL = {
     "tiny_cnn": (TinyCnn, (1, 3, 32, 32)),
     "mlp": (Mlp, (4, 64)),
@@ -183,6 +209,8 @@ SMALL = {
     "einsum_attention": (EinsumAttention, (1, 16, 32)),
     "control_flow_head": (ControlFlowHead, (1, 12, 16)),
     "loop_rnn": (LoopRnn, (1, 6, 16)),
+    "varying_encoder": (VaryingEncoder, (1, 16, 64)),
+    "varying_conv1d": (VaryingConv1d, (1, 8, 32)),
 }
 
 
@@ -229,7 +257,9 @@ def export_model(name, make, input_shapes, out):
 
     input_shapes maps each input's name to its shape, in the order forward() takes them.
     Writes OUT/NAME.<input name>.npy and OUT/NAME.<output name>.npy; the output is named
-    "output", or output_0, output_1... when forward() returns a tuple. Returns
+    "output", or output_0, output_1... when forward() returns a tuple. A model exported
+    with dimensions that vary also gets, for each of its sample_shapes (one input), the
+    pair NAME.<shape>.input.npy and NAME.<shape>.output.npy (<shape>: 1x5x64). Returns
     (input names, output names).
     """
     torch.manual_seed(0)
@@ -253,6 +283,13 @@ def export_model(name, make, input_shapes, out):
                       dynamic_axes=getattr(model, "onnx_dynamic_axes", None))
     for tensor_name, tensor in list(inputs.items()) + list(zip(output_names, outputs)):
         np.save(os.path.join(out, f"{name}.{tensor_name}.npy"), tensor.numpy())
+    for shape in getattr(model, "sample_shapes", []):
+        x = torch.from_numpy(rng.uniform(-1, 1, size=shape).astype(np.float32))
+        with torch.no_grad():
+            y = model(x)
+        tag = "x".join(str(d) for d in shape)
+        np.save(os.path.join(out, f"{name}.{tag}.input.npy"), x.numpy())
+        np.save(os.path.join(out, f"{name}.{tag}.output.npy"), y.numpy())
     print(f"{path}: {os.path.getsize(path)} bytes")
     return list(inputs), output_names
 

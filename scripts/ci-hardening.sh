@@ -96,13 +96,22 @@ run_fuzzers() {
     [ "$name" = plugin_file ] && seeds+=(build-fuzz/test/plugins/files)
     # A failed allocation must be handled, as in production: let malloc return null
     # instead of reporting, and bound what is really used (RSS) rather than what is asked.
+    # Each run's output goes to its own log; a failing run's report is printed again at
+    # the end, where a truncated CI log still shows it.
     if ! ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1" step "fuzz: $name for ${fuzz_seconds} s" \
-        "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1048576 \
+        bash -c '"$@" > "build-fuzz/fuzz/'"$name"'.log" 2>&1' fuzz "$fuzzer" \
+        -max_total_time="$fuzz_seconds" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1048576 \
         -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz/artifacts/$name-" "$scratch" "${seeds[@]}"; then
       failed+=("$name")
     fi
   done
   if [ ${#failed[@]} -gt 0 ]; then
+    for name in "${failed[@]}"; do
+      echo "=== fuzz: $name failed; the end of build-fuzz/fuzz/$name.log:" >&2
+      sed -E -e '/^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)/d' \
+        -e '/^###### Recommended dictionary/,/^###### End of recommended dictionary/d' \
+        "build-fuzz/fuzz/$name.log" | tail -n 60 >&2
+    done
     echo "fuzzers that crashed: ${failed[*]} (inputs in build-fuzz/fuzz/artifacts/)" >&2
     return 1
   fi

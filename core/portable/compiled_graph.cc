@@ -401,11 +401,27 @@ std::vector<std::string> node_support(const void* data, size_t size, std::string
     Prepared result = prepare(context);
     reasons.push_back(result.kernel != nullptr ? std::string() : result.error);
   }
+  // With dimensions that vary, the shapes of nodes reading shape computations are known
+  // only once those fold, as they do in a compile for one shape: the graph runs when it
+  // compiles at the symbols' maxima (every node's reason cleared), else the node that
+  // refused there is the one that cannot run.
+  if (!ranges.empty() && std::any_of(reasons.begin(), reasons.end(), [](const std::string& r) { return !r.empty(); })) {
+    std::vector<int64_t> maxima;
+    for (const sdk::DimRange& range : ranges) maxima.push_back(range.max);
+    std::string why;
+    CompileFailure failure = CompileFailure::kUnsupported;
+    std::optional<size_t> failed;
+    const bool compiles = CompiledGraph::compile(data, size, &why, &failure, maxima.data(), &failed) != nullptr;
+    for (size_t n = 0; n < reasons.size(); ++n) {
+      if (compiles || (failed && n != *failed)) reasons[n].clear();
+    }
+  }
   return reasons;
 }
 
 std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t size, std::string* error,
-                                                      CompileFailure* failure, const int64_t* symbol_values) {
+                                                      CompileFailure* failure, const int64_t* symbol_values,
+                                                      std::optional<size_t>* failed_node) {
   std::unique_ptr<std::byte[]> aligned_copy;
   data = aligned_blob(data, size, &aligned_copy);
   bool incompatible = false;
@@ -521,6 +537,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
     Prepared result = prepare(context);
     if (result.kernel == nullptr) {
       *error = "node " + std::to_string(n) + ": " + result.error;
+      if (failed_node != nullptr) *failed_node = n;
       return nullptr;
     }
     step.kernel = std::move(result.kernel);

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,11 @@ class CompiledGraph {
   /// Compiles the graph in `data`, which must stay valid while the result lives (its
   /// constants are used in place when aligned). Dimensions that vary take their values
   /// for `symbol_values` (one per graph symbol, each within its range), or their upper
-  /// bounds when it is null. On failure returns null and sets `error`.
+  /// bounds when it is null. On failure returns null and sets `error`, and
+  /// `failed_node` (when not null) to the node whose kernel refused, if one did.
   static std::unique_ptr<CompiledGraph> compile(const void* data, size_t size, std::string* error,
-                                                CompileFailure* failure, const int64_t* symbol_values = nullptr);
+                                                CompileFailure* failure, const int64_t* symbol_values = nullptr,
+                                                std::optional<size_t>* failed_node = nullptr);
   ~CompiledGraph();
 
   /// Runs the graph. Checks each argument's device, dtype, shape and layout; on a

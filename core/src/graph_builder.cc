@@ -76,6 +76,40 @@ ValueId GraphBuilder::add_dynamic_value(std::string name, DType dtype, std::vect
   return static_cast<ValueId>(values_.size() - 1);
 }
 
+std::vector<sdk::DimExpr> read_value_dims(const ir::Value& value) {
+  std::vector<sdk::DimExpr> dims;
+  if (value.dims() == nullptr) return dims;
+  for (flatbuffers::uoffset_t axis = 0; axis < value.dims()->size(); ++axis) {
+    const auto* words = value.dims()->Get(axis)->words();
+    // A dimension without words is static: its shape entry.
+    const int64_t fixed = value.shape() != nullptr && axis < value.shape()->size() ? value.shape()->Get(axis) : 0;
+    dims.push_back(words != nullptr && words->size() > 0
+                       ? sdk::DimExpr::from_words(std::vector<int64_t>(words->begin(), words->end()))
+                       : sdk::DimExpr::constant(fixed));
+  }
+  return dims;
+}
+
+void GraphBuilder::copy_symbols(const ir::Graph& graph) {
+  if (graph.symbols() == nullptr) return;
+  for (const ir::Symbol* symbol : *graph.symbols()) {
+    add_symbol(symbol->name() != nullptr ? symbol->name()->str() : std::string(), symbol->min(), symbol->max());
+  }
+}
+
+ValueId GraphBuilder::copy_value(const ir::Value& value) {
+  std::string name = value.name() != nullptr ? value.name()->str() : std::string();
+  const auto dtype = static_cast<DType>(value.dtype());
+  std::vector<int64_t> shape;
+  if (value.shape() != nullptr) shape.assign(value.shape()->begin(), value.shape()->end());
+  if (value.data() != nullptr) {
+    return add_constant(std::move(name), dtype, std::move(shape),
+                        std::vector<uint8_t>(value.data()->begin(), value.data()->end()));
+  }
+  if (value.dims() != nullptr) return add_dynamic_value(std::move(name), dtype, read_value_dims(value));
+  return add_value(std::move(name), dtype, std::move(shape));
+}
+
 ValueId GraphBuilder::add_constant_f32(std::string name, std::vector<int64_t> shape, const std::vector<float>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(float));
   if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());

@@ -191,15 +191,21 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
   ProgramBuilder program;
   program.set_producer(options.producer);
   MethodBuilder& method = program.add_method("forward");
+  if (graph.symbols() != nullptr) {
+    for (const ir::Symbol* symbol : *graph.symbols())
+      method.add_symbol(symbol->name()->str(), symbol->min(), symbol->max());
+  }
   std::vector<int64_t> method_value(graph.values()->size(), -1);
   auto value_of = [&](int32_t v) -> uint32_t {
     if (method_value[static_cast<size_t>(v)] < 0) {
       const ir::Value& source = *graph.values()->Get(static_cast<uoffset_t>(v));
+      std::string name = source.name() != nullptr ? source.name()->str() : std::string();
       std::vector<int64_t> shape;
       if (source.shape() != nullptr) shape.assign(source.shape()->begin(), source.shape()->end());
       method_value[static_cast<size_t>(v)] =
-          method.add_value(source.name() != nullptr ? source.name()->str() : std::string(),
-                           static_cast<DType>(source.dtype()), std::move(shape));
+          source.dims() != nullptr
+              ? method.add_dynamic_value(std::move(name), static_cast<DType>(source.dtype()), read_value_dims(source))
+              : method.add_value(std::move(name), static_cast<DType>(source.dtype()), std::move(shape));
     }
     return static_cast<uint32_t>(method_value[static_cast<size_t>(v)]);
   };

@@ -50,12 +50,19 @@ void EditableNode::set_attribute(Attribute attribute) {
 EditableGraph EditableGraph::read(const ir::Graph& graph) {
   EditableGraph result;
   result.opset = graph.opset();
+  if (graph.symbols() != nullptr) {
+    for (const ir::Symbol* symbol : *graph.symbols()) {
+      result.symbols.push_back(
+          {symbol->name() != nullptr ? symbol->name()->str() : std::string(), symbol->min(), symbol->max()});
+    }
+  }
   if (graph.values() != nullptr) {
     for (const ir::Value* v : *graph.values()) {
       EditableValue value;
       value.name = v->name() != nullptr ? v->name()->str() : std::string();
       value.dtype = static_cast<DType>(v->dtype());
       value.shape = to_vector(v->shape());
+      value.dims = read_value_dims(*v);
       value.constant = v->data() != nullptr;
       value.data = to_vector(v->data());
       result.values.push_back(std::move(value));
@@ -81,14 +88,16 @@ EditableGraph EditableGraph::read(const ir::Graph& graph) {
 
 std::vector<uint8_t> EditableGraph::write() const {
   GraphBuilder builder(opset);
+  for (const EditableSymbol& symbol : symbols) builder.add_symbol(symbol.name, symbol.min, symbol.max);
   std::vector<ValueId> remap(values.size(), kNoValue);
   auto value = [&](int32_t v) -> ValueId {
     if (v < 0) return kNoValue;
     ValueId& id = remap[static_cast<size_t>(v)];
     if (id == kNoValue) {
       const EditableValue& source = values[static_cast<size_t>(v)];
-      id = source.constant ? builder.add_constant(source.name, source.dtype, source.shape, source.data)
-                           : builder.add_value(source.name, source.dtype, source.shape);
+      id = source.constant       ? builder.add_constant(source.name, source.dtype, source.shape, source.data)
+           : source.dims.empty() ? builder.add_value(source.name, source.dtype, source.shape)
+                                 : builder.add_dynamic_value(source.name, source.dtype, source.dims);
     }
     return id;
   };

@@ -25,7 +25,8 @@ Attribute read_attribute(const ir::Attribute& a);
 struct EditableValue {
   std::string name;
   DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;      ///< the upper bounds, where dims vary
+  std::vector<sdk::DimExpr> dims;  ///< expressions over the graph's symbols; empty when static
   bool constant = false;
   std::vector<uint8_t> data;
 };
@@ -41,8 +42,15 @@ struct EditableNode {
   void set_attribute(Attribute attribute);
 };
 
+/// A symbolic dimension of the graph (graph IR version 2).
+struct EditableSymbol {
+  std::string name;
+  int64_t min = 0, max = 0;
+};
+
 struct EditableGraph {
   int opset = 17;
+  std::vector<EditableSymbol> symbols;
   std::vector<EditableValue> values;
   std::vector<EditableNode> nodes;
   std::vector<int32_t> inputs, outputs;
@@ -53,6 +61,8 @@ struct EditableGraph {
   bool is_graph_input(int32_t value) const;
   bool is_graph_output(int32_t value) const;
   bool is_constant(int32_t value) const { return value >= 0 && values[static_cast<size_t>(value)].constant; }
+  /// Whether `value`'s dimensions are expressions that vary.
+  bool varies(int32_t value) const { return value >= 0 && !values[static_cast<size_t>(value)].dims.empty(); }
   /// The live node writing `value`, if any.
   std::optional<size_t> producer(int32_t value) const;
   /// The live nodes reading `value` (a node reading it twice is listed once).

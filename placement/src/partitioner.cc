@@ -245,18 +245,13 @@ std::vector<Partition> cut_partitions(const ir::Graph& graph, const std::vector<
 
 std::vector<uint8_t> extract_subgraph(const ir::Graph& graph, const Partition& partition) {
   GraphBuilder builder(graph.opset());
+  builder.copy_symbols(graph);  // all of them, so that every expression keeps its meaning
   std::map<int32_t, ValueId> remap;
   auto value = [&](int32_t v) -> ValueId {
     if (v < 0) return kNoValue;
     auto it = remap.find(v);
     if (it != remap.end()) return it->second;
-    const ir::Value* source = graph.values()->Get(static_cast<uoffset_t>(v));
-    const std::string name = source->name() != nullptr ? source->name()->str() : std::string();
-    const auto dtype = static_cast<DType>(source->dtype());
-    std::vector<int64_t> shape = to_vector(source->shape());
-    ValueId id = source->data() != nullptr
-                     ? builder.add_constant(name, dtype, std::move(shape), to_vector(source->data()))
-                     : builder.add_value(name, dtype, std::move(shape));
+    const ValueId id = builder.copy_value(*graph.values()->Get(static_cast<uoffset_t>(v)));
     remap.emplace(v, id);
     return id;
   };

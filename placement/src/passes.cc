@@ -82,7 +82,7 @@ bool is_no_op(const EditableGraph& graph, const EditableNode& node) {
   if (node.inputs.empty() || node.inputs[0] < 0 || node.outputs.empty() || node.outputs[0] < 0) return false;
   const EditableValue& in = graph.values[static_cast<size_t>(node.inputs[0])];
   const EditableValue& out = graph.values[static_cast<size_t>(node.outputs[0])];
-  if (in.dtype != out.dtype || in.shape != out.shape) return false;
+  if (in.dtype != out.dtype || in.shape != out.shape || in.dims != out.dims) return false;
   // Further outputs (Dropout's mask) must be unread.
   for (size_t i = 1; i < node.outputs.size(); ++i) {
     const int32_t v = node.outputs[i];
@@ -179,6 +179,7 @@ size_t collapse_reshapes(EditableGraph& graph) {
     }
     const std::optional<size_t> p = graph.producer(second.inputs[0]);
     if (!p || !is_reshape_like(graph.nodes[*p].op_type) || sole_consumer(graph, second.inputs[0]) != n) continue;
+    if (graph.varies(second.outputs[0])) continue;  // its shape is not one list of numbers
     const std::vector<int64_t> shape = graph.values[static_cast<size_t>(second.outputs[0])].shape;
     bool positive = true;  // a 0 in a Reshape shape means "copy this dimension"
     for (int64_t d : shape) positive = positive && d > 0;
@@ -279,6 +280,7 @@ size_t gathers_to_slices(EditableGraph& graph) {
       continue;
     }
     const int32_t x = gather.inputs[0], index = gather.inputs[1], y = gather.outputs[0];
+    if (graph.varies(x)) continue;  // the Reshape below needs a static shape
     const std::optional<std::vector<int64_t>> i = graph.int_constant(index);
     if (!i || i->size() != 1 || !graph.values[static_cast<size_t>(index)].shape.empty()) continue;
     std::vector<int64_t> sliced_shape = graph.values[static_cast<size_t>(x)].shape;

@@ -28,6 +28,7 @@
 
 #include "onnx_importer.h"
 #include "onnx_internal.h"
+#include "onnx_symbolic.h"
 
 namespace plugrt::compiler {
 
@@ -55,7 +56,7 @@ class Importer {
  private:
   Status error(Error code, const std::string& reason) const { return Status(code, origin_ + ": " + reason); }
   Status shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input, const std::string& reason,
-                     size_t rank) const;
+                     size_t rank, const std::string& symbol = {}) const;
   /// "node 'conv1' (Conv, opset 13)", or the node's position when it has no name.
   std::string node_label(const onnx::NodeProto& node) const;
   Status node_error(Error code, const onnx::NodeProto& node, const std::string& reason) const;
@@ -65,6 +66,9 @@ class Importer {
 
   Status check_node(const onnx::NodeProto& node) const;
   Status prepare_inputs();
+  Status add_symbols(const std::map<std::string, onnx::ValueInfoProto*>& inputs);
+  std::vector<onnx_import::Operand> operands(const onnx::NodeProto& node) const;
+  bool fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<sdk::DimExpr>>* values);
   void add_constant(const std::string& name, Tensor tensor);
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
@@ -93,6 +97,8 @@ class Importer {
   /// The graph IR attributes (subgraphs, captured count) of each If, Loop and Scan kept,
   /// by the node's first output.
   std::map<std::string, std::vector<Attribute>> subgraph_attributes_;
+  onnx_import::SymbolicDims symbols_;                              // ImportOptions::dims
+  std::map<std::string, std::vector<sdk::DimExpr>> shape_values_;  // kept nodes' shape values
   size_t folded_ = 0;
 };
 
@@ -143,10 +149,40 @@ Status Importer::node_error(Error code, const onnx::NodeProto& node, const std::
 }
 
 Status Importer::shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input,
-                             const std::string& reason, size_t rank) const {
-  if (options_.input_shape_problem != nullptr) *options_.input_shape_problem = {kind, input, reason, rank};
+                             const std::string& reason, size_t rank, const std::string& symbol) const {
+  if (options_.input_shape_problem != nullptr) *options_.input_shape_problem = {kind, input, reason, rank, symbol};
   if (kind == InputShapeProblem::Kind::kShapeRefused) return error(code, "ImportOptions::input_shapes: " + reason);
+  if (kind == InputShapeProblem::Kind::kDimRefused) return error(code, "ImportOptions::dims: " + reason);
+  if (!symbol.empty()) {
+    return error(code, reason + "; give its bounds in ImportOptions::dims or its shape in ImportOptions::input_shapes");
+  }
   return error(code, reason + "; give its shape in ImportOptions::input_shapes");
+}
+
+/// The symbols of ImportOptions::dims, each checked: sensible bounds, and the dim_param
+/// of some input dimension the model leaves dynamic.
+Status Importer::add_symbols(const std::map<std::string, onnx::ValueInfoProto*>& inputs) {
+  using Kind = InputShapeProblem::Kind;
+  for (const auto& [name, bounds] : options_.dims) {
+    if (bounds.min < 0 || bounds.min > bounds.max || bounds.max > (int64_t{1} << 40)) {
+      return shape_error(Error::kInvalidArgument, Kind::kDimRefused, name,
+                         "the bounds of '" + name + "', " + std::to_string(bounds.min) + ".." +
+                             std::to_string(bounds.max) + ", are not 0 <= MIN <= MAX <= 2^40",
+                         0, name);
+    }
+    bool used = false;
+    for (const auto& [input, info] : inputs) {
+      if (options_.input_shapes.count(input) != 0) continue;
+      const ValueType type = onnx_import::value_type_of(info->type());
+      used = used || std::find(type.dim_names.begin(), type.dim_names.end(), name) != type.dim_names.end();
+    }
+    if (!used) {
+      return shape_error(Error::kInvalidArgument, Kind::kDimRefused, name,
+                         "no input of the model has a dimension named '" + name + "'", 0, name);
+    }
+    symbols_.add_symbol(name, bounds.min, bounds.max);
+  }
+  return Status::ok();
 }
 
 Status Importer::check_node(const onnx::NodeProto& node) const {
@@ -207,6 +243,7 @@ Status Importer::prepare_inputs() {
     dims->clear_dim();
     for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
   }
+  PLUGRT_RETURN_IF_ERROR(add_symbols(inputs));
   for (const std::string& name : graph_inputs_) {
     const onnx::ValueInfoProto& input = *inputs[name];
     const ValueType type = onnx_import::value_type_of(input.type());
@@ -224,19 +261,23 @@ Status Importer::prepare_inputs() {
       return shape_error(Error::kNotSupported, InputShapeProblem::Kind::kShapeNeeded, name,
                          "input '" + name + "' has no shape", 0);
     }
-    uint64_t count = 0;
-    if (type.is_static() &&
-        !onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
-      return error(Error::kNotSupported,
-                   "input '" + name + "' of shape " + onnx_import::describe_dims(type) + " is larger than 2^40 bytes");
-    }
     for (size_t axis = 0; axis < type.dims.size(); ++axis) {
-      if (type.dims[axis] >= 0) continue;
-      const std::string symbol = type.dim_names[axis].empty() ? "unknown" : "'" + type.dim_names[axis] + "'";
+      const std::string& symbol = type.dim_names[axis];
+      if (type.dims[axis] >= 0 || options_.dims.count(symbol) != 0) continue;
       return shape_error(Error::kNotSupported, InputShapeProblem::Kind::kShapeNeeded, name,
-                         "input '" + name + "' has a dynamic dimension " + std::to_string(axis) + " (" + symbol +
-                             ") in " + onnx_import::describe_dims(type),
-                         type.dims.size());
+                         "input '" + name + "' has a dynamic dimension " + std::to_string(axis) + " (" +
+                             (symbol.empty() ? "unknown" : "'" + symbol + "'") + ") in " +
+                             onnx_import::describe_dims(type),
+                         type.dims.size(), symbol);
+    }
+    std::vector<sdk::DimExpr> dims;
+    bool varies = false;
+    uint64_t count = 0;
+    if (!symbols_.dims_of(type, &dims) ||
+        !onnx_import::element_count(sdk::dim_upper_bounds(dims, symbols_.ranges(), &varies),
+                                    dtype_size(static_cast<DType>(type.elem_type)), &count)) {
+      return error(Error::kNotSupported, "input '" + name + "' of shape " + onnx_import::describe_dims(type) +
+                                             " is larger than 2^40 bytes" + (varies ? " at its bounds" : ""));
     }
   }
   for (const std::string& name : graph_inputs_) {
@@ -278,6 +319,14 @@ Status Importer::set_type(const onnx::NodeProto& node, const std::string& name, 
       } catch (const std::exception& e) {
         return node_error(Error::kInvalidArgument, node,
                           "output '" + name + "': the model declares a type that inference contradicts: " + e.what());
+      }
+      // A dimension the model declares by a name of its own stays the expression inferred.
+      const onnx::TensorShapeProto& from = inferred.tensor_type().shape();
+      onnx::TensorShapeProto* to = type.mutable_tensor_type()->mutable_shape();
+      if (!symbols_.empty() && from.dim_size() == to->dim_size()) {
+        for (int k = 0; k < from.dim_size(); ++k) {
+          if (!symbols_.knows(to->dim(k)) && symbols_.knows(from.dim(k))) *to->mutable_dim(k) = from.dim(k);
+        }
       }
     }
   }
@@ -330,6 +379,48 @@ bool Importer::try_fold(const onnx::NodeProto& node) {
     const std::string& name = node.output(static_cast<int>(k));
     if (!name.empty()) add_constant(name, std::move(results[k]));
   }
+  return true;
+}
+
+std::vector<onnx_import::Operand> Importer::operands(const onnx::NodeProto& node) const {
+  std::vector<onnx_import::Operand> operands;
+  for (const std::string& input : node.input()) {
+    onnx_import::Operand& operand = operands.emplace_back();
+    if (input.empty()) continue;
+    if (auto type = types_.find(input); type != types_.end()) operand.type = &type->second;
+    if (auto constant = constants_.find(input); constant != constants_.end()) operand.constant = &constant->second;
+    if (auto value = shape_values_.find(input); value != shape_values_.end()) operand.elements = &value->second;
+  }
+  return operands;
+}
+
+/// A node computing a shape value (values[0], from SymbolicDims::infer) is folded when
+/// its elements are all constant; else the value is kept for the nodes that read it.
+bool Importer::fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<sdk::DimExpr>>* values) {
+  if (values->empty() || values->front().empty() || node.output_size() != 1) return false;
+  const std::vector<sdk::DimExpr>& elements = values->front();
+  const std::string& output = node.output(0);
+  const ValueType& type = types_.at(output);
+  const bool constant =
+      std::all_of(elements.begin(), elements.end(), [](const sdk::DimExpr& e) { return e.is_constant(); });
+  if (!constant || !type.is_static() ||
+      (type.elem_type != onnx::TensorProto::INT64 && type.elem_type != onnx::TensorProto::INT32)) {
+    shape_values_[output] = elements;
+    return false;
+  }
+  Tensor tensor;
+  tensor.dtype = static_cast<DType>(type.elem_type);
+  tensor.shape = type.dims;
+  uint64_t count = 0;
+  if (!onnx_import::element_count(type.dims, 1, &count) || count != elements.size()) return false;
+  for (const sdk::DimExpr& e : elements) {
+    const int64_t value = e.constant_value();
+    const auto narrow = static_cast<int32_t>(value);
+    const uint8_t* bytes = tensor.dtype == DType::kInt64 ? reinterpret_cast<const uint8_t*>(&value)
+                                                         : reinterpret_cast<const uint8_t*>(&narrow);
+    tensor.bytes.insert(tensor.bytes.end(), bytes, bytes + dtype_size(tensor.dtype));
+  }
+  add_constant(output, std::move(tensor));
   return true;
 }
 
@@ -404,13 +495,15 @@ Status Importer::simplify() {
     std::string failure;
     Status status = onnx_import::infer_node(node, schema_of(node), type_pointers_, data_, &output_types, &failure);
     if (!status.is_ok()) return node_error(status.code(), node, status.message());
+    std::vector<std::vector<sdk::DimExpr>> shape_values;
+    if (!symbols_.empty()) symbols_.infer(node, opset_, operands(node), &output_types, &shape_values);
     for (int k = 0; k < node.output_size(); ++k) {
       const std::string& output = node.output(k);
       if (output.empty()) continue;
       PLUGRT_RETURN_IF_ERROR(set_type(node, output, output_types[static_cast<size_t>(k)]));
       if (!failure.empty()) inference_failures_[output] = failure;
     }
-    if (try_fold(node)) {
+    if (try_fold(node) || fold_shape_values(node, &shape_values)) {
       ++folded_;
       continue;
     }
@@ -472,9 +565,20 @@ Result<std::vector<uint8_t>> Importer::write() const {
   std::set<std::string> consumed(graph_outputs_.begin(), graph_outputs_.end());
   for (const onnx::NodeProto& node : graph_->node()) consumed.insert(node.input().begin(), node.input().end());
 
+  for (size_t k = 0; k < symbols_.names().size(); ++k) {
+    builder.add_symbol(symbols_.names()[k], symbols_.ranges()[k].min, symbols_.ranges()[k].max);
+  }
+  // A value whose dimensions all are known: static, or expressions over the symbols.
+  auto add_value = [&](const std::string& name, const ValueType& type, const std::vector<sdk::DimExpr>& dims) {
+    const bool varies = std::any_of(dims.begin(), dims.end(), [](const sdk::DimExpr& d) { return !d.is_constant(); });
+    return varies ? builder.add_dynamic_value(name, static_cast<DType>(type.elem_type), dims)
+                  : builder.add_value(name, static_cast<DType>(type.elem_type), type.dims);
+  };
   for (const std::string& name : graph_inputs_) {
     const ValueType& type = types_.at(name);
-    const ValueId id = builder.add_value(name, static_cast<DType>(type.elem_type), type.dims);
+    std::vector<sdk::DimExpr> dims;
+    (void)symbols_.dims_of(type, &dims);  // checked by prepare_inputs
+    const ValueId id = add_value(name, type, dims);
     ids[name] = id;
     builder.add_input(id);
   }
@@ -523,7 +627,8 @@ Result<std::vector<uint8_t>> Importer::write() const {
       }
       auto it = types_.find(output);
       const ValueType type = it != types_.end() ? it->second : ValueType{};
-      if (!type.is_static()) {
+      std::vector<sdk::DimExpr> dims;
+      if (!symbols_.dims_of(type, &dims)) {
         if (!type.known && consumed.count(output) == 0) {  // an unused output of unknown type: leave it out
           outputs.push_back(kNoValue);
           continue;
@@ -538,12 +643,19 @@ Result<std::vector<uint8_t>> Importer::write() const {
                               : "output '" + output + "' has the dynamic shape " + onnx_import::describe_dims(type));
       }
       uint64_t count = 0;
-      if (!onnx_import::element_count(type.dims, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
-        return node_error(
-            Error::kNotSupported, node,
-            "output '" + output + "' of shape " + onnx_import::describe_dims(type) + " is larger than 2^40 bytes");
+      bool varies = false;
+      const std::vector<int64_t> bounds = sdk::dim_upper_bounds(dims, symbols_.ranges(), &varies);
+      if (std::find(bounds.begin(), bounds.end(), -1) != bounds.end()) {
+        return node_error(Error::kNotSupported, node,
+                          "output '" + output + "' has the shape " + onnx_import::describe_dims(type) +
+                              ", whose bounds plugrt cannot tell from the symbols' ranges");
       }
-      const ValueId id = builder.add_value(output, static_cast<DType>(type.elem_type), type.dims);
+      if (!onnx_import::element_count(bounds, dtype_size(static_cast<DType>(type.elem_type)), &count)) {
+        return node_error(Error::kNotSupported, node,
+                          "output '" + output + "' of shape " + onnx_import::describe_dims(type) +
+                              " is larger than 2^40 bytes" + (varies ? " at its bounds" : ""));
+      }
+      const ValueId id = add_value(output, type, dims);
       ids[output] = id;
       outputs.push_back(id);
     }

@@ -31,17 +31,29 @@ struct InputShapeProblem {
     kNone,          ///< the import did not fail on an input's shape
     kShapeRefused,  ///< a shape given in input_shapes does not fit the model
     kShapeNeeded,   ///< an input has no static shape and none was given
+    kDimRefused,    ///< bounds given in dims do not fit the model
   };
   Kind kind = Kind::kNone;
   std::string input;   ///< the input's name (for kShapeRefused, the name given)
   std::string reason;  ///< "input 'x' has rank 4, the shape given has rank 2": no remedy, no file name
   size_t rank = 0;     ///< the rank a shape for `input` needs, when the model declares one (else 0)
+  std::string symbol;  ///< kShapeNeeded: the dim_param of the dimension that varies, if it has one
+};
+
+/// The values a symbolic dimension may take, both ends included.
+struct DimBounds {
+  int64_t min = 0;
+  int64_t max = 0;
 };
 
 struct ImportOptions {
   /// Static shapes for graph inputs whose ONNX shape has symbolic or unknown
   /// dimensions, by input name. An input left dynamic is an error naming it.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  /// Bounds for ONNX symbolic dimensions (dim_params), by name: such a dimension stays
+  /// symbolic, each value's dimensions become expressions over the symbols, and the
+  /// graph is written as ir_version 2. Each name must be a dim_param of some input.
+  std::map<std::string, DimBounds> dims;
   /// out: when not null, set when the import fails on an input's shape.
   InputShapeProblem* input_shape_problem = nullptr;
 };

@@ -29,6 +29,7 @@ struct CompileCommandOptions {
   double tune_seconds = 120;
   bool no_profile = false;
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
+  std::vector<std::string> dims;          // NAME=MIN..MAX
   PluginSearchOptions plugins;
   bool json = false;
 };
@@ -48,6 +49,20 @@ bool parse_input_shape(const std::string& text, std::string* name, std::vector<i
   return true;
 }
 
+/// "seq=1..256" -> ("seq", {1, 256}); false when malformed.
+bool parse_dim(const std::string& text, std::string* name, compiler::DimBounds* bounds) {
+  const size_t equals = text.rfind('=');
+  const size_t dots = text.find("..", equals == std::string::npos ? 0 : equals);
+  if (equals == std::string::npos || equals == 0 || dots == std::string::npos) return false;
+  *name = text.substr(0, equals);
+  const std::string min = text.substr(equals + 1, dots - equals - 1), max = text.substr(dots + 2);
+  char* end = nullptr;
+  bounds->min = std::strtoll(min.c_str(), &end, 10);
+  if (min.empty() || *end != '\0') return false;
+  bounds->max = std::strtoll(max.c_str(), &end, 10);
+  return !max.empty() && *end == '\0';
+}
+
 std::string ops_text(const std::map<std::string, size_t>& ops) {
   std::string text;
   for (const auto& [op, count] : ops) text += (text.empty() ? "" : ", ") + op + " x" + std::to_string(count);
@@ -59,9 +74,12 @@ std::string input_shape_error(const std::string& model, const compiler::InputSha
   if (problem.kind == compiler::InputShapeProblem::Kind::kShapeRefused) {
     return model + ": --input-shape: " + problem.reason;
   }
+  if (problem.kind == compiler::InputShapeProblem::Kind::kDimRefused) return model + ": --dim: " + problem.reason;
   std::string dims = problem.rank == 0 ? "D0,D1,..." : "";  // rank 0: the model declares none
   for (size_t axis = 0; axis < problem.rank; ++axis) dims += (axis == 0 ? "D" : ",D") + std::to_string(axis);
-  return model + ": " + problem.reason + "; give its shape with --input-shape " + problem.input + "=" + dims;
+  const std::string bounds = problem.symbol.empty() ? "" : "its bounds with --dim " + problem.symbol + "=MIN..MAX or ";
+  return model + ": " + problem.reason + "; give " + bounds + "its shape with --input-shape " + problem.input + "=" +
+         dims;
 }
 
 int run_compile(const CompileCommandOptions& options) {
@@ -76,6 +94,15 @@ int run_compile(const CompileCommandOptions& options) {
       return 2;
     }
     import_options.input_shapes[name] = shape;
+  }
+  for (const std::string& text : options.dims) {
+    std::string name;
+    compiler::DimBounds bounds;
+    if (!parse_dim(text, &name, &bounds)) {
+      std::cerr << "plugrt compile: --dim '" << text << "' is not NAME=MIN..MAX\n";
+      return 2;
+    }
+    import_options.dims[name] = bounds;
   }
   compiler::CompileOptions compile_options;
   compile_options.backends = split(options.backends, ',');
@@ -238,6 +265,9 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                     "copy of its weights)");
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable)");
+  command->add_option("--dim", options->dims,
+                      "NAME=MIN..MAX: keep the ONNX symbolic dimension NAME (a dim_param), which takes sizes from "
+                      "MIN to MAX at run time (repeatable)");
   add_plugin_search_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print the summary as JSON");
   command->callback([options, &result] { result.exit_code = run_compile(*options); });

@@ -15,6 +15,14 @@
 
 namespace plugrt {
 
+namespace ir {
+struct Graph;
+struct Value;
+}  // namespace ir
+
+/// The dimension expressions of a verified graph IR value; empty when its shape is static.
+std::vector<sdk::DimExpr> read_value_dims(const ir::Value& value);
+
 /// One operator attribute, by value.
 struct Attribute {
   enum class Kind { kFloat, kInt, kString, kFloats, kInts, kGraph };
@@ -54,6 +62,12 @@ class GraphBuilder {
   /// symbols added before. Its shape holds each dimension's upper bound (-1 when the
   /// expression has none, which readers refuse).
   ValueId add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims);
+  /// Adds the symbols of a verified graph, in order (so that its expressions keep
+  /// their meaning here).
+  void copy_symbols(const ir::Graph& graph);
+  /// A copy of a verified graph's value: a constant with its bytes, a value with its
+  /// shape, or one whose dimensions vary (copy_symbols first).
+  ValueId copy_value(const ir::Value& value);
   /// A constant tensor with its little-endian bytes (which must match dtype x shape).
   ValueId add_constant(std::string name, DType dtype, std::vector<int64_t> shape, std::vector<uint8_t> bytes);
   /// Typed shorthands for constants.

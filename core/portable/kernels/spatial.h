@@ -120,6 +120,10 @@ inline std::string read_window_geometry(const NodeContext& node, bool ceil_mode,
     g->pad_begin[s] = auto_pad == AutoPad::kValid ? 0 : pads[d];
     g->pad_end[s] = auto_pad == AutoPad::kValid ? 0 : pads[d + rank];
     const int64_t span = in + g->pad_begin[s] + g->pad_end[s] - extent;
+    if (span < 0 && ceil_mode && auto_pad == AutoPad::kNotSet && span > -strides[d]) {
+      g->out[s] = 1;  // rounded up, one window that runs past the end (as PyTorch)
+      continue;
+    }
     if (span < 0) {
       return "the window (extent " + std::to_string(extent) + ") is larger than the padded input (" +
              std::to_string(in + g->pad_begin[s] + g->pad_end[s]) + ") along spatial axis " + std::to_string(d);

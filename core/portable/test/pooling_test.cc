@@ -72,6 +72,20 @@ TEST(MaxPoolKernel, Pools1DWithSameLowerAndCeilModePadding) {
   EXPECT_THAT(ceil.outputs[0].floats(), ElementsAre(2, 4, 6, 6));
 }
 
+TEST(MaxPoolKernel, RoundsAWindowLongerThanTheInputUpToOneOutputInCeilMode) {
+  // PyTorch's MaxPool1d(2, ceil_mode=True) on a length of 1: one window, half past the end.
+  NodeRun ceil =
+      pool("MaxPool",
+           {Attribute::Ints("kernel_shape", {2}), Attribute::Ints("strides", {2}), Attribute::Int("ceil_mode", 1)},
+           TestTensor::f32({1, 2, 1}, {3, -5}), {1, 2, 1});
+  ASSERT_TRUE(ceil.ok()) << ceil.error;
+  EXPECT_THAT(ceil.outputs[0].floats(), ElementsAre(3, -5));
+  // Without ceil_mode, no window fits.
+  NodeRun floor = pool("MaxPool", {Attribute::Ints("kernel_shape", {2}), Attribute::Ints("strides", {2})},
+                       TestTensor::f32({1, 2, 1}, {3, -5}), {1, 2, 1});
+  EXPECT_THAT(floor.error, HasSubstr("is larger than the padded input"));
+}
+
 TEST(MaxPoolKernel, RefusesTheIndicesOutput) {
   NodeRun run = run_node({"MaxPool",
                           {Attribute::Ints("kernel_shape", {2, 2})},
