@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dimensions that vary, end to end: models exported from PyTorch with a symbolic length
+// (models/export_models.py: varying_encoder, varying_conv1d), compiled once with bounds
+// for it (ImportOptions::dims, as `plugrt compile --dim`), then run at several lengths
+// (1, a few, the export's, the maximum) over each backend set built here: portable
+// alone, each plugin (dlopen) with portable, all of them. Each result is checked against
+// PyTorch's outputs; inputs out of bounds or of the wrong rank are refused by name.
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compiler.h"
+#include "npy.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/method.h"
+#include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/program.h"
+
+namespace plugrt::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
+
+struct VaryingModel {
+  std::string name;
+  std::string symbol;
+  int64_t max = 0;
+  std::vector<std::string> samples;  ///< the export's sample shapes, as in the file names
+};
+
+const VaryingModel kEncoder{"varying_encoder", "seq", 64, {"", "1x1x64.", "1x5x64.", "1x64x64."}};
+const VaryingModel kConv1d{"varying_conv1d", "len", 64, {"", "1x8x1.", "1x8x7.", "1x8x64."}};
+
+/// A backend set: the plugin files loaded next to the built-in portable backend.
+struct BackendSet {
+  std::string label;
+  std::vector<std::string> plugins;
+};
+
+std::vector<BackendSet> backend_sets() {
+  std::vector<BackendSet> sets = {{"portable", {}}};
+  std::vector<std::string> all;
+  for (const char* file : {PLUGRT_ONEDNN_PLUGIN_FILE, PLUGRT_XNNPACK_PLUGIN_FILE}) {
+    if (std::string(file).empty()) continue;
+    sets.push_back({std::string(file).find("onednn") != std::string::npos ? "onednn" : "xnnpack", {file}});
+    all.push_back(file);
+  }
+  if (all.size() > 1) sets.push_back({"all", all});
+  return sets;
+}
+
+DLTensor view(tools::NpyArray& array) {
+  return DLTensor{array.data.data(),
+                  {kDLCPU, 0},
+                  static_cast<int32_t>(array.shape.size()),
+                  to_dlpack(array.dtype),
+                  array.shape.data(),
+                  nullptr,
+                  0};
+}
+
+class VaryingShapesTest : public ::testing::TestWithParam<std::tuple<VaryingModel, BackendSet>> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(register_builtin_backends(registry_).is_ok());
+    loader_.emplace(registry_, plugins::SearchPathOptions::explicit_files_only());
+    for (const std::string& plugin : std::get<1>(GetParam()).plugins) {
+      ASSERT_TRUE(loader_->load(plugin).is_ok()) << plugin;
+    }
+  }
+
+  /// The model compiled over this set's backends with its symbol in 1..max.
+  Result<Program> compile(const VaryingModel& model) {
+    compiler::ImportOptions import;
+    import.dims[model.symbol] = {1, model.max};
+    PLUGRT_ASSIGN_OR_RETURN(
+        compiler::CompiledModel compiled,
+        compiler::compile_onnx_file(model_path(model.name + ".onnx"), registry_, compiler::CompileOptions{}, import));
+    return Program::from_bytes(compiled.program, model.name + ".prt");
+  }
+
+  Registry registry_;
+  std::optional<plugins::PluginLoader> loader_;
+};
+
+TEST_P(VaryingShapesTest, CompiledOnceRunsAtEachLengthAsPyTorchDoes) {
+  const VaryingModel& model = std::get<0>(GetParam());
+  Result<Program> program = compile(model);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  ASSERT_EQ(program->describe("forward")->symbols.size(), 1u);
+  Result<Method> method = Method::load(*program, "forward", registry_);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  // One method, run at each length in turn (and the first again), as a server would.
+  std::vector<std::string> samples = model.samples;
+  samples.push_back(model.samples[1]);
+  for (const std::string& sample : samples) {
+    SCOPED_TRACE(model.name + "." + sample + "input.npy");
+    Result<tools::NpyArray> input = tools::read_npy(model_path(model.name + "." + sample + "input.npy"));
+    Result<tools::NpyArray> expected = tools::read_npy(model_path(model.name + "." + sample + "output.npy"));
+    ASSERT_TRUE(input.is_ok() && expected.is_ok());
+    ASSERT_TRUE(method->set_input(0, view(*input)).is_ok());
+    Status status = method->execute();
+    ASSERT_TRUE(status.is_ok()) << status.to_string();
+    const DLTensor& output = method->output(0);
+    ASSERT_EQ(std::vector<int64_t>(output.shape, output.shape + output.ndim), expected->shape);
+    const auto* actual = static_cast<const float*>(output.data);
+    double worst = 0;
+    for (size_t i = 0; i < expected->data.size() / sizeof(float); ++i) {
+      float want;
+      std::memcpy(&want, expected->data.data() + i * sizeof(float), sizeof(float));
+      worst = std::max(worst, static_cast<double>(std::fabs(actual[i] - want)));
+    }
+    EXPECT_LT(worst, 1e-4) << "largest difference from PyTorch";
+  }
+}
+
+TEST_P(VaryingShapesTest, InputsOutOfBoundsOrOfTheWrongRankAreRefusedByName) {
+  const VaryingModel& model = std::get<0>(GetParam());
+  Result<Program> program = compile(model);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  Result<Method> method = Method::load(*program, "forward", registry_);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  Result<tools::NpyArray> input = tools::read_npy(model_path(model.name + ".input.npy"));
+  ASSERT_TRUE(input.is_ok());
+  const size_t axis = model.symbol == "seq" ? 1 : 2;
+
+  tools::NpyArray too_long = *input;
+  too_long.shape[axis] = model.max + 1;
+  too_long.data.resize(too_long.data.size() / static_cast<size_t>(input->shape[axis]) *
+                       static_cast<size_t>(model.max + 1));
+  Status status = method->set_input(0, view(too_long));
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_THAT(status.message(),
+              HasSubstr("input 0 'input': dimension " + std::to_string(axis) + " is " + std::to_string(model.max + 1) +
+                        "; its bound is " + std::to_string(model.max)));
+
+  tools::NpyArray flat = *input;
+  flat.shape = {static_cast<int64_t>(input->data.size() / sizeof(float))};
+  status = method->set_input(0, view(flat));
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_THAT(status.message(), HasSubstr("input 0 'input'"));
+  EXPECT_THAT(status.message(), HasSubstr("rank"));
+
+  // The method still runs after the refusals.
+  ASSERT_TRUE(method->set_input(0, view(*input)).is_ok());
+  EXPECT_TRUE(method->execute().is_ok());
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::tuple<VaryingModel, BackendSet>>& info) {
+  return std::get<0>(info.param).name + "_on_" + std::get<1>(info.param).label;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, VaryingShapesTest,
+                         ::testing::Combine(::testing::Values(kEncoder, kConv1d), ::testing::ValuesIn(backend_sets())),
+                         test_name);
+
+TEST(VaryingShapesImport, ASymbolicDimensionWithoutBoundsIsRefusedNamingItAndTheOption) {
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  compiler::InputShapeProblem problem;
+  compiler::ImportOptions import;
+  import.input_shape_problem = &problem;
+  auto refusal = [&] {
+    return compiler::compile_onnx_file(model_path("varying_conv1d.onnx"), registry, compiler::CompileOptions{}, import)
+        .status();
+  };
+  Status status = refusal();
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_THAT(status.message(), HasSubstr("dynamic dimension 2 ('len')"));
+  EXPECT_THAT(status.message(), HasSubstr("ImportOptions::dims"));
+  EXPECT_EQ(problem.kind, compiler::InputShapeProblem::Kind::kShapeNeeded);
+  EXPECT_EQ(problem.symbol, "len");
+
+  import.dims["length"] = {1, 8};  // not a dim_param of the model
+  status = refusal();
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_THAT(status.message(), HasSubstr("no input of the model has a dimension named 'length'"));
+  EXPECT_EQ(problem.kind, compiler::InputShapeProblem::Kind::kDimRefused);
+
+  import.dims.clear();
+  import.dims["len"] = {9, 8};
+  status = refusal();
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_THAT(status.message(), HasSubstr("the bounds of 'len', 9..8"));
+}
+
+}  // namespace
+}  // namespace plugrt::testing
