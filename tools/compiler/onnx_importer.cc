@@ -320,12 +320,13 @@ Status Importer::set_type(const onnx::NodeProto& node, const std::string& name, 
         return node_error(Error::kInvalidArgument, node,
                           "output '" + name + "': the model declares a type that inference contradicts: " + e.what());
       }
-      // A dimension the model declares by a name of its own stays the expression inferred.
+      // A dimension the model declares by a name stays the expression inferred: the
+      // model's names are its own, or a symbol where the exporter guessed one.
       const onnx::TensorShapeProto& from = inferred.tensor_type().shape();
       onnx::TensorShapeProto* to = type.mutable_tensor_type()->mutable_shape();
       if (!symbols_.empty() && from.dim_size() == to->dim_size()) {
         for (int k = 0; k < from.dim_size(); ++k) {
-          if (!symbols_.knows(to->dim(k)) && symbols_.knows(from.dim(k))) *to->mutable_dim(k) = from.dim(k);
+          if (symbols_.knows(from.dim(k))) *to->mutable_dim(k) = from.dim(k);
         }
       }
     }

@@ -47,6 +47,32 @@ DimExpr constant(int64_t value) {
 
 bool is(const DimExpr& e, int64_t value) { return e.is_constant() && e.constant_value() == value; }
 
+/// a + c, written a - |c| for a negative c.
+DimExpr plus(const DimExpr& a, int64_t c) { return c < 0 ? a - constant(-c) : a + constant(c); }
+
+bool range_of(const DimExpr& e, const std::vector<sdk::DimRange>& ranges, sdk::DimRange* range) {
+  return sdk::check_dim_expr(e.words().data(), e.words().size(), ranges.size()).empty() &&
+         sdk::dim_expr_range(e.words().data(), e.words().size(), ranges.data(), range);
+}
+
+/// min(a, b) and max(a, b), reduced to one side when the symbols' ranges decide it.
+DimExpr smaller(const DimExpr& a, const DimExpr& b, const std::vector<sdk::DimRange>& ranges) {
+  sdk::DimRange ra, rb;
+  if (range_of(a, ranges, &ra) && range_of(b, ranges, &rb)) {
+    if (ra.max <= rb.min) return a;
+    if (rb.max <= ra.min) return b;
+  }
+  return sdk::min(a, b);
+}
+DimExpr larger(const DimExpr& a, const DimExpr& b, const std::vector<sdk::DimRange>& ranges) {
+  sdk::DimRange ra, rb;
+  if (range_of(a, ranges, &ra) && range_of(b, ranges, &rb)) {
+    if (ra.min >= rb.max) return a;
+    if (rb.min >= ra.max) return b;
+  }
+  return sdk::max(a, b);
+}
+
 /// The integers of a constant int64 or int32 tensor of rank 0 or 1.
 bool constant_ints(const Tensor& tensor, std::vector<int64_t>* values) {
   if (tensor.shape.size() > 1) return false;
@@ -160,21 +186,19 @@ std::vector<DimExpr> broadcast(const std::vector<std::vector<DimExpr>>& shapes) 
   return result;
 }
 
-/// Python-style slice bounds of one axis of length `length`.
-DimExpr slice_length(const DimExpr& length, int64_t start, int64_t end, int64_t step) {
-  auto clamp_index = [&length](int64_t index, int64_t low_offset) {
-    // low_offset: 0 for a forward slice (indices in [0, L]), -1 backward ([-1, L - 1]).
-    if (index >= kLargeIndex) return length + constant(low_offset);
-    if (index <= -kLargeIndex) return constant(low_offset);
-    if (index < 0) return sdk::max(length + constant(index), constant(low_offset));
-    return sdk::min(constant(index), length + constant(low_offset));
+/// The length of a Python-style slice of one axis of length `length`.
+DimExpr slice_length(const DimExpr& length, int64_t start, int64_t end, int64_t step,
+                     const std::vector<sdk::DimRange>& ranges) {
+  auto clamp_index = [&](int64_t index, int64_t low) {
+    // low: 0 for a forward slice (indices in [0, L]), -1 backward ([-1, L - 1]).
+    if (index >= kLargeIndex) return plus(length, low);
+    if (index <= -kLargeIndex) return constant(low);
+    if (index < 0) return larger(plus(length, index), constant(low), ranges);
+    return smaller(constant(index), plus(length, low), ranges);
   };
-  if (step > 0) {
-    const DimExpr s = clamp_index(start, 0), e = clamp_index(end, 0);
-    return ceil_div(sdk::max(e - s, constant(0)), constant(step));
-  }
-  const DimExpr s = clamp_index(start, -1), e = clamp_index(end, -1);
-  return ceil_div(sdk::max(s - e, constant(0)), constant(-step));
+  const DimExpr s = clamp_index(start, step > 0 ? 0 : -1), e = clamp_index(end, step > 0 ? 0 : -1);
+  const DimExpr span = step > 0 ? e - s : s - e;
+  return ceil_div(larger(span, constant(0), ranges), constant(step > 0 ? step : -step));
 }
 
 bool is_broadcasting(const std::string& op) {
@@ -322,14 +346,14 @@ bool SymbolicDims::output_dims(const onnx::NodeProto& node, int64_t opset, const
       }
       const bool valid = auto_pad == "VALID";
       const int64_t begin = valid ? 0 : pads[k], end = valid ? 0 : pads[k + spatial];
-      const DimExpr span = length + constant(begin + end - dilations[k] * (kernel[k] - 1) - 1);
+      const DimExpr span = plus(length, begin + end - dilations[k] * (kernel[k] - 1) - 1);
       if (!ceil_mode) {
         dims->push_back(floor_div(span, stride) + constant(1));
         continue;
       }
       // Rounded up, less a last window that would start in the end padding.
-      dims->push_back(sdk::min(ceil_div(span, stride) + constant(1),
-                               floor_div(length + constant(begin - 1), stride) + constant(1)));
+      dims->push_back(smaller(ceil_div(span, stride) + constant(1),
+                              floor_div(plus(length, begin - 1), stride) + constant(1), ranges_));
     }
     return true;
   }
@@ -369,7 +393,7 @@ bool SymbolicDims::output_dims(const onnx::NodeProto& node, int64_t opset, const
       int64_t axis = axes[k] < 0 ? axes[k] + static_cast<int64_t>(data.size()) : axes[k];
       if (axis < 0 || axis >= static_cast<int64_t>(data.size()) || steps[k] == 0) return false;
       DimExpr& d = data[static_cast<size_t>(axis)];
-      d = slice_length(d, starts[k], ends[k], steps[k]);
+      d = slice_length(d, starts[k], ends[k], steps[k], ranges_);
     }
     *dims = std::move(data);
     return true;
@@ -387,7 +411,7 @@ bool SymbolicDims::output_dims(const onnx::NodeProto& node, int64_t opset, const
     std::vector<int64_t> pads = ints_attribute(node, "pads");
     if (!input_dims(0, &data) || (opset >= 11 && !input_ints(inputs, 1, &pads))) return false;
     if (pads.size() != 2 * data.size()) return false;
-    for (size_t k = 0; k < data.size(); ++k) data[k] = data[k] + constant(pads[k] + pads[k + data.size()]);
+    for (size_t k = 0; k < data.size(); ++k) data[k] = plus(data[k], pads[k] + pads[k + data.size()]);
     *dims = std::move(data);
     return true;
   }

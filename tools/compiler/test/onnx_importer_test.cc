@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "plugrt/builtin_backends.h"
 #include "plugrt/dtype.h"
 #include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/dim_expr.h"
 
 namespace plugrt::compiler {
 namespace {
@@ -225,14 +227,16 @@ DLTensor as_dltensor(HostTensor& t) {
   return d;
 }
 
-/// Runs the imported graph on the built-in portable backend; the outputs in graph order.
-std::vector<HostTensor> run_portable(const ImportedModel& model, std::vector<HostTensor> inputs) {
+/// Runs the imported graph on the built-in portable backend; the outputs in graph order,
+/// of the graph's shapes or, where its dimensions vary, of `output_shapes`.
+std::vector<HostTensor> run_portable(const ImportedModel& model, std::vector<HostTensor> inputs,
+                                     const std::vector<std::vector<int64_t>>& output_shapes = {}) {
   const ir::Graph& graph = graph_of(model);
   std::vector<HostTensor> outputs;
   for (int32_t v : *graph.outputs()) {
     HostTensor t;
     t.dtype = static_cast<DType>(value_at(graph, v).dtype());
-    t.shape = value_shape(graph, v);
+    t.shape = outputs.size() < output_shapes.size() ? output_shapes[outputs.size()] : value_shape(graph, v);
     size_t count = 1;
     for (int64_t d : t.shape) count *= static_cast<size_t>(d);
     t.bytes.resize(count * dtype_size(t.dtype));
@@ -695,6 +699,98 @@ TEST(OnnxImporter, DynamicInputNeedsAShape) {
   Result<ImportedModel> unknown = import_model(model, options);
   EXPECT_EQ(unknown.code(), Error::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("'nope'"));
+}
+
+/// Each dimension of a value as text: "7", or its expression over the graph's symbols.
+std::vector<std::string> dim_texts(const ir::Graph& graph, int32_t index) {
+  std::vector<std::string> names;
+  if (graph.symbols() != nullptr) {
+    for (const ir::Symbol* symbol : *graph.symbols()) names.push_back(symbol->name()->str());
+  }
+  std::vector<std::string> texts;
+  const std::vector<int64_t> shape = value_shape(graph, index);
+  const auto* dims = value_at(graph, index).dims();
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    const auto* words = dims != nullptr ? dims->Get(static_cast<flatbuffers::uoffset_t>(axis))->words() : nullptr;
+    texts.push_back(words != nullptr && words->size() > 0
+                        ? sdk::DimExpr::from_words({words->begin(), words->end()}).to_string(names)
+                        : std::to_string(shape[axis]));
+  }
+  return texts;
+}
+
+/// x [1, N, 6], N in 1..32: a Reshape whose target comes from x's shape (Shape, Gather,
+/// Unsqueeze, Concat with -1), a Concat and a Slice along N, and a strided Conv over it.
+onnx::ModelProto shape_rules_model() {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {1, -1, 6});
+  add_node(model, "Shape", "shape", {"x"}, {"s"});
+  add_int64_constant(model, "one", {}, {1});
+  add_node(model, "Gather", "length", {"s", "one"}, {"n"});
+  add_int64_constant(model, "zero_axis", {1}, {0});
+  add_node(model, "Unsqueeze", "unsqueeze", {"n", "zero_axis"}, {"n1"});
+  add_int64_constant(model, "rest", {1}, {-1});
+  set_int(add_node(model, "Concat", "target", {"n1", "rest"}, {"target"}), "axis", 0);
+  add_node(model, "Reshape", "rows", {"x", "target"}, {"rows"});
+  set_int(add_node(model, "Concat", "twice", {"rows", "rows"}, {"twice"}), "axis", 0);
+  add_int64_initializer(model, "starts", {1}, {1});
+  add_int64_initializer(model, "ends", {1}, {std::numeric_limits<int64_t>::max()});
+  add_int64_initializer(model, "axes", {1}, {0});
+  add_node(model, "Slice", "tail", {"twice", "starts", "ends", "axes"}, {"tail"});
+  set_ints(add_node(model, "Transpose", "channels_first", {"x"}, {"xt"}), "perm", {0, 2, 1});
+  add_float_initializer(model, "w", {1, 6, 3}, std::vector<float>(18, 1.0f));
+  onnx::NodeProto* conv = add_node(model, "Conv", "conv", {"xt", "w"}, {"conv"});
+  set_ints(conv, "pads", {1, 1});
+  set_ints(conv, "strides", {2});
+  add_output(model, "tail", {-1, 6});
+  add_output(model, "conv", {1, 1, -1});
+  return model;
+}
+
+TEST(OnnxImporter, CarriesBoundedDimensionsThroughShapeComputations) {
+  ImportOptions options;
+  options.dims["N"] = {1, 32};
+  Result<ImportedModel> imported = import_model(shape_rules_model(), options);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_EQ(graph.ir_version(), 2);
+  ASSERT_EQ(graph.symbols()->size(), 1u);
+  EXPECT_EQ(graph.symbols()->Get(0)->name()->str(), "N");
+  EXPECT_THAT(dim_texts(graph, graph.inputs()->Get(0)), ElementsAre("1", "N", "6"));
+  // Reshape's -1 is (1 * N * 6) / N: the common factor cancels to a static 6. The
+  // Slice from 1 to the end, clamped within N's range, needs no min or max.
+  EXPECT_THAT(dim_texts(graph, graph.outputs()->Get(0)), ElementsAre("N + N - 1", "6"));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(63, 6));
+  EXPECT_THAT(dim_texts(graph, graph.outputs()->Get(1)), ElementsAre("1", "1", "(N - 1) / 2 + 1"));
+  // The shape computation stays in the graph, to run on each shape.
+  EXPECT_THAT(op_types(graph), ::testing::Contains("Shape"));
+
+  // At N = 3: rows are x's three rows, twice, less the first.
+  std::vector<float> x(18);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({1, 3, 6}, x)}, {{5, 6}, {1, 1, 2}});
+  ASSERT_EQ(outputs.size(), 2u);
+  std::vector<float> tail(x.begin() + 6, x.end());
+  tail.insert(tail.end(), x.begin(), x.end());
+  EXPECT_EQ(floats_of(outputs[0]), tail);
+  // Windows over positions -1..1 and 1..3 (padded), summing all six channels.
+  const float row_sum[3] = {15, 51, 87};
+  EXPECT_THAT(floats_of(outputs[1]), ElementsAre(row_sum[0] + row_sum[1], row_sum[1] + row_sum[2]));
+}
+
+TEST(OnnxImporter, RefusesBoundsThatDoNotFitTheModel) {
+  InputShapeProblem problem;
+  ImportOptions options;
+  options.input_shape_problem = &problem;
+  options.dims["M"] = {1, 8};
+  Result<ImportedModel> refused = import_model(shape_rules_model(), options);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("ImportOptions::dims: no input of the model has a dimension named 'M'"));
+  EXPECT_EQ(problem.kind, InputShapeProblem::Kind::kDimRefused);
+  options.dims = {{"N", {0, int64_t{1} << 41}}};
+  Result<ImportedModel> unbounded = import_model(shape_rules_model(), options);
+  ASSERT_FALSE(unbounded.is_ok());
+  EXPECT_THAT(unbounded.status().message(), HasSubstr("are not 0 <= MIN <= MAX <= 2^40"));
 }
 
 // ---- Refusals ---------------------------------------------------------------------

@@ -140,6 +140,24 @@ check compile-shape-unknown-input 1 "^plugrt compile: .*tiny_cnn\.onnx: --input-
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape nope=1
 check compile-shape-wrong-rank 1 "--input-shape: input 'input' has rank 4, the shape given has rank 2$" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape input=1,3
+check compile-dim-needed 1 "dynamic dimension 2 \('len'\) in \[1,8,len\]; give its bounds with --dim len=MIN\.\.MAX or its shape with --input-shape input=D0,D1,D2$" -- \
+  "$plugrt" compile "$models/varying_conv1d.onnx" -o "$dir/x.prt"
+check compile-dim-malformed 2 "^plugrt compile: --dim 'len=8' is not NAME=MIN\.\.MAX$" -- \
+  "$plugrt" compile "$models/varying_conv1d.onnx" -o "$dir/x.prt" --dim len=8
+check compile-dim-unknown 1 "--dim: no input of the model has a dimension named 'length'$" -- \
+  "$plugrt" compile "$models/varying_conv1d.onnx" -o "$dir/x.prt" --dim length=1..8
+check compile-dim 0 "^compiled .*varying_conv1d\.onnx" -- \
+  "$plugrt" compile "$models/varying_conv1d.onnx" -o "$dir/conv1d.prt" --dim len=1..64
+check inspect-dim 0 "input  input: float32 \[1, 8, len\] \(up to \[1, 8, 64\]\)" -- "$plugrt" inspect "$dir/conv1d.prt"
+check run-dim 0 "matches the expected values" -- "$plugrt" run "$dir/conv1d.prt" \
+  --input "input=$models/varying_conv1d.1x8x7.input.npy" --expect "output=$models/varying_conv1d.1x8x7.output.npy"
+# A [1, 8, 65] float32 .npy of zeros: one past the bound of --dim len=1..64.
+npy_header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 8, 65), }"
+while [ $(((10 + ${#npy_header} + 1) % 64)) -ne 0 ]; do npy_header="$npy_header "; done
+{ printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((${#npy_header} + 1)))\\x00"; printf '%s\n' "$npy_header"
+  head -c $((8 * 65 * 4)) /dev/zero; } >"$dir/long.npy"
+check run-dim-out-of-bounds 1 "input 0 'input': dimension 2 is 65; its bound is 64" -- "$plugrt" run "$dir/conv1d.prt" \
+  --input "input=$dir/long.npy"
 check run-check 0 "agreement with portable: max abs difference 0" -- \
   "$plugrt" run "$dir/cnn.prt" --check --placement as-compiled
 check doctor-program 0 "^    portable:0 -> portable \(built-in\)" -- \
