@@ -13,6 +13,7 @@
 // constant are evaluated (onnx_folding.cc); drop the nodes that became dead; last, write
 // the graph IR with every attribute and the schema's defaults.
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +70,7 @@ class Importer {
   Status add_symbols(const std::map<std::string, onnx::ValueInfoProto*>& inputs);
   std::vector<onnx_import::Operand> operands(const onnx::NodeProto& node) const;
   bool fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<sdk::DimExpr>>* values);
+  void constant_reshape_target(onnx::NodeProto* node);
   void add_constant(const std::string& name, Tensor tensor);
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
@@ -425,6 +427,46 @@ bool Importer::fold_shape_values(const onnx::NodeProto& node, std::vector<std::v
   return true;
 }
 
+/// A Reshape whose target is computed from shapes gets a constant target where one says
+/// the same: 0 copies an input dimension of the same expression, -1 takes the one
+/// dimension left. The shape computation then falls away as dead, and backends see a
+/// plain Reshape.
+void Importer::constant_reshape_target(onnx::NodeProto* node) {
+  if (node->op_type() != "Reshape" || node->input_size() != 2) return;
+  auto target = shape_values_.find(node->input(1));
+  auto data = types_.find(node->input(0));
+  const onnx::AttributeProto* allow_zero = find_attribute(*node, "allowzero");
+  std::vector<sdk::DimExpr> dims;
+  if (target == shape_values_.end() || data == types_.end() || !symbols_.dims_of(data->second, &dims) ||
+      (allow_zero != nullptr && allow_zero->i() != 0)) {
+    return;
+  }
+  std::vector<int64_t> values;
+  bool inferred = false;  // a -1 in the target
+  for (size_t k = 0; k < target->second.size(); ++k) {
+    const sdk::DimExpr& element = target->second[k];
+    if (element.is_constant()) {
+      values.push_back(element.constant_value());
+      if (values.back() == -1 && inferred) return;
+      inferred = inferred || values.back() == -1;
+    } else if (k < dims.size() && element == dims[k]) {
+      values.push_back(0);
+    } else {
+      if (inferred) return;
+      values.push_back(-1);
+      inferred = true;
+    }
+  }
+  Tensor constant;
+  constant.dtype = DType::kInt64;
+  constant.shape = {static_cast<int64_t>(values.size())};
+  constant.bytes.resize(values.size() * sizeof(int64_t));
+  std::memcpy(constant.bytes.data(), values.data(), constant.bytes.size());
+  const std::string name = node->input(1) + "/constant";
+  add_constant(name, std::move(constant));
+  node->set_input(1, name);
+}
+
 /// One pass over the nodes in order: constants, Identity and Dropout removal, inference,
 /// folding. Renames are applied to the nodes kept once the pass is over.
 Status Importer::simplify() {
@@ -508,6 +550,7 @@ Status Importer::simplify() {
       ++folded_;
       continue;
     }
+    if (!symbols_.empty()) constant_reshape_target(&node);
     for (const std::string& output : node.output()) produced.insert(output);
     kept.push_back(std::move(node));
   }
