@@ -42,10 +42,12 @@ struct Method::State {
     std::string_view label;      // into the report
     size_t delegate;
   };
-  /// The portable fallback blob of each delegate, for an isolated backend that crashes.
+  /// The portable fallback blob of each delegate, for an isolated backend that crashes
+  /// and for shapes a backend cannot run (`handle`: made for those on first need).
   struct Fallback {
     Span<const uint8_t> blob;
     bool exists = false;
+    std::optional<DelegateHandle> handle;
   };
 
   std::shared_ptr<const internal::ProgramData> program;
@@ -72,6 +74,7 @@ struct Method::State {
   std::vector<VaryingValue> varying;           // every value that varies, inputs aside
 
   Status fall_back_after_crash(Call& call, const Status& crash);
+  Status run_shape_on_fallback(Call& call, const Status& refusal);
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
@@ -328,7 +331,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
       fallback.blob = data.segment(static_cast<uint32_t>(delegate.fallback_segment()));
       fallback.exists = true;
     }
-    state->fallbacks.push_back(fallback);
+    state->fallbacks.push_back(std::move(fallback));
   }
   state->report.num_threads = resolve_thread_budget(options.num_threads);
 
@@ -439,6 +442,29 @@ Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
       Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
 }
 
+// The backend of `call`'s delegate cannot run this call's shapes (a varying partition
+// it lowers per shape; ABI 1.5): this call runs on the portable fallback, kept for such
+// shapes, and the next call goes to the backend again.
+Status Method::State::run_shape_on_fallback(Call& call, const Status& refusal) {
+  Fallback& fallback = fallbacks[call.delegate];
+  if (!fallback.exists) return refusal;
+  if (!fallback.handle) {
+    InitOptions init;
+    init.blob = fallback.blob.data();
+    init.blob_size = fallback.blob.size();
+    init.num_threads = report.num_threads;
+    Result<DelegateHandle> handle = builtin_portable_backend().init(init);
+    if (!handle.is_ok()) return handle.status().with_context(refusal.message() + "; its portable fallback");
+    fallback.handle = std::move(handle).value();
+    environment->log(LogLevel::kWarning, "method",
+                     "method '" + name + "', delegate '" + report.delegates[call.delegate].delegate +
+                         "' runs the shapes its backend refuses on its portable fallback: " + refusal.message());
+  }
+  return fallback.handle->execute(
+      Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
+      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+}
+
 Status Method::State::set_varying_shapes() {
   char error[512];
   if (!symbols.bind(input_tensors.data(), input_tensors.size(), error, sizeof(error))) {
@@ -467,6 +493,9 @@ Status Method::execute() {
         call.flags);
     if (profiler != nullptr) profiler->end(token);
     if (status.code() == Error::kDelegateCrashed) status = state_->fall_back_after_crash(call, status);
+    if (status.code() == Error::kDelegateInvalidCompatibility && state_->symbols.num_symbols() > 0) {
+      status = state_->run_shape_on_fallback(call, status);
+    }
     if (!status.is_ok()) {
       return status.with_context("method '" + state_->name + "', delegate '" + std::string(call.label) + "'");
     }

@@ -6,6 +6,9 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "src/onednn_delegate.h"
+#if PLUGRT_SDK_HAS_AOT
+#include "aot/varying_delegate.h"
+#endif
 #include "src/threading.h"
 
 namespace plugrt::onednn {
@@ -24,6 +27,11 @@ sdk::Availability OnednnBackend::is_available(sdk::Host) {
 }
 
 sdk::Expected<std::unique_ptr<sdk::Delegate>> OnednnBackend::init(const sdk::InitContext& context) {
+#if PLUGRT_SDK_HAS_AOT
+  if (kVaryingBlobFormat.check_header(context.blob, context.blob_size).is_ok()) {
+    return VaryingDelegate::create(context);
+  }
+#endif
   return OnednnDelegate::create(context);
 }
 

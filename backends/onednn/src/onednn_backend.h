@@ -17,6 +17,10 @@ class OnednnBackend : public sdk::Backend {
   // No CONCURRENT_EXECUTE: a handle's arena and stream serve one call at a time.
   // Separate handles run in parallel.
   static constexpr bool kHasAot = true;
+#if PLUGRT_SDK_HAS_AOT
+  // Partitions whose dimensions vary are lowered per shape at run time (aot/varying_delegate.h).
+  static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
+#endif
 
   /// Available where oneDNN can create a CPU engine. That only looks at the CPU (its ISA
   /// is detected once per process) and allocates nothing that lasts.
@@ -24,9 +28,12 @@ class OnednnBackend : public sdk::Backend {
   sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& context) override;
 
 #if PLUGRT_SDK_HAS_AOT
-  /// Takes each node that lowers to oneDNN on its own (aot/lowering.h); the others stay untaken.
+  /// Takes each node that lowers to oneDNN on its own (aot/lowering.h); the others stay
+  /// untaken. A graph whose dimensions vary is judged at the symbols' upper bounds.
   sdk::Status partition(const sdk::PartitionRequest& request) override;
   /// Lowers one partition, with its fusions, to the blob that init reads (schema/onednn_blob.fbs).
+  /// A partition whose dimensions vary is checked at its bounds and kept as its graph
+  /// (aot/varying_delegate.h).
   sdk::Expected<std::vector<uint8_t>> preprocess(const sdk::PreprocessRequest& request) override;
 #endif
 };

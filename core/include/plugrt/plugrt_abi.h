@@ -347,7 +347,10 @@ typedef uint64_t plugrt_backend_capabilities;
 /// that vary; `preprocess` receives the bounds in the graph, and a blob it writes from
 /// one receives each call's actual shapes in `execute`'s DLTensor views. Without it
 /// (every plugin built before 1.5) the host gives the backend static graphs only: a
-/// graph with symbols takes none of its nodes, without a call.
+/// graph with symbols takes none of its nodes, without a call. Such a handle's `execute`
+/// may return PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY for a call whose shapes it
+/// cannot run (one it lowers per shape); the host then runs that call on the partition's
+/// portable fallback, and gives the next call to the backend again.
 #define PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS ((uint64_t)1 << 1)
 
 /// One backend a plugin provides. Owned by the plugin; valid until it is unloaded.

@@ -785,7 +785,8 @@ TEST(OnnxImporter, RefusesBoundsThatDoNotFitTheModel) {
   options.dims["M"] = {1, 8};
   Result<ImportedModel> refused = import_model(shape_rules_model(), options);
   ASSERT_FALSE(refused.is_ok());
-  EXPECT_THAT(refused.status().message(), HasSubstr("ImportOptions::dims: no input of the model has a dimension named 'M'"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("ImportOptions::dims: no input of the model has a dimension named 'M'"));
   EXPECT_EQ(problem.kind, InputShapeProblem::Kind::kDimRefused);
   options.dims = {{"N", {0, int64_t{1} << 41}}};
   Result<ImportedModel> unbounded = import_model(shape_rules_model(), options);

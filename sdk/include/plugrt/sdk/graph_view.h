@@ -14,6 +14,10 @@
 /// fallback. open() checks everything an index or a size read later depends on, so the
 /// accessors below need no further bounds checks beyond valid(). take_nodes() is the
 /// usual body of partition over such a view.
+///
+/// A graph whose dimensions vary (IR version 2, with symbols) opens for given symbol
+/// values: every shape is then that of a static graph, at those values, so that a
+/// backend's static lowering runs unchanged on one specialization of the graph.
 #ifndef PLUGRT_SDK_GRAPH_VIEW_H_
 #define PLUGRT_SDK_GRAPH_VIEW_H_
 
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "plugrt/sdk/backend.h"
+#include "plugrt/sdk/dim_expr.h"
 #include "plugrt/sdk/graph.h"
 #include "plugrt/sdk/tensor.h"
 
@@ -46,30 +51,37 @@ inline std::string shape_text(const std::vector<int64_t>& shape) { return shape_
 
 class GraphView {
  public:
-  /// The graph IR versions this view reads.
-  static constexpr uint32_t kIrVersion = 1;
+  /// The newest graph IR version this view reads (1: static; 2: symbols).
+  static constexpr uint32_t kIrVersion = 2;
   /// The most elements a value's shape may claim: shapes are bounded once here, so
   /// element counts and strides computed from them later cannot overflow.
   static constexpr int64_t kMaxElements = int64_t{1} << 40;
 
   /// Verifies the buffer (sdk::read_graph), its IR version, every shape, and every value
   /// index that a node or the graph's inputs and outputs name. InvalidArgument says why not.
-  static Expected<GraphView> open(const void* data, size_t size) {
+  /// A graph with symbols needs `symbol_values` (one per symbol, within its range): its
+  /// shapes are then evaluated there. NotSupported without them.
+  static Expected<GraphView> open(const void* data, size_t size, const int64_t* symbol_values = nullptr) {
     if (data == nullptr || size == 0) return Status::invalid_argument("the graph is empty");
     Expected<const ir::Graph*> read = read_graph(data, size);
     if (!read.is_ok())
       return Status::invalid_argument("the graph is not a valid graph IR buffer: " + read.status().message());
     const ir::Graph* graph = *read;
-    if (graph->ir_version() != kIrVersion) {
+    if (graph->ir_version() < 1 || graph->ir_version() > kIrVersion) {
       return Status::invalid_argument("graph IR version " + std::to_string(graph->ir_version()) +
                                       " is not one this backend reads");
     }
     GraphView view(graph);
+    if (graph->symbols() != nullptr && graph->symbols()->size() > 0) {
+      if (symbol_values == nullptr) {
+        return Status::not_supported("the graph has dimensions that vary; open it for given symbol values");
+      }
+      if (std::string why = view.specialize(symbol_values); !why.empty()) return Status::invalid_argument(why);
+    }
     for (size_t v = 0; v < sdk::num_values(*graph); ++v) {
-      const ir::Value* value = graph->values()->Get(static_cast<flatbuffers::uoffset_t>(v));
-      if (value->shape() == nullptr) continue;
+      const std::vector<int64_t> shape = view.shape(static_cast<int32_t>(v));
       int64_t elements = 1;
-      for (int64_t dim : *value->shape()) {
+      for (int64_t dim : shape) {
         if (dim < 0 || (dim > 0 && elements > kMaxElements / dim)) {
           return Status::invalid_argument("value " + std::to_string(v) + " has a negative or too large shape");
         }
@@ -115,6 +127,7 @@ class GraphView {
   /// Empty for a scalar, and for an index that is not a value (an absent output: -1).
   std::vector<int64_t> shape(int32_t index) const {
     if (!valid(index)) return {};
+    if (!shapes_.empty()) return shapes_[static_cast<size_t>(index)];
     const ir::Value& v = value(index);
     if (v.shape() == nullptr) return {};
     return std::vector<int64_t>(v.shape()->begin(), v.shape()->end());
@@ -226,6 +239,38 @@ class GraphView {
  private:
   explicit GraphView(const ir::Graph* graph) : graph_(graph) {}
 
+  /// Every value's shape at `symbol_values`, into shapes_; the reason when a symbol's
+  /// value is out of its range or an expression is malformed or does not evaluate.
+  std::string specialize(const int64_t* symbol_values) {
+    const auto& symbols = *graph_->symbols();
+    for (flatbuffers::uoffset_t k = 0; k < symbols.size(); ++k) {
+      const ir::Symbol* symbol = symbols.Get(k);
+      if (symbol_values[k] < symbol->min() || symbol_values[k] > symbol->max()) {
+        return "symbol " + std::to_string(k) + " is " + std::to_string(symbol_values[k]) + ", outside [" +
+               std::to_string(symbol->min()) + ", " + std::to_string(symbol->max()) + "]";
+      }
+    }
+    shapes_.resize(sdk::num_values(*graph_));
+    for (size_t v = 0; v < shapes_.size(); ++v) {
+      const ir::Value& value = *graph_->values()->Get(static_cast<flatbuffers::uoffset_t>(v));
+      if (value.shape() != nullptr) shapes_[v].assign(value.shape()->begin(), value.shape()->end());
+      if (value.dims() == nullptr) continue;
+      if (value.dims()->size() != shapes_[v].size() || value.data() != nullptr) {
+        return "value " + std::to_string(v) + " has dimension expressions that do not fit it";
+      }
+      for (flatbuffers::uoffset_t axis = 0; axis < value.dims()->size(); ++axis) {
+        const auto* words = value.dims()->Get(axis)->words();
+        if (words == nullptr || words->size() == 0) continue;  // static: its shape entry
+        if (!check_dim_expr(words->data(), words->size(), symbols.size()).empty() ||
+            !evaluate_dim_expr(words->data(), words->size(), symbol_values, &shapes_[v][axis])) {
+          return "value " + std::to_string(v) + " dimension " + std::to_string(axis) +
+                 " has an expression that does not evaluate";
+        }
+      }
+    }
+    return {};
+  }
+
   void index_readers() {
     const size_t count = sdk::num_values(*graph_);
     readers_.assign(count, 0);
@@ -250,6 +295,7 @@ class GraphView {
   }
 
   const ir::Graph* graph_;
+  std::vector<std::vector<int64_t>> shapes_;  ///< per value, when opened for symbol values
   std::vector<uint32_t> readers_;
   std::vector<int64_t> producers_;
   std::vector<bool> graph_outputs_;
