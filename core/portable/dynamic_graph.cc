@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::portable {
 
@@ -17,22 +17,7 @@ std::unique_ptr<DynamicGraph> DynamicGraph::create(const void* data, size_t size
   std::unique_ptr<DynamicGraph> dynamic(new DynamicGraph());
   dynamic->data_ = data;
   dynamic->size_ = size;
-  const ir::Graph& graph = *ir::GetGraph(data);
-  for (const ir::Symbol* symbol : *graph.symbols()) {
-    dynamic->symbols_.add_symbol(symbol->name()->str(), {symbol->min(), symbol->max()});
-  }
-  for (size_t k = 0; graph.inputs() != nullptr && k < graph.inputs()->size(); ++k) {
-    const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(graph.inputs()->Get(k)));
-    std::vector<int64_t> bounds;
-    if (value->shape() != nullptr) bounds.assign(value->shape()->begin(), value->shape()->end());
-    std::vector<std::vector<int64_t>> dims;
-    for (size_t axis = 0; value->dims() != nullptr && axis < value->dims()->size(); ++axis) {
-      const auto* words = value->dims()->Get(static_cast<flatbuffers::uoffset_t>(axis))->words();
-      dims.emplace_back(words != nullptr ? std::vector<int64_t>(words->begin(), words->end()) : std::vector<int64_t>());
-    }
-    dynamic->symbols_.add_input(value->name() != nullptr ? value->name()->str() : std::string(), std::move(bounds),
-                                std::move(dims));
-  }
+  dynamic->symbols_ = sdk::symbol_binder_for(*ir::GetGraph(data));
   dynamic->compiled_.push_back(Specialization{dynamic->symbols_.values(), std::move(at_bounds), 0});
   return dynamic;
 }

@@ -43,22 +43,13 @@ sdk::Expected<std::unique_ptr<sdk::Delegate>> VaryingDelegate::create(const sdk:
                                                             std::to_string(symbol->min()) + ", " +
                                                             std::to_string(symbol->max()) + "]");
     }
-    delegate->symbols_.add_symbol(symbol->name() != nullptr ? symbol->name()->str() : std::string(),
-                                  {symbol->min(), symbol->max()});
   }
-  for (size_t k = 0; graph.inputs() != nullptr && k < graph.inputs()->size(); ++k) {
-    const ir::Value* value = sdk::value_at(graph, graph.inputs()->Get(static_cast<flatbuffers::uoffset_t>(k)));
-    if (value == nullptr) return sdk::Status(PLUGRT_STATUS_INVALID_PROGRAM, "a graph input names no value");
-    std::vector<int64_t> bounds;
-    if (value->shape() != nullptr) bounds.assign(value->shape()->begin(), value->shape()->end());
-    std::vector<std::vector<int64_t>> dims;
-    for (size_t axis = 0; value->dims() != nullptr && axis < value->dims()->size(); ++axis) {
-      const auto* words = value->dims()->Get(static_cast<flatbuffers::uoffset_t>(axis))->words();
-      dims.emplace_back(words != nullptr ? std::vector<int64_t>(words->begin(), words->end()) : std::vector<int64_t>());
+  for (int32_t input : sdk::indices(graph.inputs())) {
+    if (sdk::value_at(graph, input) == nullptr) {
+      return sdk::Status(PLUGRT_STATUS_INVALID_PROGRAM, "the varying-shape blob's graph names a missing input");
     }
-    delegate->symbols_.add_input(value->name() != nullptr ? value->name()->str() : std::string(), std::move(bounds),
-                                 std::move(dims));
   }
+  delegate->symbols_ = sdk::symbol_binder_for(graph);
   // The handles read the weights from the graph by name when the names allow it.
   std::set<std::string_view> names;
   for (size_t v = 0; v < sdk::num_values(graph); ++v) {

@@ -21,6 +21,7 @@
 
 #include "plugrt/schema/graph_ir_generated.h"
 #include "plugrt/sdk/status.h"
+#include "plugrt/sdk/symbol_binder.h"
 
 namespace plugrt::sdk {
 
@@ -97,6 +98,31 @@ inline std::vector<int64_t> shape_of(const ir::Value& value) {
 inline std::vector<int32_t> indices(const flatbuffers::Vector<int32_t>* list) {
   if (list == nullptr) return {};
   return {list->begin(), list->end()};
+}
+
+/// A binder for a graph whose dimensions vary: its symbols with their ranges, and its
+/// inputs with their bounds and dimension expressions, in order. The graph must be
+/// verified (read_graph) and every input index valid.
+inline SymbolBinder symbol_binder_for(const ir::Graph& graph) {
+  SymbolBinder binder;
+  if (graph.symbols() != nullptr) {
+    for (const ir::Symbol* symbol : *graph.symbols()) {
+      binder.add_symbol(symbol->name() != nullptr ? symbol->name()->str() : std::string(),
+                        {symbol->min(), symbol->max()});
+    }
+  }
+  for (int32_t input : indices(graph.inputs())) {
+    const ir::Value& value = *value_at(graph, input);
+    std::vector<std::vector<int64_t>> dims;
+    if (value.dims() != nullptr) {
+      for (const ir::Dim* dim : *value.dims()) {
+        dims.emplace_back(dim->words() != nullptr ? std::vector<int64_t>(dim->words()->begin(), dim->words()->end())
+                                                  : std::vector<int64_t>());
+      }
+    }
+    binder.add_input(value.name() != nullptr ? value.name()->str() : std::string(), shape_of(value), std::move(dims));
+  }
+  return binder;
 }
 
 }  // namespace plugrt::sdk
