@@ -10,8 +10,11 @@
 // the outer values it reads passed as the node's last inputs), Identity and
 // inference-mode Dropout are removed, ONNX's shape inference types each remaining node
 // (onnx_inference.cc), Shape and Size of static values and nodes whose inputs are all
-// constant are evaluated (onnx_folding.cc); drop the nodes that became dead; last, write
-// the graph IR with every attribute and the schema's defaults.
+// constant are evaluated (onnx_folding.cc); with ImportOptions::dims, plugrt's rules give
+// the dimensions that vary where ONNX's inference loses them, and follow shape
+// computations element by element (onnx_symbolic.cc), so that a Reshape gets a constant
+// target; drop the nodes that became dead; last, write the graph IR with every
+// attribute and the schema's defaults.
 #include <algorithm>
 #include <cstring>
 #include <deque>
