@@ -6,7 +6,8 @@
 // gives every value a static dtype and shape (or, for dim_params given bounds in
 // ImportOptions::dims, dimensions as expressions over those symbols: onnx_symbolic.h);
 // Identity nodes are removed; nodes whose inputs are all constant (shape-only subgraphs
-// among them) are evaluated at import and replaced by their results; attributes are written with the schema's defaults filled in.
+// among them) are evaluated at import and replaced by their results; attributes are
+// written with the schema's defaults filled in.
 // An If whose condition folds is replaced by its branch; other Ifs, Loops and Scans keep
 // their subgraphs, each imported the same way as a graph of its own (core/FORMAT.md,
 // "Subgraphs in the graph IR"). A Loop's scan outputs need a length known at compile
