@@ -19,6 +19,7 @@
 #include "npy.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/method.h"
+#include "plugrt/placement/load_placer.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/program.h"
 
@@ -91,21 +92,9 @@ class VaryingShapesTest : public ::testing::TestWithParam<std::tuple<VaryingMode
   std::optional<plugins::PluginLoader> loader_;
 };
 
-TEST_P(VaryingShapesTest, CompiledOnceRunsAtEachLengthAsPyTorchDoes) {
-  const VaryingModel& model = std::get<0>(GetParam());
-  Result<Program> program = compile(model);
-  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
-  ASSERT_EQ(program->describe("forward")->symbols.size(), 1u);
-  Result<Method> method = Method::load(*program, "forward", registry_);
-  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
-  // oneDNN takes dimensions that vary (lowered per shape); XNNPACK leaves them to portable.
-  const std::vector<std::string>& plugins = std::get<1>(GetParam()).plugins;
-  const bool onednn = std::any_of(plugins.begin(), plugins.end(),
-                                  [](const std::string& file) { return file.find("onednn") != std::string::npos; });
-  for (const DelegatePlacement& delegate : method->report().delegates) {
-    EXPECT_EQ(delegate.backend, onednn ? "onednn" : "portable") << delegate.delegate;
-  }
-  // One method, run at each length in turn (and the first again), as a server would.
+/// Runs `method` at each of the model's samples in turn (and the first again, as a
+/// server would), checking PyTorch's outputs.
+void run_samples(const VaryingModel& model, Method& method) {
   std::vector<std::string> samples = model.samples;
   samples.push_back(model.samples[1]);
   for (const std::string& sample : samples) {
@@ -113,10 +102,10 @@ TEST_P(VaryingShapesTest, CompiledOnceRunsAtEachLengthAsPyTorchDoes) {
     Result<tools::NpyArray> input = tools::read_npy(model_path(model.name + "." + sample + "input.npy"));
     Result<tools::NpyArray> expected = tools::read_npy(model_path(model.name + "." + sample + "output.npy"));
     ASSERT_TRUE(input.is_ok() && expected.is_ok());
-    ASSERT_TRUE(method->set_input(0, view(*input)).is_ok());
-    Status status = method->execute();
+    ASSERT_TRUE(method.set_input(0, view(*input)).is_ok());
+    Status status = method.execute();
     ASSERT_TRUE(status.is_ok()) << status.to_string();
-    const DLTensor& output = method->output(0);
+    const DLTensor& output = method.output(0);
     ASSERT_EQ(std::vector<int64_t>(output.shape, output.shape + output.ndim), expected->shape);
     const auto* actual = static_cast<const float*>(output.data);
     double worst = 0;
@@ -127,6 +116,54 @@ TEST_P(VaryingShapesTest, CompiledOnceRunsAtEachLengthAsPyTorchDoes) {
     }
     EXPECT_LT(worst, 1e-4) << "largest difference from PyTorch";
   }
+}
+
+/// oneDNN takes dimensions that vary (lowered per shape); XNNPACK leaves them to portable.
+std::string expected_backend(const BackendSet& set) {
+  const bool onednn = std::any_of(set.plugins.begin(), set.plugins.end(),
+                                  [](const std::string& file) { return file.find("onednn") != std::string::npos; });
+  return onednn ? "onednn" : "portable";
+}
+
+TEST_P(VaryingShapesTest, CompiledOnceRunsAtEachLengthAsPyTorchDoes) {
+  const VaryingModel& model = std::get<0>(GetParam());
+  Result<Program> program = compile(model);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  ASSERT_EQ(program->describe("forward")->symbols.size(), 1u);
+  Result<Method> method = Method::load(*program, "forward", registry_);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  for (const DelegatePlacement& delegate : method->report().delegates) {
+    EXPECT_EQ(delegate.backend, expected_backend(std::get<1>(GetParam()))) << delegate.delegate;
+  }
+  run_samples(model, *method);
+}
+
+TEST_P(VaryingShapesTest, CompiledForPortableAndPlacedAtLoadRunsAtEachLength) {
+  const VaryingModel& model = std::get<0>(GetParam());
+  Registry portable_only;
+  ASSERT_TRUE(register_builtin_backends(portable_only).is_ok());
+  compiler::ImportOptions import;
+  import.dims[model.symbol] = {1, model.max};
+  compiler::CompileOptions options;
+  options.backends = {"portable"};
+  Result<compiler::CompiledModel> compiled =
+      compiler::compile_onnx_file(model_path(model.name + ".onnx"), portable_only, options, import);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  Result<Program> program = Program::from_bytes(compiled->program, model.name + ".prt");
+  ASSERT_TRUE(program.is_ok());
+  placement::LoadPlacerOptions placer_options;
+  placer_options.cache_directory.clear();  // no blob cache: lowered here each time
+  placement::LoadPlacer placer(placer_options);
+  MethodOptions load;
+  load.placement = PlacementPolicy::kAuto;
+  load.placer = &placer;
+  Result<Method> method = Method::load(*program, "forward", registry_, load);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  EXPECT_EQ(method->report().placement_note, "");
+  for (const DelegatePlacement& delegate : method->report().delegates) {
+    EXPECT_EQ(delegate.backend, expected_backend(std::get<1>(GetParam()))) << delegate.delegate;
+  }
+  run_samples(model, *method);
 }
 
 TEST_P(VaryingShapesTest, InputsOutOfBoundsOrOfTheWrongRankAreRefusedByName) {

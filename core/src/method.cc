@@ -221,10 +221,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     if (candidate->name()->string_view() == name) method = candidate;
   }
   std::string placement_note;
-  const bool varies = method->symbols() != nullptr && method->symbols()->size() > 0;
-  if (options.placement == PlacementPolicy::kAuto && varies) {
-    placement_note = "its dimensions vary, which placing again at load does not support yet";
-  } else if (options.placement == PlacementPolicy::kAuto) {
+  if (options.placement == PlacementPolicy::kAuto) {
     if (options.placer == nullptr) {
       return Status(Error::kInvalidArgument, "placement 'auto' needs a placer (MethodOptions::placer)");
     }

@@ -19,6 +19,7 @@
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/method_graph.h"
 #include "plugrt/plugrt_abi.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::placement {
 
@@ -226,7 +227,9 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   }
 
   compile.passes = false;    // the program's graph has been through them
-  compile.fallback = false;  // Method::load falls back to the program as compiled
+  // Method::load falls back to the program as compiled. A graph whose dimensions vary
+  // keeps its fallbacks: a backend may refuse some call's shapes, which then run there.
+  compile.fallback = sdk::has_symbols(graph->bytes.data(), graph->bytes.size());
   compile.producer = program.producer() + ", placed at load";
   std::string warning;
   CostProfile profile;

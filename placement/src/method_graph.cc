@@ -63,15 +63,34 @@ Result<MethodGraph> method_graph(const MethodContents& method) {
     opset = delegate_opset;
   }
   GraphBuilder builder(opset != 0 ? opset : 17);
+  // Dimensions that vary: every partition graph carries the whole method's symbols.
+  const ir::Graph& first = *ir::GetGraph(method.delegates.front().portable_graph.data());
+  builder.copy_symbols(first);
+  const size_t num_symbols = first.symbols() != nullptr ? first.symbols()->size() : 0;
+  for (const DelegateContents& delegate : method.delegates) {
+    const ir::Graph& graph = *ir::GetGraph(delegate.portable_graph.data());
+    if ((graph.symbols() != nullptr ? graph.symbols()->size() : 0) != num_symbols) {
+      return Status(Error::kNotSupported, label(delegate) + " has other symbols than the first delegate");
+    }
+  }
   std::vector<ValueId> method_value(method.values.size(), kNoValue);
   auto value_of = [&](uint32_t v) {
     if (method_value[v] == kNoValue) {
       const TensorSpec& spec = method.values[v];
-      method_value[v] =
-          method.constants[v].empty()
-              ? builder.add_value(spec.name, spec.dtype, spec.shape)
-              : builder.add_constant(spec.name, spec.dtype, spec.shape,
-                                     std::vector<uint8_t>(method.constants[v].begin(), method.constants[v].end()));
+      if (!method.constants[v].empty()) {
+        method_value[v] =
+            builder.add_constant(spec.name, spec.dtype, spec.shape,
+                                 std::vector<uint8_t>(method.constants[v].begin(), method.constants[v].end()));
+      } else if (spec.varies()) {
+        std::vector<sdk::DimExpr> dims;
+        for (size_t axis = 0; axis < spec.dims.size(); ++axis) {
+          dims.push_back(spec.dims[axis].empty() ? sdk::DimExpr::constant(spec.shape[axis])
+                                                 : sdk::DimExpr::from_words(spec.dims[axis]));
+        }
+        method_value[v] = builder.add_dynamic_value(spec.name, spec.dtype, std::move(dims));
+      } else {
+        method_value[v] = builder.add_value(spec.name, spec.dtype, spec.shape);
+      }
     }
     return method_value[v];
   };
@@ -109,10 +128,7 @@ Result<MethodGraph> method_graph(const MethodContents& method) {
       }
       for (int32_t v : *node->outputs()) {
         if (local[static_cast<size_t>(v)] == kNoValue) {
-          const ir::Value& value = *graph.values()->Get(static_cast<uoffset_t>(v));
-          local[static_cast<size_t>(v)] =
-              builder.add_value(value.name() != nullptr ? value.name()->str() : std::string(),
-                                static_cast<DType>(value.dtype()), shape_of(value));
+          local[static_cast<size_t>(v)] = builder.copy_value(*graph.values()->Get(static_cast<uoffset_t>(v)));
         }
         outputs.push_back(local[static_cast<size_t>(v)]);
       }
