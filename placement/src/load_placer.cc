@@ -226,7 +226,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     }
   }
 
-  compile.passes = false;    // the program's graph has been through them
+  compile.passes = false;  // the program's graph has been through them
   // Method::load falls back to the program as compiled. A graph whose dimensions vary
   // keeps its fallbacks: a backend may refuse some call's shapes, which then run there.
   compile.fallback = sdk::has_symbols(graph->bytes.data(), graph->bytes.size());
