@@ -9,6 +9,7 @@
 #include "plugrt/memory_planner.h"
 #include "plugrt/schema/graph_ir_generated.h"
 #include "plugrt/sdk/dim_expr.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::portable {
 
@@ -313,28 +314,15 @@ std::string check_alignment(const ir::Graph& graph) {
   return {};
 }
 
-/// Every symbol must be the size of some graph input dimension whose expression is the
-/// symbol alone, so that a run's input shapes give its value. The reason when not.
+/// Every symbol the graph's dimensions use must be the size of some graph input
+/// dimension whose expression is the symbol alone, so that a run's input shapes give its
+/// value. The reason when not.
 std::string check_symbols_are_input_sizes(const ir::Graph& graph) {
-  const size_t num_symbols = graph.symbols() != nullptr ? graph.symbols()->size() : 0;
-  std::vector<bool> given(num_symbols, false);
-  for (size_t k = 0; graph.inputs() != nullptr && k < graph.inputs()->size(); ++k) {
-    const ir::Value* value = graph.values()->Get(static_cast<flatbuffers::uoffset_t>(graph.inputs()->Get(k)));
-    if (value->dims() == nullptr) continue;
-    for (const ir::Dim* dim : *value->dims()) {
-      const int64_t symbol =
-          dim->words() != nullptr ? sdk::sole_symbol(dim->words()->data(), dim->words()->size()) : -1;
-      if (symbol >= 0) given[static_cast<size_t>(symbol)] = true;
-    }
-  }
-  for (size_t k = 0; k < num_symbols; ++k) {
-    if (!given[k]) {
-      return "symbol " + std::to_string(k) + " ('" +
-             graph.symbols()->Get(static_cast<flatbuffers::uoffset_t>(k))->name()->str() +
-             "') is not the size of any graph input's dimension";
-    }
-  }
-  return {};
+  const int64_t k = sdk::unbound_symbol(graph);
+  if (k < 0) return {};
+  return "symbol " + std::to_string(k) + " ('" +
+         graph.symbols()->Get(static_cast<flatbuffers::uoffset_t>(k))->name()->str() +
+         "') is not the size of any graph input's dimension";
 }
 
 std::string verify(const void* data, size_t size, bool* incompatible) {

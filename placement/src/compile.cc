@@ -12,6 +12,7 @@
 #include "plugrt/placement/placer.h"
 #include "plugrt/program_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
+#include "plugrt/sdk/graph.h"
 
 namespace plugrt::placement {
 
@@ -186,6 +187,22 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
   }
 
   std::vector<Partition> partitions = cut_partitions(graph, node_backend);
+  // Dimensions that vary: each partition's inputs must give the symbols it uses (a
+  // partition starting after a strided convolution sees only expressions of them). When
+  // one's do not, the whole graph runs on the portable backend, as one partition.
+  if (graph.symbols() != nullptr && graph.symbols()->size() > 0 && partitions.size() > 1) {
+    const bool bound = std::all_of(partitions.begin(), partitions.end(), [&](const Partition& partition) {
+      const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
+      return sdk::unbound_symbol(*ir::GetGraph(subgraph.data())) < 0;
+    });
+    if (!bound && std::all_of(portable_reasons.begin(), portable_reasons.end(),
+                              [](const std::string& reason) { return reason.empty(); })) {
+      node_backend.assign(num_nodes, chosen.portable);
+      partitions = cut_partitions(graph, node_backend);
+      result.summary.estimated_us = problem.partition_us;
+      for (size_t n = 0; n < num_nodes; ++n) result.summary.estimated_us += problem.node_cost[n][chosen.portable];
+    }
+  }
 
   // The method: graph inputs, graph outputs and partition boundaries live in its arena.
   ProgramBuilder program;

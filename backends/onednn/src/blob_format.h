@@ -13,6 +13,9 @@ namespace plugrt::onednn {
 /// Magic PRTONDNN. This build writes version 3 and reads versions 1 to 3;
 /// COMPATIBILITY.md keeps the history.
 inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/3, /*oldest_readable=*/1};
+/// Magic PRTONDNV: a partition whose dimensions vary, kept as its graph IR and lowered
+/// per shape at run time (plugrt/sdk/per_shape.h).
+inline constexpr sdk::BlobFormat kVaryingBlobFormat{"PRTONDNV", "oneDNN varying-shape", 1, 1};
 /// Header bytes before the flatbuffer; a multiple of 16 so the flatbuffer's float data
 /// stays aligned when the blob is.
 inline constexpr size_t kBlobHeaderSize = sdk::BlobFormat::kHeaderSize;

@@ -5,10 +5,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "plugrt/sdk/per_shape.h"
+#include "src/blob_format.h"
 #include "src/onednn_delegate.h"
-#if PLUGRT_SDK_HAS_AOT
-#include "aot/varying_delegate.h"
-#endif
 #include "src/threading.h"
 
 namespace plugrt::onednn {
@@ -28,8 +27,10 @@ sdk::Availability OnednnBackend::is_available(sdk::Host) {
 
 sdk::Expected<std::unique_ptr<sdk::Delegate>> OnednnBackend::init(const sdk::InitContext& context) {
 #if PLUGRT_SDK_HAS_AOT
-  if (kVaryingBlobFormat.check_header(context.blob, context.blob_size).is_ok()) {
-    return VaryingDelegate::create(context);
+  // Lowered per shape: needs preprocess, so an on-device build refuses these blobs as
+  // incompatible (OnednnDelegate's header check), and the host runs the fallback.
+  if (sdk::PerShapeDelegate::is_blob(kVaryingBlobFormat, context)) {
+    return sdk::PerShapeDelegate::create(*this, kVaryingBlobFormat, context);
   }
 #endif
   return OnednnDelegate::create(context);

@@ -18,7 +18,7 @@ class OnednnBackend : public sdk::Backend {
   // Separate handles run in parallel.
   static constexpr bool kHasAot = true;
 #if PLUGRT_SDK_HAS_AOT
-  // Partitions whose dimensions vary are lowered per shape at run time (aot/varying_delegate.h).
+  // Partitions whose dimensions vary are lowered per shape at run time (plugrt/sdk/per_shape.h).
   static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
 #endif
 

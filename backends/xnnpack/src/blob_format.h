@@ -13,6 +13,9 @@ namespace plugrt::xnnpack {
 /// Magic PRTXNNPK. This build writes version 1 and reads versions 1 to 1;
 /// COMPATIBILITY.md keeps the history.
 inline constexpr sdk::BlobFormat kBlobFormat{"PRTXNNPK", "XNNPACK", /*version=*/1, /*oldest_readable=*/1};
+/// Magic PRTXNNPV: a partition whose dimensions vary, kept as its graph IR and lowered
+/// per shape at run time (plugrt/sdk/per_shape.h).
+inline constexpr sdk::BlobFormat kVaryingBlobFormat{"PRTXNNPV", "XNNPACK varying-shape", 1, 1};
 /// Header bytes before the flatbuffer; a multiple of 16 so the flatbuffer's float data
 /// stays aligned when the blob is.
 inline constexpr size_t kBlobHeaderSize = sdk::BlobFormat::kHeaderSize;

@@ -5,6 +5,8 @@
 
 #include <xnnpack.h>
 
+#include "plugrt/sdk/per_shape.h"
+#include "src/blob_format.h"
 #include "src/threadpool.h"
 #include "src/xnnpack_delegate.h"
 
@@ -22,6 +24,13 @@ sdk::Availability XnnpackBackend::is_available(sdk::Host) {
 }
 
 sdk::Expected<std::unique_ptr<sdk::Delegate>> XnnpackBackend::init(const sdk::InitContext& context) {
+#if PLUGRT_SDK_HAS_AOT
+  // Lowered per shape: needs preprocess, so an on-device build refuses these blobs as
+  // incompatible (XnnpackDelegate's header check), and the host runs the fallback.
+  if (sdk::PerShapeDelegate::is_blob(kVaryingBlobFormat, context)) {
+    return sdk::PerShapeDelegate::create(*this, kVaryingBlobFormat, context);
+  }
+#endif
   return XnnpackDelegate::create(context);
 }
 

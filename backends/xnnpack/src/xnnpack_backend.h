@@ -16,6 +16,10 @@ class XnnpackBackend : public sdk::Backend {
   // No CONCURRENT_EXECUTE: a handle owns one XNNPACK runtime and its I/O buffers, which
   // one call at a time may use. Separate handles run in parallel.
   static constexpr bool kHasAot = true;
+#if PLUGRT_SDK_HAS_AOT
+  // Partitions whose dimensions vary are lowered per shape at run time (plugrt/sdk/per_shape.h).
+  static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
+#endif
 
   /// Available where XNNPACK initialises: it refuses CPUs that lack the instructions its
   /// kernels need.
@@ -24,8 +28,10 @@ class XnnpackBackend : public sdk::Backend {
 
 #if PLUGRT_SDK_HAS_AOT
   /// Takes each node that lowers to XNNPACK (aot/lowering.h); the others stay untaken.
+  /// A graph whose dimensions vary is judged at the symbols' upper bounds.
   sdk::Status partition(const sdk::PartitionRequest& request) override;
-  /// Lowers one partition to the blob that init reads (schema/xnnpack_blob.fbs).
+  /// Lowers one partition to the blob that init reads (schema/xnnpack_blob.fbs). A
+  /// partition whose dimensions vary is checked at its bounds and kept as its graph.
   sdk::Expected<std::vector<uint8_t>> preprocess(const sdk::PreprocessRequest& request) override;
 #endif
 };

@@ -142,6 +142,10 @@ struct PreprocessRequest {
   }
   /// Where name_constants() writes: the host's out field (set by the adapter).
   plugrt_blob_flags* blob_flags_ = nullptr;
+  /// Set only by sdk::PerShapeDelegate (per_shape.h), never by the host: lower the graph,
+  /// whose dimensions vary, at these symbol values (one per symbol) into a static blob:
+  /// `GraphView::open(graph, graph_size, symbol_values)`.
+  const int64_t* symbol_values = nullptr;
 };
 
 /// One delegate instance: what init built from one blob. Destroyed by the host through

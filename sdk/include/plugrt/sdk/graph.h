@@ -100,6 +100,39 @@ inline std::vector<int32_t> indices(const flatbuffers::Vector<int32_t>* list) {
   return {list->begin(), list->end()};
 }
 
+/// The first symbol that some value's dimensions use but that no input dimension is the
+/// size of (its expression the symbol alone), so that a call's input shapes cannot give
+/// its value; -1 when there is none. A symbol nothing uses needs no input.
+inline int64_t unbound_symbol(const ir::Graph& graph) {
+  const size_t count = graph.symbols() != nullptr ? graph.symbols()->size() : 0;
+  std::vector<bool> used(count, false), given(count, false);
+  for (size_t v = 0; v < num_values(graph); ++v) {
+    const ir::Value* value = value_at(graph, static_cast<int32_t>(v));
+    if (value->dims() == nullptr) continue;
+    for (const ir::Dim* dim : *value->dims()) {
+      if (dim->words() == nullptr) continue;
+      for (int64_t word : *dim->words()) {
+        const int64_t symbol = dim_word_operand(word);
+        if (dim_word_op(word) == DimOp::kSymbol && symbol >= 0 && static_cast<size_t>(symbol) < count) {
+          used[static_cast<size_t>(symbol)] = true;
+        }
+      }
+    }
+  }
+  for (int32_t input : indices(graph.inputs())) {
+    const ir::Value* value = value_at(graph, input);
+    if (value == nullptr || value->dims() == nullptr) continue;
+    for (const ir::Dim* dim : *value->dims()) {
+      const int64_t symbol = dim->words() != nullptr ? sole_symbol(dim->words()->data(), dim->words()->size()) : -1;
+      if (symbol >= 0 && static_cast<size_t>(symbol) < count) given[static_cast<size_t>(symbol)] = true;
+    }
+  }
+  for (size_t k = 0; k < count; ++k) {
+    if (used[k] && !given[k]) return static_cast<int64_t>(k);
+  }
+  return -1;
+}
+
 /// A binder for a graph whose dimensions vary: its symbols with their ranges, and its
 /// inputs with their bounds and dimension expressions, in order. The graph must be
 /// verified (read_graph) and every input index valid.

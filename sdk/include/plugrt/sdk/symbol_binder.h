@@ -83,6 +83,11 @@ class SymbolBinder {
         values_[s] = given;
       }
     }
+    // A symbol no input gives takes its upper bound: nothing in the graph depends on it
+    // (readers check that with unbound_symbol, plugrt/sdk/graph.h).
+    for (size_t s = 0; s < values_.size(); ++s) {
+      if (values_[s] < 0) values_[s] = ranges_[s].max;
+    }
     for (size_t k = 0; k < num_inputs; ++k) {  // every other dimension as the symbols make it
       const Input& input = inputs_[k];
       for (size_t axis = 0; axis < input.bounds.size(); ++axis) {
