@@ -34,11 +34,16 @@ bool elements_aligned(const flatbuffers::Vector<T>* vector) {
 
 /// The FlatBuffers verifier checks the alignment of a vector's length, not of its
 /// elements, so a crafted buffer (or one at an odd address) can misalign the 8-byte
-/// elements of shapes and integer attributes, which are then read misaligned.
+/// elements of shapes, dimension expressions and integer attributes, which are then
+/// read misaligned.
 inline bool int64_vectors_aligned(const ir::Graph& graph) {
   if (graph.values() != nullptr) {
     for (const ir::Value* value : *graph.values()) {
       if (!elements_aligned(value->shape())) return false;
+      if (value->dims() == nullptr) continue;
+      for (const ir::Dim* dim : *value->dims()) {
+        if (!elements_aligned(dim->words())) return false;
+      }
     }
   }
   if (graph.nodes() != nullptr) {
