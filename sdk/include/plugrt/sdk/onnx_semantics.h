@@ -42,10 +42,18 @@ inline std::string resolve_window(const ir::Node& node, const std::vector<int64_
       pads.size() != 2 * spatial) {
     return "kernel, strides, dilations or pads do not match the " + std::to_string(spatial) + " spatial dims";
   }
+  // Bounded so that extents and padded sizes cannot overflow (inputs hold at most 2^40).
+  constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
   for (size_t i = 0; i < spatial; ++i) {
     if (kernel[i] < 1 || window->strides[i] < 1 || window->dilations[i] < 1) {
       return "a kernel, stride or dilation is below 1";
     }
+    if (kernel[i] > kMaxWindowValue || window->strides[i] > kMaxWindowValue || window->dilations[i] > kMaxWindowValue) {
+      return "a kernel, stride or dilation is above 2^31";
+    }
+  }
+  for (int64_t pad : pads) {
+    if (pad > kMaxWindowValue) return "a pad is above 2^31";
   }
   const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {

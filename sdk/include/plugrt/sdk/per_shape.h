@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "plugrt/sdk/backend.h"
@@ -84,8 +85,8 @@ class PerShapeDelegate final : public Delegate {
     return format.check_header(context.blob, context.blob_size).is_ok();
   }
 
-  /// Checks the graph and builds it at the symbols' upper bounds through `backend`'s
-  /// preprocess and init (which checks that it lowers); that handle is kept first.
+  /// Checks the graph, and that `backend`'s preprocess lowers it at the symbols' upper
+  /// bounds. Builds nothing: each set of values a call brings is built on first use.
   static Expected<std::unique_ptr<Delegate>> create(Backend& backend, const BlobFormat& format,
                                                     const InitContext& context) {
     PLUGRT_SDK_RETURN_IF_ERROR(format.check_header(context.blob, context.blob_size));
@@ -120,8 +121,13 @@ class PerShapeDelegate final : public Delegate {
       delegate->constants_.push_back(
           {{value->name()->c_str(), value->name()->size()}, value->data()->data(), value->data()->size()});
     }
-    PLUGRT_SDK_ASSIGN_OR_RETURN(Specialization at_bounds, delegate->specialize());
-    delegate->kept_.push_back(std::move(at_bounds));
+    const Expected<std::pair<std::vector<uint8_t>, bool>> at_bounds = delegate->lower(delegate->symbols_.values());
+    // Written by preprocess, which lowered it: a graph this build cannot lower (a newer
+    // plugin's, or a damaged one) goes to the portable fallback.
+    if (!at_bounds.is_ok()) {
+      return Status::incompatible_blob("its graph does not lower at the symbols' upper bounds here: " +
+                                       at_bounds.status().message());
+    }
     return std::unique_ptr<Delegate>(std::move(delegate));
   }
 
@@ -188,17 +194,25 @@ class PerShapeDelegate final : public Delegate {
     if (kept.handle != nullptr) backend_->destroy(std::move(kept.handle));
   }
 
-  /// The backend's own preprocess and init at the bound symbols' values.
-  Expected<Specialization> specialize() const {
-    Specialization result;
-    result.symbol_values = symbols_.values();
+  /// The backend's own preprocess at `values`: the static blob, and whether it names
+  /// the graph's constants.
+  Expected<std::pair<std::vector<uint8_t>, bool>> lower(const std::vector<int64_t>& values) const {
     PreprocessRequest request{host_, graph_, graph_size_, Options()};
     plugrt_blob_flags flags = 0;
     request.constants_by_name_offered = !constants_.empty();
     request.blob_flags_ = &flags;
-    request.symbol_values = result.symbol_values.data();
-    PLUGRT_SDK_ASSIGN_OR_RETURN(result.blob, backend_->preprocess(request));
-    const bool named = (flags & PLUGRT_BLOB_NAMES_CONSTANTS) != 0;
+    request.symbol_values = values.data();
+    PLUGRT_SDK_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend_->preprocess(request));
+    return std::make_pair(std::move(blob), (flags & PLUGRT_BLOB_NAMES_CONSTANTS) != 0);
+  }
+
+  /// The backend's own preprocess and init at the bound symbols' values.
+  Expected<Specialization> specialize() const {
+    Specialization result;
+    result.symbol_values = symbols_.values();
+    PLUGRT_SDK_ASSIGN_OR_RETURN(auto lowered, lower(result.symbol_values));
+    result.blob = std::move(lowered.first);
+    const bool named = lowered.second;
     const InitContext context{host_,
                               result.blob.data(),
                               result.blob.size(),
