@@ -10,7 +10,7 @@
 #   <backend>_blob/  each backend's blobs from the same models (every plugin in
 #                    BUILD_DIR/bin/plugins, each compiled alone with portable), compiled
 #                    without fallbacks so that every blob holds its weights
-#   onnx_importer/   models/mlp.onnx and single-node models from the ONNX backend tests
+#   onnx_importer/   models/mlp.onnx, models/varying_conv1d.onnx and single-node models from the ONNX backend tests
 #                    (Debian's libonnx-testdata)
 # Blobs over 2 KB are left out (one mid-sized one per backend stays), so the fuzzers
 # mutate small inputs; with the fuzzers built in BUILD_DIR, only the seeds that add
@@ -71,6 +71,7 @@ cp "$work/whole/portable_blob/loop_rnn_portable.portable_0.bin" "$out/portable_b
 
 mkdir -p "$out/onnx_importer"
 cp "$source_dir/models/mlp.onnx" "$out/onnx_importer/"
+cp "$source_dir/models/varying_conv1d.onnx" "$out/onnx_importer/"  # a dim_param the fuzzer bounds
 node_tests=/usr/share/libonnx-testdata/data/node
 for test in conv_with_strides_padding gemm_default_matrix_bias maxpool_2d_pads softmax_axis_1 \
             reshape_reordered_all_dims transpose_default reduce_mean_keepdims_example slice gather_0 \
