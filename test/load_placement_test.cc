@@ -243,6 +243,65 @@ TEST_F(LoadPlacementTest, APluginWhoseBuildChangesDoesNotReuseItsEntries) {
   EXPECT_EQ(rebuilt.delegates.at(0).blob_origin, "lowered");
 }
 
+TEST_F(LoadPlacementTest, ASecondLoadLoadsOnlyThePluginsThePlacedMethodUses) {
+  // Both plugins found on the search path: the first load examines (loads) both.
+  if (std::string(PLUGRT_ONEDNN_PLUGIN_FILE).empty() || std::string(PLUGRT_XNNPACK_PLUGIN_FILE).empty()) {
+    GTEST_SKIP() << "needs both the onednn and the xnnpack plugin";
+  }
+  const std::string plugin_dir = dir_ + "/plugins";
+  fs::create_directories(plugin_dir);
+  for (const std::string file : {PLUGRT_ONEDNN_PLUGIN_FILE, PLUGRT_XNNPACK_PLUGIN_FILE}) {
+    fs::copy_file(file, plugin_dir + "/" + fs::path(file).filename().string());
+  }
+  plugins::SearchPathOptions search = plugins::SearchPathOptions::explicit_files_only();
+  search.application_directories = {plugin_dir};
+  std::string used;
+  {
+    plugins::PluginLoader loader(registry_, search);
+    loader.discover();
+    const LoadReport first = load_and_check(*program_);
+    ASSERT_EQ(first.delegates.size(), 1u);
+    EXPECT_EQ(first.delegates[0].blob_origin, "lowered");
+    used = first.delegates[0].backend;
+    EXPECT_NE(used, "portable");
+    EXPECT_EQ(registry_.list_plugins().size(), 3u) << "the built-in portable backend and both plugins";
+  }
+  // A new process: a fresh registry and loader. The placed method comes from the cache
+  // and only its own plugin is loaded.
+  Registry fresh;
+  ASSERT_TRUE(register_builtin_backends(fresh).is_ok());
+  plugins::PluginLoader loader(fresh, search);
+  loader.discover();
+  placement::LoadPlacerOptions placer_options;
+  placer_options.cache_directory = cache_dir();
+  placement::LoadPlacer placer(placer_options);
+  MethodOptions options;
+  options.placement = PlacementPolicy::kAuto;
+  options.placer = &placer;
+  Result<Method> second = Method::load(*program_, "forward", fresh, options);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_EQ(second->report().delegates.size(), 1u);
+  EXPECT_EQ(second->report().delegates[0].backend, used);
+  EXPECT_EQ(second->report().delegates[0].blob_origin, "cache");
+  std::vector<std::string> loaded;
+  for (const PluginInfo& plugin : fresh.list_plugins()) loaded.push_back(fs::path(plugin.origin).filename().string());
+  EXPECT_THAT(loaded, ::testing::UnorderedElementsAre("built-in", "libplugrt_" + used + ".so"));
+
+  // A plugin file that changes (here: one more byte) names another placed method.
+  const std::string other = used == "onednn" ? "xnnpack" : "onednn";
+  {
+    std::ofstream append(plugin_dir + "/libplugrt_" + other + ".so", std::ios::binary | std::ios::app);
+    append.put('\0');
+  }
+  placement::LoadPlacer another_placer(placer_options);
+  options.placer = &another_placer;
+  Result<Method> third = Method::load(*program_, "forward", fresh, options);
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  EXPECT_EQ(third->report().delegates.at(0).backend, used);
+  EXPECT_EQ(third->report().delegates.at(0).blob_origin, "cache") << "its blob is cached, the placement is not";
+  EXPECT_EQ(placement::BlobCache(cache_dir()).stats().entries, 3u) << "the blob and two placed methods";
+}
+
 TEST_F(LoadPlacementTest, AProgramCompiledForThePluginReusesItsOwnBlob) {
   plugins::PluginLoader loader(registry_, plugins::SearchPathOptions::explicit_files_only());
   ASSERT_TRUE(loader.load(plugin_).is_ok());

@@ -174,6 +174,29 @@ std::vector<std::string> Registry::backend_names() const {
   return std::vector<std::string>(names.begin(), names.end());
 }
 
+std::optional<BackendSource> Registry::backend_source(std::string_view name) const {
+  std::vector<BackendProvider*> providers;
+  std::optional<BackendSource> registered;
+  int64_t registered_rank = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    providers = providers_;
+    auto found = by_name_.find(name);
+    if (found != by_name_.end() && !found->second.empty()) {
+      const Entry& winner = found->second.front();
+      registered = BackendSource{winner.plugin->info.origin, winner.plugin->info.isolated};
+      registered_rank = winner.rank;
+    }
+  }
+  // The same choice find_backend() makes, without its loading.
+  for (BackendProvider* provider : providers) {
+    std::optional<int64_t> rank = provider->candidate_rank(name);
+    if (!rank || (registered && *rank >= registered_rank)) continue;
+    return provider->candidate_source(name);
+  }
+  return registered;
+}
+
 std::vector<BackendInfo> Registry::list_backends() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   std::vector<BackendInfo> list;

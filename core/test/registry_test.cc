@@ -224,6 +224,7 @@ class MockProvider : public BackendProvider {
  public:
   MOCK_METHOD(std::optional<int64_t>, candidate_rank, (std::string_view), (override));
   MOCK_METHOD(Result<RegisteredBackend>, provide, (std::string_view, Registry&), (override));
+  MOCK_METHOD(std::optional<BackendSource>, candidate_source, (std::string_view), (override));
 };
 
 TEST(Registry, AsksProvidersOnlyForBetterRankedCandidates) {
@@ -253,6 +254,38 @@ TEST(Registry, AsksProvidersOnlyForBetterRankedCandidates) {
   Result<RegisteredBackend> missing = registry.find_backend("npu");
   EXPECT_EQ(missing.code(), Error::kPluginInvalid);
   EXPECT_EQ(missing.status().message(), "npu.so: truncated");
+  registry.remove_provider(&provider);
+}
+
+TEST(Registry, TellsWhereABackendWouldComeFromWithoutLoadingIt) {
+  Registry registry;
+  FakePlugin plugin;
+  ASSERT_TRUE(register_fake(registry, plugin, "registered.so", 3).is_ok());
+  MockProvider provider;
+  registry.add_provider(&provider);
+  EXPECT_CALL(provider, provide).Times(0);
+
+  // A worse candidate: the registered plugin's file.
+  EXPECT_CALL(provider, candidate_rank(std::string_view("fake"))).WillOnce(Return(7));
+  std::optional<BackendSource> source = registry.backend_source("fake");
+  ASSERT_TRUE(source.has_value());
+  EXPECT_EQ(source->origin, "registered.so");
+  EXPECT_FALSE(source->isolated);
+  ::testing::Mock::VerifyAndClearExpectations(&provider);
+
+  // A better one: the provider's answer, loading nothing.
+  EXPECT_CALL(provider, candidate_rank(std::string_view("fake"))).WillOnce(Return(1));
+  EXPECT_CALL(provider, candidate_source(std::string_view("fake")))
+      .WillOnce(Return(std::optional<BackendSource>(BackendSource{"better.so", true})));
+  source = registry.backend_source("fake");
+  ASSERT_TRUE(source.has_value());
+  EXPECT_EQ(source->origin, "better.so");
+  EXPECT_TRUE(source->isolated);
+  ::testing::Mock::VerifyAndClearExpectations(&provider);
+
+  // A name nobody has.
+  EXPECT_CALL(provider, candidate_rank(std::string_view("npu"))).WillOnce(Return(std::nullopt));
+  EXPECT_FALSE(registry.backend_source("npu").has_value());
   registry.remove_provider(&provider);
 }
 

@@ -127,6 +127,57 @@ void LoadPlacer::add_backend_identity(ContentHasher& key, const RegisteredBacken
   key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
 }
 
+void LoadPlacer::add_source_identity(ContentHasher& key, Registry& registry, const std::string& name) {
+  std::optional<BackendSource> source = registry.backend_source(name);
+  if (!source) {  // a provider that cannot tell without loading it
+    if (Result<RegisteredBackend> backend = registry.find_backend(name); backend.is_ok()) {
+      source = BackendSource{backend->plugin().origin, backend->plugin().isolated};
+    }
+  }
+  key.add(name);
+  if (!source) {
+    key.add("absent");
+    return;
+  }
+  // A plugin file: its identity, which any rebuild or reinstall changes; one built in:
+  // its version.
+  std::string build = source->origin;
+  if (Result<std::string> identity = file_identity(source->origin); identity.is_ok()) {
+    build = *identity;
+  } else if (Result<RegisteredBackend> backend = registry.find_registered_backend(name); backend.is_ok()) {
+    build += " " + backend->plugin().version;
+  }
+  key.add(source->origin).add(build).add(static_cast<uint64_t>(source->isolated));
+}
+
+std::optional<PlacedProgram> LoadPlacer::find_placed(const ContentHash& key, const Program& program,
+                                                     const std::function<bool(const std::string&)>& available_now) {
+  // The entry's contents are hashed on another thread while Method::load initialises
+  // its backends from them; the method is used only once the check has passed.
+  std::function<Status()> check;
+  std::optional<FoundBlob> entry = cache_->find_checking_later(key, &check);
+  if (!entry) return std::nullopt;
+  std::vector<std::string> unavailable;
+  Result<PlacedProgram> cached = read_placed_entry(entry->bytes, entry->owner, program, &unavailable);
+  if (!cached.is_ok()) {
+    if (check().is_ok()) cache_->reject(key);  // (a failed check has removed it)
+    return std::nullopt;
+  }
+  // A backend left out as unavailable then that is available now: placed again (the
+  // new placement replaces the entry).
+  for (const std::string& name : unavailable) {
+    if (available_now(name)) return std::nullopt;
+  }
+  cached->source = cache_->entry_path(key);
+  BlobCache* cache = cache_.get();
+  cached->check = [check, cache]() {
+    Status checked = check();
+    cache->save_counts();
+    return checked;
+  };
+  return std::move(cached).value();
+}
+
 void LoadPlacer::rejected(const PlacedProgram& placed, const Status& /*why*/) {
   if (!placed.source.empty()) ::unlink(placed.source.c_str());
 }
@@ -144,6 +195,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   // lower (an isolated one has no ahead-of-time entries) would be lost by placing again:
   // then the program's placement is kept.
   std::vector<std::string> skipped;
+  std::vector<std::string> unavailable;  // the backends skipped as not available
   std::set<std::string> examined;
   // The backend called `name` when it is here and available; else why not goes to `skipped`.
   auto usable = [&](const std::string& name) -> std::optional<RegisteredBackend> {
@@ -155,7 +207,10 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     }
     const Availability availability = backend->is_available();
     if (!availability.available) {
-      if (first_time) skipped.push_back(name + " (unavailable: " + availability.reason + ")");
+      if (first_time) {
+        skipped.push_back(name + " (unavailable: " + availability.reason + ")");
+        unavailable.push_back(name);
+      }
       return std::nullopt;
     }
     return *backend;
@@ -178,6 +233,36 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     PLUGRT_ASSIGN_OR_RETURN(graph, method_graph(method));
   }
 
+  // The whole placed method, when this graph was placed over these backends before. The
+  // key names every backend that could take part by where it would come from, which
+  // loads no plugin, so a hit loads only the plugins the placed method uses.
+  ContentHash method_key;
+  if (cache_ != nullptr) {
+    // A program file is named by its identity (reading 100 MB of weights to hash them
+    // would cost more than the rest of the load); one in memory, by its graph's contents.
+    ContentHasher key;
+    key.add("plugrt placed method 2").add(method_name);
+    if (!program_identity.empty()) {
+      key.add("file").add(program_identity);
+    } else {
+      const ContentHash graph_hash = content_hash(graph->bytes);
+      key.add("graph").add(graph_hash.high).add(graph_hash.low);
+    }
+    size_t named = 0;
+    for (const std::string& name : registry.backend_names()) {
+      if (name == kPortableBackendName || !is_allowed(options, name)) continue;
+      add_source_identity(key, registry, name);
+      ++named;
+    }
+    key.add(static_cast<uint64_t>(named));
+    key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
+    method_key = key.finish();
+    const auto available_now = [&](const std::string& name) { return usable(name).has_value(); };
+    if (std::optional<PlacedProgram> cached = find_placed(method_key, program, available_now)) {
+      return std::move(*cached);
+    }
+  }
+
   // The backends present, allowed and available now.
   CompileOptions compile;
   std::vector<RegisteredBackend> considered;
@@ -190,41 +275,6 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     }
   }
   compile.backends.push_back(kPortableBackendName);
-
-  // The whole placed method, when this graph was placed over these backends before.
-  ContentHash method_key;
-  if (cache_ != nullptr) {
-    // A program file is named by its identity (reading 100 MB of weights to hash them
-    // would cost more than the rest of the load); one in memory, by its graph's contents.
-    ContentHasher key;
-    key.add("plugrt placed method 1").add(method_name);
-    if (!program_identity.empty()) {
-      key.add("file").add(program_identity);
-    } else {
-      const ContentHash graph_hash = content_hash(graph->bytes);
-      key.add("graph").add(graph_hash.high).add(graph_hash.low);
-    }
-    for (size_t b = 0; b < considered.size(); ++b) add_backend_identity(key, considered[b], compile.backends[b]);
-    key.add(static_cast<uint64_t>(considered.size()));
-    method_key = key.finish();
-    // The entry's contents are hashed on another thread while Method::load initialises
-    // its backends from them; the method is used only once the check has passed.
-    std::function<Status()> check;
-    if (std::optional<FoundBlob> entry = cache_->find_checking_later(method_key, &check)) {
-      Result<PlacedProgram> cached = read_placed_entry(entry->bytes, entry->owner, program);
-      if (cached.is_ok()) {
-        cached->source = cache_->entry_path(method_key);
-        BlobCache* cache = cache_.get();
-        cached->check = [check, cache]() {
-          Status checked = check();
-          cache->save_counts();
-          return checked;
-        };
-        return cached;
-      }
-      if (check().is_ok()) cache_->reject(method_key);  // (a failed check has removed it)
-    }
-  }
 
   compile.passes = false;  // the program's graph has been through them
   // Method::load falls back to the program as compiled. A graph whose dimensions vary
@@ -287,7 +337,8 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   }
   if (cache_ != nullptr) {
     const Status stored = cache_->store(
-        method_key, placed_entry(placed, as_compiled ? Span<const uint8_t>() : Span<const uint8_t>(compiled->program)));
+        method_key, placed_entry(placed, as_compiled ? Span<const uint8_t>() : Span<const uint8_t>(compiled->program),
+                                 unavailable));
     if (stored.is_ok()) placed.source = cache_->entry_path(method_key);  // removed if it does not load
     const std::string not_cached = !blobs.store_error().empty() ? blobs.store_error() : stored.message();
     if (!not_cached.empty()) {

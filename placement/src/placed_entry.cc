@@ -3,17 +3,21 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace plugrt::placement {
 
 namespace {
 
 constexpr size_t kProgramAlignment = 64;
+constexpr std::string_view kUnavailable = "unavailable";
 
 }  // namespace
 
-std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_t> program) {
+std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_t> program,
+                                  const std::vector<std::string>& unavailable) {
   std::string lines;
+  for (const std::string& name : unavailable) lines += std::string(kUnavailable) + "\t" + name + "\n";
   for (size_t d = 0; d < placed.blob_origins.size(); ++d) {
     lines += placed.blob_origins[d] + "\t" + placed.placement_reasons[d] + "\n";
   }
@@ -27,7 +31,7 @@ std::vector<uint8_t> placed_entry(const PlacedProgram& placed, Span<const uint8_
 }
 
 Result<PlacedProgram> read_placed_entry(Span<const uint8_t> bytes, std::shared_ptr<const void> owner,
-                                        const Program& as_compiled) {
+                                        const Program& as_compiled, std::vector<std::string>* unavailable) {
   const std::string& origin = as_compiled.origin();
   const Status bad(Error::kInvalidProgram, origin + ": a damaged placed-method cache entry");
   if (bytes.size() < 8) return bad;
@@ -47,8 +51,14 @@ Result<PlacedProgram> read_placed_entry(Span<const uint8_t> bytes, std::shared_p
     const size_t end = lines.find('\n', start);
     const size_t tab = lines.find('\t', start);
     if (end == std::string::npos || tab == std::string::npos || tab > end) return bad;
-    placed.blob_origins.push_back(placed_as_compiled ? "program" : "cache");
-    placed.placement_reasons.push_back(lines.substr(tab + 1, end - tab - 1));
+    std::string field = lines.substr(tab + 1, end - tab - 1);
+    if (std::string_view(lines).substr(start, tab - start) == kUnavailable) {
+      if (!placed.blob_origins.empty()) return bad;  // they come first
+      if (unavailable != nullptr) unavailable->push_back(std::move(field));
+    } else {
+      placed.blob_origins.push_back(placed_as_compiled ? "program" : "cache");
+      placed.placement_reasons.push_back(std::move(field));
+    }
     start = end + 1;
   }
   return placed;

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compiled-blob cache's files: entries round-trip, damaged ones are refused and
-// removed, the size cap evicts the least recently used, counts add up across instances.
+// removed, the size cap evicts the least recently used, counts add up across instances;
+// a placed method's entry keeps its report lines and the backends left out as unavailable.
 #include "plugrt/placement/blob_cache.h"
 
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "placed_entry.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
+#include "plugrt/program_builder.h"
 #include "scratch_directory.h"
 
 namespace plugrt::placement {
@@ -146,6 +154,51 @@ TEST(BlobCacheTest, AnUnwritableDirectoryIsAnErrorNamingIt) {
   EXPECT_EQ(stored.code(), Error::kAccessFailed);
   EXPECT_NE(stored.message().find(file), std::string::npos) << stored.message();
   EXPECT_FALSE(cache.find(key_of(1)));
+}
+
+/// A program of one portable Relu over float32[n]: what a placed entry belongs to.
+Program relu_program(int64_t n) {
+  GraphBuilder graph;
+  const ValueId x = graph.add_value("x", DType::kFloat32, {n});
+  const ValueId y = graph.add_value("y", DType::kFloat32, {n});
+  graph.add_node("Relu", "relu", {x}, {y});
+  graph.add_input(x);
+  graph.add_output(y);
+  ProgramBuilder builder;
+  MethodBuilder& method = builder.add_method("forward");
+  const uint32_t in = method.add_value("x", DType::kFloat32, {n});
+  const uint32_t out = method.add_value("y", DType::kFloat32, {n});
+  method.add_input(in);
+  method.add_output(out);
+  method.add_instruction(method.add_delegate("portable:0", kPortableBackendName, graph.finish()), {in}, {out});
+  Result<std::vector<uint8_t>> bytes = builder.finish();
+  EXPECT_TRUE(bytes.is_ok());
+  Result<Program> program = Program::from_bytes(*bytes, "relu.prt");
+  EXPECT_TRUE(program.is_ok());
+  return *program;
+}
+
+TEST(PlacedEntryTest, KeepsTheReportLinesAndTheBackendsLeftOutAsUnavailable) {
+  const Program program = relu_program(8);
+  PlacedProgram placed{program, {"program"}, {"placed over xnnpack, portable as the program is"}, {}, {}};
+  const std::vector<uint8_t> entry = placed_entry(placed, {}, {"gpu", "npu"});
+  std::vector<std::string> unavailable;
+  Result<PlacedProgram> read = read_placed_entry(entry, nullptr, program, &unavailable);
+  ASSERT_TRUE(read.is_ok()) << read.status().to_string();
+  EXPECT_EQ(read->blob_origins, std::vector<std::string>{"program"});
+  EXPECT_EQ(read->placement_reasons, placed.placement_reasons);
+  EXPECT_EQ(unavailable, (std::vector<std::string>{"gpu", "npu"}));
+
+  // The backends left out come before the delegates' lines: one after them is damage.
+  std::string lines = "program\tplaced\nunavailable\tgpu\n";
+  std::vector<uint8_t> damaged(64, 0);
+  const uint64_t size = lines.size();
+  std::memcpy(damaged.data(), &size, 8);
+  std::memcpy(damaged.data() + 8, lines.data(), lines.size());
+  Result<PlacedProgram> refused = read_placed_entry(damaged, nullptr, program, &unavailable);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.code(), Error::kInvalidProgram);
+  EXPECT_NE(refused.status().message().find("relu.prt"), std::string::npos) << refused.status().message();
 }
 
 }  // namespace

@@ -337,6 +337,16 @@ std::vector<std::string> PluginLoader::candidate_backends() {
   return names;
 }
 
+std::optional<BackendSource> PluginLoader::candidate_source(std::string_view backend_name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = by_backend_.find(backend_name);
+  if (found == by_backend_.end()) return std::nullopt;
+  for (const Candidate* candidate : found->second) {  // the one candidate_rank() ranks
+    if (candidate->refusal.is_ok()) return BackendSource{candidate->path, is_isolated_locked(*candidate)};
+  }
+  return std::nullopt;
+}
+
 Result<RegisteredBackend> PluginLoader::provide(std::string_view backend_name, Registry& registry) {
   if (&registry != &registry_) {
     return Status(Error::kInvalidArgument, "this plugin loader serves another registry");

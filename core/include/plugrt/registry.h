@@ -59,6 +59,13 @@ struct BackendInfo {
 };
 
 /// Supplies backends the registry does not have yet (the plugin loader does this).
+/// Where a backend would be taken from, told without loading anything: what a cache key
+/// needs to name it the same way before and after it loads.
+struct BackendSource {
+  std::string origin;     ///< "built-in", or the plugin file's path
+  bool isolated = false;  ///< its backends would run in a backend host process
+};
+
 class BackendProvider {
  public:
   virtual ~BackendProvider() = default;
@@ -70,6 +77,9 @@ class BackendProvider {
   virtual Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) = 0;
   /// Every backend name it has a candidate for, loaded or not (no plugin code runs).
   virtual std::vector<std::string> candidate_backends() { return {}; }
+  /// Where the candidate candidate_rank() ranks would come from (no plugin code runs);
+  /// nullopt when there is none, or when the provider cannot tell.
+  virtual std::optional<BackendSource> candidate_source(std::string_view /*backend_name*/) { return std::nullopt; }
 };
 
 class Registry {
@@ -108,6 +118,10 @@ class Registry {
   /// The name of every backend registered or that an attached provider could supply,
   /// sorted, once each. Loads nothing: find_backend() does, name by name.
   std::vector<std::string> backend_names() const;
+  /// Where find_backend(name) would take the backend from: the registered plugin, or a
+  /// provider's better-ranked candidate. Loads nothing; nullopt when the name is unknown
+  /// or that provider cannot tell.
+  std::optional<BackendSource> backend_source(std::string_view name) const;
   /// Every registered plugin, in registration order.
   std::vector<PluginInfo> list_plugins() const;
 

@@ -17,16 +17,21 @@
 // When every blob comes from the program, the program itself runs as compiled (with its
 // fallbacks), and the cache keeps only that verdict.
 // The whole placed method is cached too, keyed by the program file's identity (or, for a
-// program in memory, its graph's contents), the method and the identity of every backend
-// considered, so that a second load places and lowers nothing: it maps the entry, checks
-// it and loads it.
+// program in memory, its graph's contents), the method, and where every backend that could
+// take part would come from (Registry::backend_source: its plugin file's identity, found
+// without loading it), so that a second load places and lowers nothing and loads only the
+// plugins the placed method uses: it maps the entry, checks it and loads it. A backend left
+// out as unavailable then is asked again; if it has become available, the method is placed
+// again.
 // The backends considered are the registry's and its providers' (a PluginLoader's plugins
 // found on the search path, which load as the placer asks for them). Measured costs in
 // the cache directory's profile (cost_profile.h) are used.
 #ifndef PLUGRT_PLACEMENT_LOAD_PLACER_H_
 #define PLUGRT_PLACEMENT_LOAD_PLACER_H_
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "plugrt/method.h"
@@ -56,6 +61,14 @@ class LoadPlacer : public MethodPlacer {
  private:
   /// What a cache key says of a backend: its name, its plugin's name, version, build and ABI.
   void add_backend_identity(ContentHasher& key, const RegisteredBackend& backend, std::string_view name);
+  /// What the placed method's key says of a backend that could take part, found without
+  /// loading it: its name, where it would come from (the plugin file's identity, or a
+  /// built-in's version) and whether it would run isolated.
+  static void add_source_identity(ContentHasher& key, Registry& registry, const std::string& name);
+  /// The placed method cached under `key`, unless it is missing, damaged, or a backend
+  /// left out then as unavailable is `available_now`.
+  std::optional<PlacedProgram> find_placed(const ContentHash& key, const Program& program,
+                                           const std::function<bool(const std::string&)>& available_now);
 
   std::string cache_directory_;
   std::unique_ptr<BlobCache> cache_;

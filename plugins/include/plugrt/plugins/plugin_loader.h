@@ -86,6 +86,7 @@ class PluginLoader final : public BackendProvider {
   std::optional<int64_t> candidate_rank(std::string_view backend_name) override;
   Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) override;
   std::vector<std::string> candidate_backends() override;
+  std::optional<BackendSource> candidate_source(std::string_view backend_name) override;
 
  private:
   struct Candidate {
