@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "placed_entry.h"
 #include "plugrt/builtin_backends.h"
@@ -94,8 +95,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (mode & 2) ? cache.find_checking_later(key, &check) : cache.find(key);
   if (!found) return 0;
   if (check && !check().is_ok()) return 0;
+  std::vector<std::string> unavailable;
   plugrt::Result<plugrt::PlacedProgram> placed =
-      plugrt::placement::read_placed_entry(found->bytes, found->owner, owner);
+      plugrt::placement::read_placed_entry(found->bytes, found->owner, owner, &unavailable);
   if (!placed.is_ok()) {
     if (placed.code() != plugrt::Error::kInvalidProgram && placed.code() != plugrt::Error::kMemoryAllocationFailed) {
       std::abort();
