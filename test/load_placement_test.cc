@@ -71,16 +71,21 @@ class LoadPlacementTest : public ::testing::Test {
 
   std::string cache_dir() const { return dir_ + "/cache"; }
 
-  /// Loads "forward" with `policy` (auto: with a fresh placer over cache_dir(), as a new
-  /// process would), runs it on the model's input and checks PyTorch's output.
-  LoadReport load_and_check(const Program& program, PlacementPolicy policy = PlacementPolicy::kAuto) {
+  /// Loads "forward" over `registry` with `policy` (auto: with a fresh placer over
+  /// cache_dir(), as a new process would).
+  Result<Method> load(const Program& program, Registry& registry, PlacementPolicy policy = PlacementPolicy::kAuto) {
     placement::LoadPlacerOptions placer_options;
     placer_options.cache_directory = cache_dir();
     placement::LoadPlacer placer(placer_options);
     MethodOptions options;
     options.placement = policy;
     options.placer = &placer;
-    Result<Method> method = Method::load(program, "forward", registry_, options);
+    return Method::load(program, "forward", registry, options);
+  }
+
+  /// Loads "forward" as load() does, runs it on the model's input and checks PyTorch's output.
+  LoadReport load_and_check(const Program& program, PlacementPolicy policy = PlacementPolicy::kAuto) {
+    Result<Method> method = load(program, registry_, policy);
     EXPECT_TRUE(method.is_ok()) << method.status().to_string();
     if (!method.is_ok()) return {};
     DLTensor tensor{input_.data.data(),
@@ -272,13 +277,7 @@ TEST_F(LoadPlacementTest, ASecondLoadLoadsOnlyThePluginsThePlacedMethodUses) {
   ASSERT_TRUE(register_builtin_backends(fresh).is_ok());
   plugins::PluginLoader loader(fresh, search);
   loader.discover();
-  placement::LoadPlacerOptions placer_options;
-  placer_options.cache_directory = cache_dir();
-  placement::LoadPlacer placer(placer_options);
-  MethodOptions options;
-  options.placement = PlacementPolicy::kAuto;
-  options.placer = &placer;
-  Result<Method> second = Method::load(*program_, "forward", fresh, options);
+  Result<Method> second = load(*program_, fresh);
   ASSERT_TRUE(second.is_ok()) << second.status().to_string();
   ASSERT_EQ(second->report().delegates.size(), 1u);
   EXPECT_EQ(second->report().delegates[0].backend, used);
@@ -293,9 +292,7 @@ TEST_F(LoadPlacementTest, ASecondLoadLoadsOnlyThePluginsThePlacedMethodUses) {
     std::ofstream append(plugin_dir + "/libplugrt_" + other + ".so", std::ios::binary | std::ios::app);
     append.put('\0');
   }
-  placement::LoadPlacer another_placer(placer_options);
-  options.placer = &another_placer;
-  Result<Method> third = Method::load(*program_, "forward", fresh, options);
+  Result<Method> third = load(*program_, fresh);
   ASSERT_TRUE(third.is_ok()) << third.status().to_string();
   EXPECT_EQ(third->report().delegates.at(0).backend, used);
   EXPECT_EQ(third->report().delegates.at(0).blob_origin, "cache") << "its blob is cached, the placement is not";
