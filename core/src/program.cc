@@ -110,9 +110,13 @@ Result<MethodSummary> Program::describe(std::string_view name) const {
         DelegateSummary d;
         d.name = delegate->name() != nullptr ? delegate->name()->str() : std::string();
         d.backend = delegate->backend()->str();
-        d.blob_size = data_->segment(delegate->blob_segment()).size();
+        const Span<const uint8_t> blob = data_->segment(delegate->blob_segment());
+        d.blob_size = blob.size();
         if (delegate->fallback_segment() >= 0) {
-          d.fallback_size = data_->segment(static_cast<uint32_t>(delegate->fallback_segment())).size();
+          const Span<const uint8_t> fallback = data_->segment(static_cast<uint32_t>(delegate->fallback_segment()));
+          d.fallback_size = fallback.size();
+          d.fallback_within_blob =
+              fallback.data() > blob.data() && fallback.data() + fallback.size() <= blob.data() + blob.size();
         }
         d.blob_names_constants = delegate->blob_names_constants();
         if (delegate->compile_specs() != nullptr) {

@@ -60,7 +60,7 @@ uint32_t MethodBuilder::add_delegate(std::string name, std::string backend, Span
                                      std::vector<CompileSpec> compile_specs, Span<const uint8_t> fallback_blob,
                                      bool blob_names_constants) {
   const uint32_t blob_segment = program_->add_segment(blob);
-  const int64_t fallback = fallback_blob.empty() ? -1 : program_->add_segment(fallback_blob);
+  const int64_t fallback = fallback_blob.empty() ? -1 : program_->add_segment_within(blob_segment, fallback_blob);
   delegates_.push_back(Delegate{std::move(name), std::move(backend), blob_segment, std::move(compile_specs), fallback,
                                 blob_names_constants});
   return static_cast<uint32_t>(delegates_.size() - 1);
@@ -75,9 +75,8 @@ MethodBuilder& ProgramBuilder::add_method(std::string name) {
   return *methods_.back();
 }
 
-uint32_t ProgramBuilder::add_segment(Span<const uint8_t> bytes) {
-  // Finds candidate duplicates, which are then compared.
-  const uint64_t hash = content_hash(bytes).low;
+std::optional<uint32_t> ProgramBuilder::find_segment(Span<const uint8_t> bytes, uint64_t hash) const {
+  // Candidate duplicates by hash, then compared.
   auto [begin, end] = segment_by_hash_.equal_range(hash);
   for (auto it = begin; it != end; ++it) {
     const std::vector<uint8_t>& existing = segments_[it->second];
@@ -86,6 +85,26 @@ uint32_t ProgramBuilder::add_segment(Span<const uint8_t> bytes) {
       return it->second;
     }
   }
+  return std::nullopt;
+}
+
+uint32_t ProgramBuilder::add_segment_within(uint32_t holder, Span<const uint8_t> bytes) {
+  const std::vector<uint8_t>& outer = segments_.at(holder);
+  if (bytes.empty() || within_.count(holder) != 0 || outer.size() < bytes.size()) return add_segment(bytes);
+  const uint64_t offset = outer.size() - bytes.size();
+  if (offset % kSegmentAlignment != 0 || std::memcmp(outer.data() + offset, bytes.data(), bytes.size()) != 0) {
+    return add_segment(bytes);
+  }
+  if (std::optional<uint32_t> same = find_segment(bytes, content_hash(bytes).low)) return *same;
+  segments_.emplace_back();
+  const uint32_t index = static_cast<uint32_t>(segments_.size() - 1);
+  within_[index] = Within{holder, offset, bytes.size()};
+  return index;
+}
+
+uint32_t ProgramBuilder::add_segment(Span<const uint8_t> bytes) {
+  const uint64_t hash = content_hash(bytes).low;
+  if (std::optional<uint32_t> same = find_segment(bytes, hash)) return *same;
   segments_.emplace_back(bytes.begin(), bytes.end());
   const uint32_t index = static_cast<uint32_t>(segments_.size() - 1);
   segment_by_hash_.emplace(hash, index);
@@ -213,13 +232,17 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
                                             plan.arena_size, symbols));
   }
 
-  // Segments are laid out back to back, each at a multiple of kSegmentAlignment.
+  // Segments are laid out back to back, each at a multiple of kSegmentAlignment; one
+  // within another takes its place there.
   std::vector<program::Segment> segment_table;
   uint64_t segments_size = 0;
   for (const std::vector<uint8_t>& segment : segments_) {
     segments_size = align_up(segments_size, kSegmentAlignment);
     segment_table.emplace_back(segments_size, segment.size());
     segments_size += segment.size();
+  }
+  for (const auto& [index, within] : within_) {
+    segment_table[index] = program::Segment(segment_table[within.holder].offset() + within.offset, within.size);
   }
   auto root = program::CreateProgram(fbb, fbb.CreateVector(methods), fbb.CreateVectorOfStructs(segment_table),
                                      fbb.CreateString(producer_));

@@ -120,6 +120,47 @@ TEST(Program, SegmentsAreAlignedAndIdenticalBlobsStoredOnce) {
   EXPECT_THAT(program->method_names(), ElementsAre("a", "b"));
 }
 
+/// A program whose "forward" runs relu(x + bias) as one delegate of `backend`, whose blob
+/// is `header` bytes then the graph, with the graph as its portable fallback.
+std::vector<uint8_t> program_with_blob_ending_in_its_fallback(const std::string& backend, size_t header) {
+  const std::vector<uint8_t> graph = add_relu_graph();
+  std::vector<uint8_t> blob(header, 0x5a);
+  blob.insert(blob.end(), graph.begin(), graph.end());
+  ProgramBuilder builder;
+  MethodBuilder& method = builder.add_method("forward");
+  uint32_t x = method.add_value("x", DType::kFloat32, {2, 2});
+  uint32_t y = method.add_value("y", DType::kFloat32, {2, 2});
+  method.add_input(x);
+  method.add_output(y);
+  method.add_instruction(method.add_delegate(backend + ":0", backend, blob, {}, graph), {x}, {y});
+  Result<std::vector<uint8_t>> file = builder.finish();
+  EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+  return std::move(file).value();
+}
+
+TEST(Program, AFallbackThatABlobEndsWithIsStoredWithinIt) {
+  const size_t graph_size = add_relu_graph().size();
+  const std::vector<uint8_t> within = program_with_blob_ending_in_its_fallback("npu", 64);
+  Result<Program> program = Program::from_bytes(within);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  Result<MethodSummary> summary = program->describe("forward");
+  ASSERT_TRUE(summary.is_ok());
+  EXPECT_EQ(summary->delegates.at(0).blob_size, 64 + graph_size);
+  EXPECT_EQ(summary->delegates[0].fallback_size, graph_size);
+  EXPECT_TRUE(summary->delegates[0].fallback_within_blob);
+  // No npu backend here: the fallback, read from within the blob, runs.
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  EXPECT_THAT(run_forward(*program, registry, {0.5f, -3.0f, 2.0f, 0.0f}), ElementsAre(0.0f, 0.0f, 1.0f, 1.0f));
+
+  // From an offset off the segment alignment, the bytes are stored twice.
+  const std::vector<uint8_t> twice = program_with_blob_ending_in_its_fallback("npu", 60);
+  Result<Program> apart = Program::from_bytes(twice);
+  ASSERT_TRUE(apart.is_ok()) << apart.status().to_string();
+  EXPECT_FALSE(apart->describe("forward")->delegates.at(0).fallback_within_blob);
+  EXPECT_GE(twice.size(), within.size() + graph_size - 4);
+}
+
 TEST(Program, ThePlannedArenaReusesMemoryAlongAChain) {
   // x -> t0 -> t1 -> ... -> y, each step through the same portable identity graph.
   GraphBuilder graph;

@@ -98,6 +98,7 @@ int run_inspect_program(const std::string& path, bool as_json) {
                                      {"blob_bytes", d.blob_size},
                                      {"fallback_bytes", d.fallback_size},
                                      {"blob_names_constants", d.blob_names_constants},
+                                     {"fallback_within_blob", d.fallback_within_blob},
                                      {"compile_specs", d.compile_spec_keys}});
     }
     out["methods"].push_back(method);
@@ -123,7 +124,8 @@ int run_inspect_program(const std::string& path, bool as_json) {
       std::cout << "    delegate " << d.name << " -> " << d.backend << ": blob " << d.blob_size << " bytes, "
                 << (d.fallback_size > 0 ? "portable fallback " + std::to_string(d.fallback_size) + " bytes"
                                         : std::string("no fallback"))
-                << (d.blob_names_constants ? " (holds the weights the blob names)" : "") << "\n";
+                << (d.blob_names_constants ? " (holds the weights the blob names)" : "")
+                << (d.fallback_within_blob ? " (stored within the blob)" : "") << "\n";
     }
   }
   return 0;

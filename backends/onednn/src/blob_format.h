@@ -14,8 +14,10 @@ namespace plugrt::onednn {
 /// COMPATIBILITY.md keeps the history.
 inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/3, /*oldest_readable=*/1};
 /// Magic PRTONDNV: a partition whose dimensions vary, kept as its graph IR and lowered
-/// per shape at run time (plugrt/sdk/per_shape.h).
-inline constexpr sdk::BlobFormat kVaryingBlobFormat{"PRTONDNV", "oneDNN varying-shape", 1, 1};
+/// per shape at run time (plugrt/sdk/per_shape.h). Version 2 puts the graph at byte 64,
+/// where a program shares it with the portable fallback; version 1 (graph at byte 16)
+/// is still read.
+inline constexpr sdk::BlobFormat kVaryingBlobFormat{"PRTONDNV", "oneDNN varying-shape", 2, 1};
 /// Header bytes before the flatbuffer; a multiple of 16 so the flatbuffer's float data
 /// stays aligned when the blob is.
 inline constexpr size_t kBlobHeaderSize = sdk::BlobFormat::kHeaderSize;

@@ -49,6 +49,9 @@ struct DelegateSummary {
   uint64_t fallback_size = 0;
   /// The blob names its fallback graph's constants instead of holding copies.
   bool blob_names_constants = false;
+  /// The fallback's bytes are stored within the blob's (a varying-shape blob carries
+  /// its partition's graph), so the file holds them once.
+  bool fallback_within_blob = false;
   std::vector<std::string> compile_spec_keys;
 };
 

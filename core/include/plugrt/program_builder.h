@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,10 @@ class ProgramBuilder {
 
   /// Stores `bytes` as a segment, or finds an identical one; returns its index.
   uint32_t add_segment(Span<const uint8_t> bytes);
+  /// The same, except that bytes which segment `holder` ends with, from a 64-aligned
+  /// offset, are not stored again: the new segment lies within that one (a blob that
+  /// carries its partition's graph after a header shares it with the portable fallback).
+  uint32_t add_segment_within(uint32_t holder, Span<const uint8_t> bytes);
   size_t num_segments() const { return segments_.size(); }
 
   /// The whole file. Errors: kInvalidArgument naming the method and the bad index,
@@ -116,8 +121,17 @@ class ProgramBuilder {
 
  private:
   std::vector<std::unique_ptr<MethodBuilder>> methods_;
+  /// A segment stored in another's bytes (its own entry in segments_ stays empty).
+  struct Within {
+    uint32_t holder;
+    uint64_t offset;
+    uint64_t size;
+  };
+  std::optional<uint32_t> find_segment(Span<const uint8_t> bytes, uint64_t hash) const;
+
   std::vector<std::vector<uint8_t>> segments_;
   std::multimap<uint64_t, uint32_t> segment_by_hash_;
+  std::map<uint32_t, Within> within_;
   std::string producer_ = "plugrt";
 };
 

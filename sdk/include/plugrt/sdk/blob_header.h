@@ -42,6 +42,14 @@ class BlobFormat {
     std::memset(out + 12, 0, 4);
   }
 
+  /// The version a blob's header gives (the blob holds at least kHeaderSize bytes).
+  static uint32_t version_of(const void* blob) {
+    const auto* bytes = static_cast<const uint8_t*>(blob);
+    uint32_t version = 0;
+    for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(bytes[8 + i]) << (8 * i);
+    return version;
+  }
+
   /// Ok when `blob` starts with this format's magic and a version this build reads.
   Status check_header(const void* blob, size_t size) const {
     const auto* bytes = static_cast<const uint8_t*>(blob);
@@ -49,8 +57,7 @@ class BlobFormat {
       return Status::incompatible_blob("the blob lacks the " + std::string(magic_, 8) + " header of " + name_ +
                                        " backend blobs");
     }
-    uint32_t version = 0;
-    for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(bytes[8 + i]) << (8 * i);
+    const uint32_t version = version_of(blob);
     if (version < oldest_readable_ || version > version_) {
       return Status::incompatible_blob("the blob has " + std::string(name_) + " blob format version " +
                                        std::to_string(version) + "; this build reads versions " +

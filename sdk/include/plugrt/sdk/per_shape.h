@@ -7,7 +7,7 @@
 /// link plugrt::sdk_graph. In the backend:
 ///
 ///   static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
-///   static constexpr sdk::BlobFormat kVaryingFormat{"PRTMYNPV", "my_npu varying-shape", 1, 1};
+///   static constexpr sdk::BlobFormat kVaryingFormat{"PRTMYNPV", "my_npu varying-shape", 2, 1};
 ///
 ///   partition:  const std::vector<int64_t> at = sdk::symbol_maxima(request.graph, request.graph_size);
 ///               GraphView::open(request.graph, request.graph_size, sdk::values_or_null(at))  // judged at the bounds
@@ -69,15 +69,24 @@ class PerShapeDelegate final : public Delegate {
   /// The handles kept, one per set of symbol values (the least recently used goes).
   static constexpr size_t kMaxSpecializations = 8;
 
-  /// The blob of a partition whose dimensions vary: `format`'s header, then the graph.
-  /// NotSupported when a symbol is not the size of an input dimension.
+  /// Where the graph starts in a blob of each version: version 1 right after the header;
+  /// from version 2 at 64 bytes, so that the blob ends with the very bytes of the
+  /// partition's graph at a segment boundary and a program stores them once for the blob
+  /// and the portable fallback (ProgramBuilder::add_segment_within).
+  static constexpr size_t kGraphOffset = 64;
+  static size_t graph_offset(uint32_t version) { return version < 2 ? BlobFormat::kHeaderSize : kGraphOffset; }
+
+  /// The blob of a partition whose dimensions vary: `format`'s header, then the graph
+  /// (at graph_offset(format.version())). NotSupported when a symbol is not the size of
+  /// an input dimension.
   static Expected<std::vector<uint8_t>> write_blob(const BlobFormat& format, const PreprocessRequest& request) {
     Expected<const ir::Graph*> graph = read_graph(request.graph, request.graph_size);
     if (!graph.is_ok()) return Status::invalid_argument(graph.status().message());
     if (std::string why = unbound_symbol_reason(**graph); !why.empty()) return Status::not_supported(why);
-    std::vector<uint8_t> blob(BlobFormat::kHeaderSize + request.graph_size);
+    const size_t offset = graph_offset(format.version());
+    std::vector<uint8_t> blob(offset + request.graph_size, 0);
     format.write_header(blob.data());
-    std::memcpy(blob.data() + BlobFormat::kHeaderSize, request.graph, request.graph_size);
+    std::memcpy(blob.data() + offset, request.graph, request.graph_size);
     return blob;
   }
 
@@ -90,9 +99,11 @@ class PerShapeDelegate final : public Delegate {
   static Expected<std::unique_ptr<Delegate>> create(Backend& backend, const BlobFormat& format,
                                                     const InitContext& context) {
     PLUGRT_SDK_RETURN_IF_ERROR(format.check_header(context.blob, context.blob_size));
+    const size_t offset = graph_offset(BlobFormat::version_of(context.blob));
+    if (context.blob_size < offset) return invalid("it ends inside its header");
     std::unique_ptr<PerShapeDelegate> delegate(new PerShapeDelegate(backend, context));
-    delegate->graph_ = context.bytes() + BlobFormat::kHeaderSize;
-    delegate->graph_size_ = context.blob_size - BlobFormat::kHeaderSize;
+    delegate->graph_ = context.bytes() + offset;
+    delegate->graph_size_ = context.blob_size - offset;
     Expected<const ir::Graph*> read = read_graph(delegate->graph_, delegate->graph_size_);
     if (!read.is_ok()) return invalid("its graph is invalid: " + read.status().message());
     const ir::Graph& graph = **read;
