@@ -133,7 +133,14 @@ TEST_P(VaryingShapesTest, CompiledOnceRunsAtEachLengthAsPyTorchDoes) {
   const VaryingModel& model = std::get<0>(GetParam());
   Result<Program> program = compile(model);
   ASSERT_TRUE(program.is_ok()) << program.status().to_string();
-  ASSERT_EQ(program->describe("forward")->symbols.size(), 1u);
+  Result<MethodSummary> summary = program->describe("forward");
+  ASSERT_EQ(summary->symbols.size(), 1u);
+  // Each delegated partition's fallback graph is stored once, within its blob.
+  for (const DelegateSummary& delegate : summary->delegates) {
+    if (delegate.fallback_size > 0) {
+      EXPECT_TRUE(delegate.fallback_within_blob) << delegate.name;
+    }
+  }
   Result<Method> method = Method::load(*program, "forward", registry_);
   ASSERT_TRUE(method.is_ok()) << method.status().to_string();
   for (const DelegatePlacement& delegate : method->report().delegates) {
