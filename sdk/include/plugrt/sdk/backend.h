@@ -435,8 +435,8 @@ struct Adapter {
       if (!delegate.is_ok()) return delegate.status();
       if (*delegate == nullptr) return Status::internal("init returned no delegate");
       if constexpr (!std::is_void_v<D>) {
-        if (typeid(**delegate) != typeid(D))
-          return Status::internal("init made a delegate other than its DelegateType");
+        const Delegate& made = **delegate;  // (typeid of a named reference: no side effects)
+        if (typeid(made) != typeid(D)) return Status::internal("init made a delegate other than its DelegateType");
       }
       auto box = std::make_unique<HandleBox>(HandleBox{self(context), Host(host), std::move(*delegate)});
       *handle = reinterpret_cast<plugrt_delegate_handle>(box.release());
