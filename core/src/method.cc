@@ -75,6 +75,10 @@ struct Method::State {
 
   Status fall_back_after_crash(Call& call, const Status& crash);
   Status run_shape_on_fallback(Call& call, const Status& refusal);
+  /// A built-in portable handle over `fallback`'s blob; errors say `why` it was needed.
+  Result<DelegateHandle> init_fallback(const Fallback& fallback, const Status& why) const;
+  /// Runs `call`'s inputs and outputs through `handle`.
+  static Status execute_call(DelegateHandle& handle, const Call& call);
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
@@ -411,21 +415,32 @@ Status Method::set_input(size_t index, const DLTensor& value) {
 // The isolated backend of `call`'s delegate crashed: its inputs are intact (the backend
 // only ever saw copies), so the delegate moves to the built-in portable backend (trusted,
 // in process) and the call runs again there. Not the hot path: it may allocate.
-Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
-  const Fallback& fallback = fallbacks[call.delegate];
-  if (!fallback.exists) return crash;
-  DelegatePlacement& placement = report.delegates[call.delegate];
+Result<DelegateHandle> Method::State::init_fallback(const Fallback& fallback, const Status& why) const {
   InitOptions init;
   init.blob = fallback.blob.data();
   init.blob_size = fallback.blob.size();
   init.num_threads = report.num_threads;
-  const RegisteredBackend portable = builtin_portable_backend();
-  Result<DelegateHandle> handle = portable.init(init);
-  if (!handle.is_ok()) return handle.status().with_context(crash.message() + "; its portable fallback");
+  Result<DelegateHandle> handle = builtin_portable_backend().init(init);
+  if (!handle.is_ok()) return handle.status().with_context(why.message() + "; its portable fallback");
+  return handle;
+}
+
+Status Method::State::execute_call(DelegateHandle& handle, const Call& call) {
+  return handle.execute(
+      Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
+      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+}
+
+Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
+  const Fallback& fallback = fallbacks[call.delegate];
+  if (!fallback.exists) return crash;
+  DelegatePlacement& placement = report.delegates[call.delegate];
+  Result<DelegateHandle> handle = init_fallback(fallback, crash);
+  if (!handle.is_ok()) return handle.status();
   handles[call.delegate] = std::move(handle).value();
   fallbacks[call.delegate].exists = false;
   placement.backend = kPortableBackendName;
-  placement.origin = portable.plugin().origin;
+  placement.origin = builtin_portable_backend().plugin().origin;
   placement.fell_back = true;
   placement.reason = crash.message();
   environment->log(LogLevel::kWarning, "method",
@@ -434,9 +449,7 @@ Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
   for (Call& other : calls) {
     if (other.delegate == call.delegate) other.backend = placement.backend;  // the string moved
   }
-  return call.handle->execute(
-      Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
-      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+  return execute_call(*call.handle, call);
 }
 
 // The backend of `call`'s delegate cannot run this call's shapes (a varying partition
@@ -446,20 +459,14 @@ Status Method::State::run_shape_on_fallback(Call& call, const Status& refusal) {
   Fallback& fallback = fallbacks[call.delegate];
   if (!fallback.exists) return refusal;
   if (!fallback.handle) {
-    InitOptions init;
-    init.blob = fallback.blob.data();
-    init.blob_size = fallback.blob.size();
-    init.num_threads = report.num_threads;
-    Result<DelegateHandle> handle = builtin_portable_backend().init(init);
-    if (!handle.is_ok()) return handle.status().with_context(refusal.message() + "; its portable fallback");
+    Result<DelegateHandle> handle = init_fallback(fallback, refusal);
+    if (!handle.is_ok()) return handle.status();
     fallback.handle = std::move(handle).value();
     environment->log(LogLevel::kWarning, "method",
                      "method '" + name + "', delegate '" + report.delegates[call.delegate].delegate +
                          "' runs the shapes its backend refuses on its portable fallback: " + refusal.message());
   }
-  return fallback.handle->execute(
-      Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
-      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+  return execute_call(*fallback.handle, call);
 }
 
 Status Method::State::set_varying_shapes() {
