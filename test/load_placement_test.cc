@@ -88,14 +88,7 @@ class LoadPlacementTest : public ::testing::Test {
     Result<Method> method = load(program, registry_, policy);
     EXPECT_TRUE(method.is_ok()) << method.status().to_string();
     if (!method.is_ok()) return {};
-    DLTensor tensor{input_.data.data(),
-                    {kDLCPU, 0},
-                    static_cast<int32_t>(input_.shape.size()),
-                    to_dlpack(input_.dtype),
-                    input_.shape.data(),
-                    nullptr,
-                    0};
-    EXPECT_TRUE(method->set_input(0, tensor).is_ok());
+    EXPECT_TRUE(method->set_input(0, tools::dltensor_view(input_)).is_ok());
     const Status status = method->execute();
     EXPECT_TRUE(status.is_ok()) << status.to_string();
     EXPECT_EQ(method->output_spec(0).shape, expected_.shape);

@@ -58,16 +58,6 @@ std::vector<BackendSet> backend_sets() {
   return sets;
 }
 
-DLTensor view(tools::NpyArray& array) {
-  return DLTensor{array.data.data(),
-                  {kDLCPU, 0},
-                  static_cast<int32_t>(array.shape.size()),
-                  to_dlpack(array.dtype),
-                  array.shape.data(),
-                  nullptr,
-                  0};
-}
-
 class VaryingShapesTest : public ::testing::TestWithParam<std::tuple<VaryingModel, BackendSet>> {
  protected:
   void SetUp() override {
@@ -102,7 +92,7 @@ void run_samples(const VaryingModel& model, Method& method) {
     Result<tools::NpyArray> input = tools::read_npy(model_path(model.name + "." + sample + "input.npy"));
     Result<tools::NpyArray> expected = tools::read_npy(model_path(model.name + "." + sample + "output.npy"));
     ASSERT_TRUE(input.is_ok() && expected.is_ok());
-    ASSERT_TRUE(method.set_input(0, view(*input)).is_ok());
+    ASSERT_TRUE(method.set_input(0, tools::dltensor_view(*input)).is_ok());
     Status status = method.execute();
     ASSERT_TRUE(status.is_ok()) << status.to_string();
     const DLTensor& output = method.output(0);
@@ -191,7 +181,7 @@ TEST_P(VaryingShapesTest, InputsOutOfBoundsOrOfTheWrongRankAreRefusedByName) {
   too_long.shape[axis] = model.max + 1;
   too_long.data.resize(too_long.data.size() / static_cast<size_t>(input->shape[axis]) *
                        static_cast<size_t>(model.max + 1));
-  Status status = method->set_input(0, view(too_long));
+  Status status = method->set_input(0, tools::dltensor_view(too_long));
   EXPECT_FALSE(status.is_ok());
   EXPECT_THAT(status.message(),
               HasSubstr("input 0 'input': dimension " + std::to_string(axis) + " is " + std::to_string(model.max + 1) +
@@ -199,13 +189,13 @@ TEST_P(VaryingShapesTest, InputsOutOfBoundsOrOfTheWrongRankAreRefusedByName) {
 
   tools::NpyArray flat = *input;
   flat.shape = {static_cast<int64_t>(input->data.size() / sizeof(float))};
-  status = method->set_input(0, view(flat));
+  status = method->set_input(0, tools::dltensor_view(flat));
   EXPECT_FALSE(status.is_ok());
   EXPECT_THAT(status.message(), HasSubstr("input 0 'input'"));
   EXPECT_THAT(status.message(), HasSubstr("rank"));
 
   // The method still runs after the refusals.
-  ASSERT_TRUE(method->set_input(0, view(*input)).is_ok());
+  ASSERT_TRUE(method->set_input(0, tools::dltensor_view(*input)).is_ok());
   EXPECT_TRUE(method->execute().is_ok());
 }
 

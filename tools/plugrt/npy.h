@@ -25,6 +25,18 @@ Result<NpyArray> read_npy(const std::string& path);
 /// Errors: kAccessFailed naming the file.
 Status write_npy(const std::string& path, const NpyArray& array);
 
+/// A CPU DLPack view of `array`'s data and shape, borrowed: valid while the array lives
+/// and is not resized.
+inline DLTensor dltensor_view(NpyArray& array) {
+  return DLTensor{array.data.data(),
+                  {kDLCPU, 0},
+                  static_cast<int32_t>(array.shape.size()),
+                  to_dlpack(array.dtype),
+                  array.shape.data(),
+                  nullptr,
+                  0};
+}
+
 }  // namespace plugrt::tools
 
 #endif  // PLUGRT_TOOLS_PLUGRT_NPY_H_

@@ -72,14 +72,7 @@ Status fill_inputs(Method& method, const std::vector<std::string>& input_files, 
       array.shape = spec.shape;
       fill_random(spec, engine, &array.data);
     }
-    DLTensor tensor{array.data.data(),
-                    {kDLCPU, 0},
-                    static_cast<int32_t>(array.shape.size()),
-                    to_dlpack(array.dtype),
-                    array.shape.data(),
-                    nullptr,
-                    0};
-    PLUGRT_RETURN_IF_ERROR(method.set_input(i, tensor));
+    PLUGRT_RETURN_IF_ERROR(method.set_input(i, dltensor_view(array)));
   }
   if (!files.empty()) {
     std::string names;
