@@ -165,28 +165,22 @@ bool fold_node(const onnx::NodeProto& node, int64_t opset, const onnx::OpSchema*
 }
 
 Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims) {
-  Tensor out;
-  out.dtype = DType::kInt64;
-  std::vector<int64_t> values;
   if (node.op_type() == "Size") {
     uint64_t count = 1;  // the dims are those of a valid static tensor: no overflow
     for (int64_t d : dims) count *= static_cast<uint64_t>(d);
-    values.push_back(static_cast<int64_t>(count));  // a scalar: shape []
-  } else {
-    const auto rank = static_cast<int64_t>(dims.size());
-    int64_t start = 0, end = rank;
-    if (const onnx::AttributeProto* a = find_attribute(node, "start"); a != nullptr) start = a->i();
-    if (const onnx::AttributeProto* a = find_attribute(node, "end"); a != nullptr) end = a->i();
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, 0, rank);
-    for (int64_t axis = start; axis < end; ++axis) values.push_back(dims[static_cast<size_t>(axis)]);
-    out.shape = {static_cast<int64_t>(values.size())};
+    return int64_tensor({static_cast<int64_t>(count)}, {});  // a scalar
   }
-  out.bytes.resize(values.size() * 8);
-  if (!values.empty()) std::memcpy(out.bytes.data(), values.data(), out.bytes.size());
-  return out;
+  const auto rank = static_cast<int64_t>(dims.size());
+  int64_t start = 0, end = rank;
+  if (const onnx::AttributeProto* a = find_attribute(node, "start"); a != nullptr) start = a->i();
+  if (const onnx::AttributeProto* a = find_attribute(node, "end"); a != nullptr) end = a->i();
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> values;
+  for (int64_t axis = start; axis < end; ++axis) values.push_back(dims[static_cast<size_t>(axis)]);
+  return int64_tensor(values, {static_cast<int64_t>(values.size())});
 }
 
 }  // namespace plugrt::compiler::onnx_import

@@ -460,13 +460,8 @@ void Importer::constant_reshape_target(onnx::NodeProto* node) {
       inferred = true;
     }
   }
-  Tensor constant;
-  constant.dtype = DType::kInt64;
-  constant.shape = {static_cast<int64_t>(values.size())};
-  constant.bytes.resize(values.size() * sizeof(int64_t));
-  std::memcpy(constant.bytes.data(), values.data(), constant.bytes.size());
   const std::string name = node->input(1) + "/constant";
-  add_constant(name, std::move(constant));
+  add_constant(name, onnx_import::int64_tensor(values, {static_cast<int64_t>(values.size())}));
   node->set_input(1, name);
 }
 

@@ -73,6 +73,8 @@ Status tensor_from_proto(const onnx::TensorProto& proto, Tensor* tensor);
 onnx::TypeProto type_proto_of(const Tensor& tensor);
 /// Writes `tensor` as a TensorProto with raw_data.
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
+/// An int64 constant of these values and shape (its element count: values.size()).
+Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape);
 
 /// The node's attributes for the graph IR, with the schema's defaults filled in for those
 /// the node leaves out. The Status message is the reason alone.

@@ -178,6 +178,15 @@ onnx::TypeProto type_proto_of(const Tensor& tensor) {
   return type;
 }
 
+Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape) {
+  Tensor tensor;
+  tensor.dtype = DType::kInt64;
+  tensor.shape = std::move(shape);
+  tensor.bytes.resize(values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
+  return tensor;
+}
+
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto) {
   proto->Clear();
   proto->set_name(name);
