@@ -33,7 +33,7 @@ class OnednnBackend : public sdk::Backend {
   sdk::Status partition(const sdk::PartitionRequest& request) override;
   /// Lowers one partition, with its fusions, to the blob that init reads (schema/onednn_blob.fbs).
   /// A partition whose dimensions vary is checked at its bounds and kept as its graph
-  /// (aot/varying_delegate.h).
+  /// (plugrt/sdk/per_shape.h).
   sdk::Expected<std::vector<uint8_t>> preprocess(const sdk::PreprocessRequest& request) override;
 #endif
 };
