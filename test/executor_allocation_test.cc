@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "plugrt/builtin_backends.h"
+#include "plugrt/graph_builder.h"
 #include "plugrt/method.h"
 #include "plugrt/plugins/plugin_loader.h"
 #include "program_fixtures.h"
@@ -160,6 +161,52 @@ TEST(ExecutorAllocation, AMethodWhoseDimensionsVaryAllocatesNothingAtAShapeItHas
   ASSERT_TRUE(method->execute().is_ok());  // meets n = 5
   EXPECT_EQ(allocations_during(*method, 100), 0);
   EXPECT_EQ(method->output(0).shape[0], 20);
+}
+
+// A Reshape whose target is given at run time, on the portable backend: calls with
+// values it has met allocate nothing; new values prepare the node again, which
+// allocates (the documented exception, core/portable/README.md).
+TEST(ExecutorAllocation, AParameterGivenAtRunTimeAllocatesOnlyForValuesNotMet) {
+  Registry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).is_ok());
+  Result<RegisteredBackend> portable = registry.find_backend("portable");
+  ASSERT_TRUE(portable.is_ok());
+  GraphBuilder graph;
+  const ValueId x = graph.add_value("x", DType::kFloat32, {3, 4});
+  const ValueId target = graph.add_value("target", DType::kInt64, {2});
+  const ValueId y = graph.add_value("y", DType::kFloat32, {6, 2});
+  graph.add_node("Reshape", "reshape", {x, target}, {y});
+  graph.add_input(x);
+  graph.add_input(target);
+  graph.add_output(y);
+  const std::vector<uint8_t> blob = graph.finish();
+  InitOptions init;
+  init.blob = blob.data();
+  init.blob_size = blob.size();
+  Result<DelegateHandle> handle = portable->init(init);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();
+
+  static float in[12], out[12];
+  static int64_t values[2];
+  int64_t in_shape[2] = {3, 4}, target_shape[1] = {2}, out_shape[2] = {6, 2};
+  DLTensor in_view{in, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, in_shape, nullptr, 0};
+  DLTensor target_view{values, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, target_shape, nullptr, 0};
+  DLTensor out_view{out, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, out_shape, nullptr, 0};
+  const DLTensor* inputs[] = {&in_view, &target_view};
+  const DLTensor* outputs[] = {&out_view};
+  auto allocations_at = [&](int64_t rows, int64_t columns, int runs) {
+    values[0] = rows;
+    values[1] = columns;
+    const long before = g_allocations.load();
+    for (int i = 0; i < runs; ++i) {
+      if (!handle->execute(inputs, outputs).is_ok()) return -1L;
+    }
+    return g_allocations.load() - before;
+  };
+  EXPECT_GT(allocations_at(6, 2, 1), 0);  // new values: prepared now
+  EXPECT_GT(allocations_at(-1, 2, 1), 0);
+  EXPECT_EQ(allocations_at(6, 2, 50), 0);
+  EXPECT_EQ(allocations_at(-1, 2, 50), 0);
 }
 
 }  // namespace

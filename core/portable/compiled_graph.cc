@@ -10,6 +10,7 @@
 #include "plugrt/schema/graph_ir_generated.h"
 #include "plugrt/sdk/dim_expr.h"
 #include "plugrt/sdk/graph.h"
+#include "run_time_parameters.h"
 
 namespace plugrt::portable {
 
@@ -386,7 +387,7 @@ std::vector<std::string> node_support(const void* data, size_t size, std::string
       continue;
     }
     NodeContext context(*node, graph.opset(), std::move(inputs), std::move(outputs));
-    Prepared result = prepare(context);
+    Prepared result = prepare_node(prepare, context);
     reasons.push_back(result.kernel != nullptr ? std::string() : result.error);
   }
   // With dimensions that vary, the shapes of nodes reading shape computations are known
@@ -522,7 +523,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
       return nullptr;
     }
     NodeContext context(*node, graph.opset(), std::move(inputs), std::move(outputs));
-    Prepared result = prepare(context);
+    Prepared result = prepare_node(prepare, context);
     if (result.kernel == nullptr) {
       *error = "node " + std::to_string(n) + ": " + result.error;
       if (failed_node != nullptr) *failed_node = n;

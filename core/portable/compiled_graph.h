@@ -5,7 +5,8 @@
 // (with overflow-safe arithmetic), prepares one kernel per node, runs once the nodes
 // whose inputs are all constants or whose outputs need none (Shape), and plans one arena
 // for the intermediate values.
-// Running it does no allocation.
+// Running it does no allocation, except where a node with parameters given at run time
+// meets values it has not kept a kernel for (run_time_parameters.h).
 #ifndef PLUGRT_PORTABLE_COMPILED_GRAPH_H_
 #define PLUGRT_PORTABLE_COMPILED_GRAPH_H_
 

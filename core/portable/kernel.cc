@@ -82,7 +82,19 @@ const uint8_t* NodeContext::attr_graph(std::string_view name, size_t* size) cons
   return attribute->graph()->data();
 }
 
+void NodeContext::want_values(size_t i) const {
+  const TensorInfo* info = input(i);
+  if (info != nullptr && info->constant_data == nullptr && i < 64) values_wanted_ |= uint64_t{1} << i;
+}
+
+const void* NodeContext::constant_data(size_t i) const {
+  want_values(i);
+  const TensorInfo* info = input(i);
+  return info != nullptr ? info->constant_data : nullptr;
+}
+
 std::optional<std::vector<int64_t>> NodeContext::constant_ints(size_t i) const {
+  want_values(i);
   const TensorInfo* info = input(i);
   if (info == nullptr || info->constant_data == nullptr) return std::nullopt;
   if (info->dtype == DType::kInt64) return read_elements<int64_t>(*info);
@@ -94,6 +106,7 @@ std::optional<std::vector<int64_t>> NodeContext::constant_ints(size_t i) const {
 }
 
 std::optional<std::vector<float>> NodeContext::constant_floats(size_t i) const {
+  want_values(i);
   const TensorInfo* info = input(i);
   if (info == nullptr || info->constant_data == nullptr || info->dtype != DType::kFloat32) {
     return std::nullopt;

@@ -3,7 +3,9 @@
 //
 // A kernel is prepared once per node when a delegate is initialised: it reads the
 // node's attributes and its input and output TensorInfo, checks everything (dtypes,
-// ranks, shapes, attribute values), and precomputes what it needs. Running it then
+// ranks, shapes, attribute values), and precomputes what it needs. (A node whose
+// kernel needs the values of inputs given at run time, such as Reshape's shape, is
+// prepared again when they change: run_time_parameters.h.) Running it then
 // must not allocate: it reads its inputs and writes its outputs, using at most
 // scratch_bytes() of scratch memory that the backend provides. Only control flow can
 // fail at run time (a Loop running past its compiled scan length): such a kernel says
@@ -61,6 +63,7 @@ class NodeContext {
   NodeContext(const ir::Node& node, int opset, std::vector<const TensorInfo*> inputs,
               std::vector<const TensorInfo*> outputs);
 
+  const ir::Node& node() const { return node_; }
   std::string_view op_type() const;
   std::string_view name() const;
   int opset() const { return opset_; }
@@ -87,12 +90,24 @@ class NodeContext {
   std::optional<std::vector<int64_t>> constant_ints(size_t i) const;
   /// The elements of a constant float32 input; nullopt when absent or not constant.
   std::optional<std::vector<float>> constant_floats(size_t i) const;
+  /// The bytes of a constant input; null when absent or not a constant.
+  const void* constant_data(size_t i) const;
+
+  /// The inputs (bit i for input i < 64) whose values the kernel asked for through the
+  /// three functions above while they were given but not constant: values that come
+  /// at run time. A node that fails to prepare for want of them is prepared when it
+  /// runs instead (run_time_parameters.h).
+  uint64_t values_wanted() const { return values_wanted_; }
 
  private:
+  /// Records input `i` as wanted when it is given but not constant.
+  void want_values(size_t i) const;
+
   const ir::Node& node_;
   int opset_;
   std::vector<const TensorInfo*> inputs_;
   std::vector<const TensorInfo*> outputs_;
+  mutable uint64_t values_wanted_ = 0;
 };
 
 /// The result of preparing a node: a kernel, or the reason the node cannot run.

@@ -572,13 +572,14 @@ Prepared prepare_one_hot(const NodeContext& node) {
   const TensorInfo& indices = *node.input(0);
   const TensorInfo& depth_info = *node.input(1);
   const TensorInfo& values = *node.input(2);
-  if (depth_info.constant_data == nullptr || depth_info.num_elements() != 1) {
+  const void* depth_data = node.constant_data(1);
+  if (depth_data == nullptr || depth_info.num_elements() != 1) {
     return prepare_error(node, "the depth (input 1) must be a constant with one element");
   }
   double depth_value = 0;
   Prepared read = dispatch<kNumericTypes>(node, depth_info.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    depth_value = static_cast<double>(load(*static_cast<const T*>(depth_info.constant_data)));
+    depth_value = static_cast<double>(load(*static_cast<const T*>(depth_data)));
     return Prepared{};
   });
   if (!read.error.empty()) return read;
@@ -679,7 +680,8 @@ Prepared prepare_compress(const NodeContext& node) {
   if (std::string why = check_arity(node, 2, 2, 1, 1); !why.empty()) return prepare_error(node, why);
   const TensorInfo& in = *node.input(0);
   const TensorInfo& condition = *node.input(1);
-  if (condition.dtype != DType::kBool || condition.shape.rank != 1 || condition.constant_data == nullptr) {
+  const auto* flags = static_cast<const uint8_t*>(node.constant_data(1));
+  if (condition.dtype != DType::kBool || condition.shape.rank != 1 || flags == nullptr) {
     return prepare_error(node,
                          "the output shape depends on the condition (input 1), so it must be a constant 1-D bool");
   }
@@ -699,7 +701,6 @@ Prepared prepare_compress(const NodeContext& node) {
                                    " elements, more than the " + std::to_string(split.length) + " it selects from");
   }
   std::vector<int64_t> chosen;
-  const auto* flags = static_cast<const uint8_t*>(condition.constant_data);
   for (int64_t k = 0; k < condition.num_elements(); ++k) {
     if (flags[k] != 0) chosen.push_back(k);
   }

@@ -237,10 +237,11 @@ std::string read_pad_value(const NodeContext& node, DType dtype, std::array<std:
   }
   const TensorInfo* input = node.input(2);
   if (input == nullptr) return {};
-  if (input->constant_data == nullptr) return "input 2 (constant_value) must be a constant";
+  const void* given = node.constant_data(2);
+  if (given == nullptr) return "input 2 (constant_value) must be a constant";
   if (input->dtype != dtype || input->num_elements() != 1)
     return "constant_value must be one element of the data's dtype";
-  std::memcpy(value->data(), input->constant_data, dtype_size(dtype));
+  std::memcpy(value->data(), given, dtype_size(dtype));
   return {};
 }
 
