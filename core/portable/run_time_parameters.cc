@@ -62,7 +62,7 @@ class RunTimeParameterKernel final : public Kernel {
       : prepare_(prepare), node_(node.node()), opset_(node.opset()) {
     for (size_t i = 0; i < node.num_inputs(); ++i) inputs_.push_back(copy(node.input(i)));
     for (size_t i = 0; i < node.num_outputs(); ++i) outputs_.push_back(copy(node.output(i)));
-    add_parameters(parameters);
+    fits_ = add_parameters(parameters);
   }
 
   bool may_fail() const override { return true; }
@@ -92,7 +92,7 @@ class RunTimeParameterKernel final : public Kernel {
   }
 
   /// The parameters' bytes fit in kMaxParameterBytes.
-  bool fits() const { return staging_.size() <= kMaxParameterBytes; }
+  bool fits() const { return fits_; }
 
  private:
   /// The kernel prepared for one set of parameter values.
@@ -110,17 +110,27 @@ class RunTimeParameterKernel final : public Kernel {
   }
 
   /// Reads the inputs of `bits` at run time too; their bytes get a place in staging_.
-  void add_parameters(uint64_t bits) const {
+  /// False, adding none, when they would take more than kMaxParameterBytes in all.
+  bool add_parameters(uint64_t bits) const {
+    std::vector<size_t> added;
+    size_t bytes = staging_.size();
     for (size_t i = 0; i < inputs_.size() && i < 64; ++i) {
       if ((bits >> i & 1) == 0 || !inputs_[i] ||
           std::find(parameters_.begin(), parameters_.end(), i) != parameters_.end()) {
         continue;
       }
+      const size_t size = inputs_[i]->num_bytes();
+      if (size > kMaxParameterBytes || round_up_8(size) > kMaxParameterBytes - bytes) return false;
+      bytes += round_up_8(size);
+      added.push_back(i);
+    }
+    for (size_t i : added) {
       parameters_.push_back(i);
       offsets_.push_back(staging_.size());
       staging_.resize(staging_.size() + round_up_8(inputs_[i]->num_bytes()));
     }
-    prepared_.clear();  // kept preparations were keyed by the parameters before
+    if (!added.empty()) prepared_.clear();  // kept preparations were keyed by the parameters before
+    return true;
   }
 
   void gather(const KernelArgs& args) const {
@@ -171,8 +181,7 @@ class RunTimeParameterKernel final : public Kernel {
       Prepared result = prepare_(context);
       if (result.kernel == nullptr) {
         const size_t known = parameters_.size();
-        add_parameters(context.values_wanted());
-        if (parameters_.size() > known && fits()) {
+        if (add_parameters(context.values_wanted()) && parameters_.size() > known) {
           gather(args);
           continue;
         }
@@ -212,6 +221,7 @@ class RunTimeParameterKernel final : public Kernel {
   mutable std::vector<std::byte> staging_;  // this call's parameter bytes
   mutable std::vector<std::unique_ptr<Preparation>> prepared_;
   mutable uint64_t calls_ = 0;
+  bool fits_ = false;
 };
 
 }  // namespace
