@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,8 +111,7 @@ void run_samples(const VaryingModel& model, Method& method) {
 
 /// Whether `backend` may run a delegate of a method placed over `set`. oneDNN and
 /// XNNPACK take dimensions that vary (lowered per shape); oneDNN takes every node of
-/// these models, XNNPACK some (the rest, or a graph whose partitions could not read
-/// their symbols from their inputs, runs on portable).
+/// these models, XNNPACK some (the rest runs on portable).
 bool runs_on(const std::string& backend, const BackendSet& set) {
   const bool onednn = std::any_of(set.plugins.begin(), set.plugins.end(),
                                   [](const std::string& file) { return file.find("onednn") != std::string::npos; });
@@ -235,6 +235,48 @@ TEST(VaryingShapesImport, ASymbolicDimensionWithoutBoundsIsRefusedNamingItAndThe
   status = refusal();
   ASSERT_FALSE(status.is_ok());
   EXPECT_THAT(status.message(), HasSubstr("the bounds of 'len', 9..8"));
+}
+
+// The Conv1d net on XNNPACK splits after its strided convolution: the partitions there
+// see only expressions of 'len' (ABI 1.6: the host passes its value with each call).
+// They stay on XNNPACK, in this process and isolated in a backend host alike.
+TEST(VaryingShapesOnXnnpack, PartitionsWhoseInputsDoNotGiveTheSymbolRunOnTheHostsValues) {
+  if (std::string(PLUGRT_XNNPACK_PLUGIN_FILE).empty()) GTEST_SKIP() << "built without the XNNPACK backend";
+  // A registry with the XNNPACK plugin, loaded in this process or isolated.
+  auto with_xnnpack = [](Registry& registry, bool isolated) {
+    EXPECT_TRUE(register_builtin_backends(registry).is_ok());
+    plugins::SearchPathOptions search = plugins::SearchPathOptions::explicit_files_only();
+    if (isolated) {
+      search.isolated_backends = {"xnnpack"};
+      search.isolation.backend_host = PLUGRT_BACKEND_HOST_FILE;
+    }
+    auto loader = std::make_unique<plugins::PluginLoader>(registry, search);
+    EXPECT_TRUE(loader->load(PLUGRT_XNNPACK_PLUGIN_FILE).is_ok());
+    return loader;
+  };
+  Registry compiling;
+  const auto compiling_loader = with_xnnpack(compiling, false);
+  compiler::ImportOptions import;
+  import.dims[kConv1d.symbol] = {1, kConv1d.max};
+  Result<compiler::CompiledModel> compiled =
+      compiler::compile_onnx_file(model_path(kConv1d.name + ".onnx"), compiling, compiler::CompileOptions{}, import);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  Result<Program> program = Program::from_bytes(compiled->program, kConv1d.name + ".prt");
+  ASSERT_TRUE(program.is_ok());
+  for (const bool isolated : {false, true}) {
+    SCOPED_TRACE(isolated ? "isolated" : "in process");
+    Registry registry;
+    const auto loader = with_xnnpack(registry, isolated);
+    Result<Method> method = Method::load(*program, "forward", registry);
+    ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+    size_t on_xnnpack = 0;
+    for (const DelegatePlacement& delegate : method->report().delegates) {
+      on_xnnpack += delegate.backend == "xnnpack" ? 1 : 0;
+      EXPECT_EQ(delegate.isolated, isolated && delegate.backend == "xnnpack") << delegate.delegate;
+    }
+    EXPECT_GT(on_xnnpack, 1u) << method->report().to_string();
+    run_samples(kConv1d, *method);
+  }
 }
 
 }  // namespace

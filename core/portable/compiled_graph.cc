@@ -315,17 +315,6 @@ std::string check_alignment(const ir::Graph& graph) {
   return {};
 }
 
-/// Every symbol the graph's dimensions use must be the size of some graph input
-/// dimension whose expression is the symbol alone, so that a run's input shapes give its
-/// value. The reason when not.
-std::string check_symbols_are_input_sizes(const ir::Graph& graph) {
-  const int64_t k = sdk::unbound_symbol(graph);
-  if (k < 0) return {};
-  return "symbol " + std::to_string(k) + " ('" +
-         graph.symbols()->Get(static_cast<flatbuffers::uoffset_t>(k))->name()->str() +
-         "') is not the size of any graph input's dimension";
-}
-
 std::string verify(const void* data, size_t size, bool* incompatible) {
   std::string error;
   const ir::Graph* graph = open_graph(data, size, &error, incompatible);
@@ -340,8 +329,7 @@ std::string verify(const void* data, size_t size, bool* incompatible) {
   }
   std::vector<Origin> origin;
   std::vector<int64_t> producer;
-  if (std::string why = check_structure(*graph, &origin, &producer); !why.empty()) return why;
-  return check_symbols_are_input_sizes(*graph);
+  return check_structure(*graph, &origin, &producer);
 }
 
 }  // namespace

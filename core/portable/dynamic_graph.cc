@@ -51,9 +51,10 @@ CompiledGraph* DynamicGraph::specialization(char* error, size_t error_capacity) 
 }
 
 bool DynamicGraph::run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs,
-                       size_t num_outputs, char* error, size_t error_capacity) {
+                       size_t num_outputs, const int64_t* values, size_t num_values, char* error,
+                       size_t error_capacity) {
   ++calls_;
-  if (!symbols_.bind(inputs, num_inputs, error, error_capacity)) return false;
+  if (!symbols_.bind(inputs, num_inputs, values, num_values, error, error_capacity)) return false;
   CompiledGraph* graph = specialization(error, error_capacity);
   return graph != nullptr && graph->run(inputs, num_inputs, outputs, num_outputs, error, error_capacity);
 }

@@ -2,9 +2,9 @@
 // DynamicGraph: a graph IR blob whose dimensions vary (ir_version 2 symbols), run at
 // the shapes of each call's inputs.
 //
-// A call's input shapes give the symbols' values: a graph input dimension whose
-// expression is a symbol alone is that symbol's size. They are checked against the
-// symbols' ranges and the inputs' other dimensions. The graph is compiled for those
+// The host passes a call's symbol values (ABI 1.6); without them, the input shapes give
+// them: a graph input dimension whose expression is a symbol alone is that symbol's
+// size. They are checked against the symbols' ranges and every input dimension. The graph is compiled for those
 // values the first time they are seen and kept, up to kMaxSpecializations, the least
 // recently used evicted first. A call at shapes already seen allocates nothing; a call
 // at new shapes compiles, which allocates.
@@ -34,11 +34,17 @@ class DynamicGraph {
   static std::unique_ptr<DynamicGraph> create(const void* data, size_t size, std::string* error,
                                               CompileFailure* failure);
 
-  /// Runs the graph at the inputs' shapes; the outputs must have the shapes those give.
-  /// On failure writes the reason (naming the input, dimension and bound for a shape out
-  /// of range) into `error`.
+  /// Runs the graph at the symbols' `values` (one per symbol, as the host passes them;
+  /// null: read from the inputs' shapes); the inputs and outputs must have the shapes
+  /// those give. On failure writes the reason (naming the input, dimension and bound for
+  /// a shape out of range) into `error`.
   bool run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs, size_t num_outputs,
-           char* error, size_t error_capacity);
+           const int64_t* values, size_t num_values, char* error, size_t error_capacity);
+  /// Runs the graph at the symbols' values its inputs' shapes give.
+  bool run(const DLTensor* const* inputs, size_t num_inputs, const DLTensor* const* outputs, size_t num_outputs,
+           char* error, size_t error_capacity) {
+    return run(inputs, num_inputs, outputs, num_outputs, nullptr, 0, error, error_capacity);
+  }
 
   size_t num_specializations() const { return compiled_.size(); }
 

@@ -20,10 +20,10 @@ class PortableDelegate final : public sdk::Delegate {
   sdk::Status execute(const sdk::Arguments& args) override {
     const plugrt_execute_args& raw = args.raw();
     char error[512];
-    const bool ran =
-        graph_ != nullptr
-            ? graph_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error))
-            : dynamic_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error));
+    const bool ran = graph_ != nullptr
+                         ? graph_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error))
+                         : dynamic_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, args.symbol_values(),
+                                         args.num_symbol_values(), error, sizeof(error));
     return ran ? sdk::Status::ok() : sdk::Status::invalid_argument(error);
   }
 

@@ -166,12 +166,18 @@ void DelegateHandle::reset() {
 }
 
 Status DelegateHandle::execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
-                               plugrt_execute_flags flags) {
+                               plugrt_execute_flags flags, Span<const int64_t> symbol_values) {
   if (handle_ == nullptr) {
     return Status(Error::kDelegateInvalidHandle, "execute on a moved-from or destroyed handle");
   }
-  const plugrt_execute_args args{
-      sizeof(plugrt_execute_args), inputs.data(), inputs.size(), outputs.data(), outputs.size(), flags};
+  const plugrt_execute_args args{sizeof(plugrt_execute_args),
+                                 inputs.data(),
+                                 inputs.size(),
+                                 outputs.data(),
+                                 outputs.size(),
+                                 flags,
+                                 symbol_values.empty() ? nullptr : symbol_values.data(),
+                                 symbol_values.size()};
   // A report left by an earlier call that succeeded must not explain a failure here.
   clear_reported_error();
   plugrt_status status;

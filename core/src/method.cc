@@ -77,8 +77,8 @@ struct Method::State {
   Status run_shape_on_fallback(Call& call, const Status& refusal);
   /// A built-in portable handle over `fallback`'s blob; errors say `why` it was needed.
   Result<DelegateHandle> init_fallback(const Fallback& fallback, const Status& why) const;
-  /// Runs `call`'s inputs and outputs through `handle`.
-  static Status execute_call(DelegateHandle& handle, const Call& call);
+  /// Runs `call`'s inputs and outputs through `handle`, with the symbols' values.
+  Status execute_call(DelegateHandle& handle, const Call& call) const;
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
@@ -425,10 +425,11 @@ Result<DelegateHandle> Method::State::init_fallback(const Fallback& fallback, co
   return handle;
 }
 
-Status Method::State::execute_call(DelegateHandle& handle, const Call& call) {
+Status Method::State::execute_call(DelegateHandle& handle, const Call& call) const {
   return handle.execute(
       Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
-      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs));
+      Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs),
+      call.flags, Span<const int64_t>(symbols.values()));
 }
 
 Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
@@ -491,10 +492,7 @@ Status Method::execute() {
   Profiler* profiler = state_->environment->profiler();
   for (State::Call& call : state_->calls) {
     const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;
-    Status status = call.handle->execute(
-        Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
-        Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs),
-        call.flags);
+    Status status = state_->execute_call(*call.handle, call);
     if (profiler != nullptr) profiler->end(token);
     if (status.code() == Error::kDelegateCrashed) status = state_->fall_back_after_crash(call, status);
     if (status.code() == Error::kDelegateInvalidCompatibility && state_->symbols.num_symbols() > 0) {

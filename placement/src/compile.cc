@@ -187,23 +187,6 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
   }
 
   std::vector<Partition> partitions = cut_partitions(graph, node_backend);
-  // Dimensions that vary: each partition's inputs must give the symbols it uses (a
-  // partition starting after a strided convolution sees only expressions of them). When
-  // one's do not, the whole graph runs on the portable backend, as one partition.
-  if (graph.symbols() != nullptr && graph.symbols()->size() > 0 && partitions.size() > 1) {
-    const bool bound = std::all_of(partitions.begin(), partitions.end(), [&](const Partition& partition) {
-      const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
-      return sdk::unbound_symbol(*ir::GetGraph(subgraph.data())) < 0;
-    });
-    if (!bound && std::all_of(portable_reasons.begin(), portable_reasons.end(),
-                              [](const std::string& reason) { return reason.empty(); })) {
-      node_backend.assign(num_nodes, chosen.portable);
-      partitions = cut_partitions(graph, node_backend);
-      result.summary.estimated_us = problem.partition_us;
-      for (size_t n = 0; n < num_nodes; ++n) result.summary.estimated_us += problem.node_cost[n][chosen.portable];
-    }
-  }
-
   // The method: graph inputs, graph outputs and partition boundaries live in its arena.
   ProgramBuilder program;
   program.set_producer(options.producer);
@@ -257,25 +240,36 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     written[static_cast<size_t>(v)] = true;
   }
 
-  for (const Partition& partition : partitions) {
+  for (Partition& partition : partitions) {
     const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
-    const RegisteredBackend& backend = chosen.backends[partition.backend];
-    const std::string name = chosen.names[partition.backend] + ":" + std::to_string(result.summary.partitions.size());
-    const std::string& backend_name = chosen.names[partition.backend];
-    const bool portable = partition.backend == chosen.portable;
     std::optional<FoundBlob> found;
-    if (options.blobs != nullptr) found = options.blobs->find(backend, backend_name, subgraph);
     PreprocessedBlob lowered;
-    if (!found) {
+    // A backend may decline in preprocess a partition it took node by node (a plugin
+    // before ABI 1.6 declines one whose inputs do not give its symbols): that partition
+    // runs on the portable backend.
+    for (;;) {
+      const RegisteredBackend& backend = chosen.backends[partition.backend];
+      const std::string& backend_name = chosen.names[partition.backend];
+      if (options.blobs != nullptr) found = options.blobs->find(backend, backend_name, subgraph);
+      if (found) break;
       // With the fallback kept, the backend may name its weights there instead of copying them.
-      const bool offer = options.fallback && !portable && graph_constants(subgraph).is_ok();
+      const bool offer = options.fallback && partition.backend != chosen.portable && graph_constants(subgraph).is_ok();
       Result<PreprocessedBlob> blob = backend.preprocess(subgraph, {}, offer ? PLUGRT_PREPROCESS_CONSTANTS_BY_NAME : 0);
+      if (!blob.is_ok() && blob.status().code() == Error::kNotSupported && partition.backend != chosen.portable) {
+        partition.backend = chosen.portable;
+        continue;
+      }
+      const std::string name = backend_name + ":" + std::to_string(result.summary.partitions.size());
       if (!blob.is_ok()) return blob.status().with_context("partition " + name);
       lowered = std::move(blob).value();
       if (options.blobs != nullptr) {
         options.blobs->lowered(backend, backend_name, subgraph, lowered.bytes, lowered.names_constants);
       }
+      break;
     }
+    const std::string& backend_name = chosen.names[partition.backend];
+    const std::string name = backend_name + ":" + std::to_string(result.summary.partitions.size());
+    const bool portable = partition.backend == chosen.portable;
     const Span<const uint8_t> blob = found ? found->bytes : Span<const uint8_t>(lowered.bytes);
     const bool names_constants = found ? found->names_constants : lowered.names_constants;
     // A blob that names constants keeps the graph that holds them, fallback or not.

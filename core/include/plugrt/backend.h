@@ -130,8 +130,10 @@ class DelegateHandle {
   /// Runs the delegate. Allocates nothing on success. Calls on one handle are
   /// serialised unless the backend declares PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE.
   /// `flags` are PLUGRT_EXECUTE_* bits (PLUGRT_EXECUTE_PARK_WORKERS ends the backend's turn).
+  /// `symbol_values`: this call's value of each symbol of the handle's graph (ABI 1.6),
+  /// empty for a static one.
   Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
-                 plugrt_execute_flags flags = 0);
+                 plugrt_execute_flags flags = 0, Span<const int64_t> symbol_values = {});
 
   const RegisteredBackend& backend() const { return backend_; }
 

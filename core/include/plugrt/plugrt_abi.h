@@ -51,7 +51,7 @@ extern "C" {
 
 /// The ABI version this header describes.
 #define PLUGRT_ABI_MAJOR 1
-#define PLUGRT_ABI_MINOR 5
+#define PLUGRT_ABI_MINOR 6
 
 #define PLUGRT_ABI_STRINGIFY_(x) #x
 #define PLUGRT_ABI_STRINGIFY(x) PLUGRT_ABI_STRINGIFY_(x)
@@ -252,11 +252,23 @@ typedef struct plugrt_execute_args {
   /// PLUGRT_EXECUTE_* bits. Read it only when struct_size covers it (a 1.1 host does not
   /// send it: then no flag is set). Unknown bits are ignored.
   plugrt_execute_flags flags;
+
+  // -- Added in 1.6 --
+  /// The values this call gives the symbols of the handle's graph (graph IR version 2),
+  /// one per symbol in the graph's order, each within its range: the method's symbols,
+  /// which plugrt's compiler copies into every partition graph in the same order. Null
+  /// (and num_symbol_values 0) for a static graph, and from a host before 1.6: read them
+  /// only when struct_size covers them. They let a backend run a partition whose inputs
+  /// do not give every symbol (one starting after a strided convolution sees only
+  /// expressions of the length); the input and output shapes agree with them.
+  const int64_t* symbol_values;
+  size_t num_symbol_values;
 } plugrt_execute_args;
 
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_outputs)
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_2 PLUGRT_STRUCT_SIZE(plugrt_execute_args, flags)
-#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_2
+#define PLUGRT_EXECUTE_ARGS_SIZE_1_6 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_symbol_values)
+#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_6
 
 // ---- Ahead-of-time table ----------------------------------------------------------
 

@@ -179,19 +179,36 @@ TEST(DynamicGraph, ChecksTheExpressionsAndSymbolsWhenLoaded) {
     EXPECT_EQ(create(bytes, &error), nullptr);
     EXPECT_THAT(error, HasSubstr("value 2 'y' dimension 0 may leave [0, 4] (its bound)"));
   }
-  {
-    // No input dimension gives 'n'.
-    GraphBuilder graph(13);
-    const DimExpr n = DimExpr::symbol(graph.add_symbol("n", 1, 4));
-    const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {n + DimExpr::constant(1)});
-    const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {n + DimExpr::constant(1)});
-    graph.add_node("Relu", "relu", {x}, {y});
-    graph.add_input(x);
-    graph.add_output(y);
-    std::string error;
-    EXPECT_EQ(create(graph.finish(), &error), nullptr);
-    EXPECT_THAT(error, HasSubstr("symbol 0 ('n') is not the size of any graph input's dimension"));
-  }
+}
+
+TEST(DynamicGraph, RunsASymbolNoInputDimensionGivesAtTheValuesTheHostPasses) {
+  // x[n + 1] -> Relu -> y[n + 1]: no input dimension is 'n' alone (ABI 1.6).
+  GraphBuilder builder(13);
+  const DimExpr n = DimExpr::symbol(builder.add_symbol("n", 1, 4));
+  const ValueId x = builder.add_dynamic_value("x", DType::kFloat32, {n + DimExpr::constant(1)});
+  const ValueId y = builder.add_dynamic_value("y", DType::kFloat32, {n + DimExpr::constant(1)});
+  builder.add_node("Relu", "relu", {x}, {y});
+  builder.add_input(x);
+  builder.add_output(y);
+  const std::vector<uint8_t> bytes = builder.finish();
+  std::string error;
+  std::unique_ptr<DynamicGraph> graph = create(bytes, &error);
+  ASSERT_NE(graph, nullptr) << error;
+  std::vector<float> in = {-1, 2, -3}, out(3, 9.0f);
+  std::vector<int64_t> shape = {3};
+  DLTensor in_view = view(in, shape), out_view = view(out, shape);
+  const DLTensor* inputs[] = {&in_view};
+  const DLTensor* outputs[] = {&out_view};
+  char message[512] = {};
+  const int64_t two[] = {2};
+  ASSERT_TRUE(graph->run(inputs, 1, outputs, 1, two, 1, message, sizeof(message))) << message;
+  EXPECT_THAT(out, ElementsAreArray({0.0f, 2.0f, 0.0f}));
+  const int64_t three[] = {3};
+  EXPECT_FALSE(graph->run(inputs, 1, outputs, 1, three, 1, message, sizeof(message)));
+  EXPECT_THAT(message, HasSubstr("input 0 ('x') dimension 0 is 3; it takes 4 = n + 1"));
+  EXPECT_FALSE(graph->run(inputs, 1, outputs, 1, message, sizeof(message)));
+  EXPECT_THAT(message,
+              HasSubstr("symbol 'n' is the size of no input dimension, and the call brought no symbol values"));
 }
 
 }  // namespace

@@ -229,9 +229,18 @@ class Server {
       t.byte_offset = 0;
       pointers_[i] = &t;
     }
+    uint32_t num_symbol_values = 0;
+    if (!reader.u32(&num_symbol_values) || num_symbol_values > kMaxSymbolValues) {
+      return Status(Error::kInvalidArgument, "malformed execute request");
+    }
+    symbol_values_.resize(num_symbol_values);
+    for (int64_t& value : symbol_values_) {
+      if (!reader.i64(&value)) return Status(Error::kInvalidArgument, "malformed execute request");
+    }
     if (!reader.at_end()) return Status(Error::kInvalidArgument, "malformed execute request");
     return handle_->execute(Span<const DLTensor* const>(pointers_.data(), num_inputs),
-                            Span<const DLTensor* const>(pointers_.data() + num_inputs, num_outputs));
+                            Span<const DLTensor* const>(pointers_.data() + num_inputs, num_outputs), 0,
+                            Span<const int64_t>(symbol_values_));
   }
 
   Registry& registry_;
@@ -243,6 +252,7 @@ class Server {
   std::optional<DelegateHandle> handle_;
   std::vector<DLTensor> tensors_;
   std::vector<std::vector<int64_t>> shapes_;
+  std::vector<int64_t> symbol_values_;
   std::vector<const DLTensor*> pointers_;
 };
 

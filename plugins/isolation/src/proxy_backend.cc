@@ -224,6 +224,11 @@ plugrt_status proxy_execute(plugrt_delegate_handle opaque, const plugrt_execute_
   if (num_tensors > kMaxTensors) {
     return report(h->host, PLUGRT_STATUS_INVALID_ARGUMENT, "too many tensors for an isolated call");
   }
+  const bool has_symbols = args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_6 && args->symbol_values != nullptr;
+  const size_t num_symbol_values = has_symbols ? args->num_symbol_values : 0;
+  if (num_symbol_values > kMaxSymbolValues) {
+    return report(h->host, PLUGRT_STATUS_INVALID_ARGUMENT, "too many symbol values for an isolated call");
+  }
   // Layout: every tensor in its own aligned slot, each output followed by its guard.
   h->offsets.resize(num_tensors);
   size_t size = 0;
@@ -259,6 +264,8 @@ plugrt_status proxy_execute(plugrt_delegate_handle opaque, const plugrt_execute_
       std::memset(base + h->offsets[i] + bytes, kGuardByte, kGuardSize);
     }
   }
+  request.u32(static_cast<uint32_t>(num_symbol_values));
+  for (size_t s = 0; s < num_symbol_values; ++s) request.i64(args->symbol_values[s]);
   const int region_fd = h->pending_region_fd;
   Status status =
       h->process->call(CallKind::kExecute, request.data(), region_fd, h->backend->plugin->options.execute_timeout_ms,

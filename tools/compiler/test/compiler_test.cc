@@ -128,6 +128,37 @@ plugrt_status eager_entry(const plugrt_host_services*, const plugrt_plugin_descr
   return PLUGRT_STATUS_OK;
 }
 
+// ---- "reluctant": takes every node, then declines the partition in preprocess (as a
+// plugin before ABI 1.6 declines one whose inputs do not give its symbols).
+
+plugrt_status reluctant_preprocess(void*, const plugrt_host_services*, plugrt_preprocess_args*) {
+  return PLUGRT_STATUS_NOT_SUPPORTED;
+}
+
+const plugrt_aot_backend kReluctantAot = {PLUGRT_AOT_BACKEND_SIZE, eager_partition, reluctant_preprocess};
+const plugrt_backend kReluctant = {PLUGRT_BACKEND_SIZE,
+                                   PLUGRT_LITERAL("reluctant"),
+                                   0,
+                                   nullptr,
+                                   picky_is_available,
+                                   picky_init,
+                                   picky_execute,
+                                   picky_destroy,
+                                   &kReluctantAot,
+                                   PLUGRT_LITERAL("takes every node, lowers none")};
+const plugrt_backend* const kReluctantBackends[] = {&kReluctant};
+const plugrt_plugin_descriptor kReluctantPlugin = {PLUGRT_PLUGIN_DESCRIPTOR_SIZE,
+                                                   PLUGRT_ABI_MAJOR,
+                                                   PLUGRT_ABI_MINOR,
+                                                   PLUGRT_LITERAL("reluctant"),
+                                                   PLUGRT_LITERAL("1.0.0"),
+                                                   kReluctantBackends,
+                                                   1};
+plugrt_status reluctant_entry(const plugrt_host_services*, const plugrt_plugin_descriptor** descriptor) {
+  *descriptor = &kReluctantPlugin;
+  return PLUGRT_STATUS_OK;
+}
+
 // ---- Fixtures -------------------------------------------------------------------------
 
 /// y = Add(Relu(Conv(x)), x): x [1, 2, 4, 4], a 1x1 convolution mixing the two channels.
@@ -225,6 +256,22 @@ TEST_F(CompilerTest, ABackendThatTakesEverythingGetsOnePartitionWhateverTheOrder
   EXPECT_EQ(first->summary.partitions[1].backend, "picky");
   EXPECT_GT(first->summary.estimated_us, compiled->summary.estimated_us);
   EXPECT_EQ(run(first->program), run(compiled->program));
+}
+
+TEST_F(CompilerTest, APartitionItsBackendDeclinesInPreprocessRunsOnPortable) {
+  ASSERT_TRUE(registry_.register_plugin(reluctant_entry, PluginSource{}).is_ok());
+  CompileOptions options;
+  options.backends = {"reluctant"};
+  Result<CompiledModel> compiled = compile_graph(conv_relu_add_graph(), registry_, options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  ASSERT_EQ(compiled->summary.partitions.size(), 1u);
+  EXPECT_EQ(compiled->summary.partitions[0].name, "portable:0");
+  EXPECT_EQ(compiled->summary.partitions[0].fallback_size, 0u);
+  CompileOptions all_portable;
+  all_portable.backends = {"portable"};
+  Result<CompiledModel> reference = compile_graph(conv_relu_add_graph(), registry_, all_portable);
+  ASSERT_TRUE(reference.is_ok());
+  EXPECT_EQ(run(compiled->program), run(reference->program));
 }
 
 TEST_F(CompilerTest, MeasuredCostsChooseTheBackendButDoNotSplit) {

@@ -105,10 +105,11 @@ inline std::vector<int32_t> indices(const flatbuffers::Vector<int32_t>* list) {
   return {list->begin(), list->end()};
 }
 
-/// The first symbol that some value's dimensions use but that no input dimension is the
-/// size of (its expression the symbol alone), so that a call's input shapes cannot give
-/// its value; -1 when there is none. A symbol nothing uses needs no input.
-inline int64_t unbound_symbol(const ir::Graph& graph) {
+/// Per symbol: some value's dimensions use it, but no input dimension is its size (its
+/// expression the symbol alone), so that a call's input shapes cannot give its value;
+/// only the values the host passes with the call can (ABI 1.6). A symbol nothing uses
+/// needs no input.
+inline std::vector<bool> unbound_symbols(const ir::Graph& graph) {
   const size_t count = graph.symbols() != nullptr ? graph.symbols()->size() : 0;
   std::vector<bool> used(count, false), given(count, false);
   for (size_t v = 0; v < num_values(graph); ++v) {
@@ -132,8 +133,15 @@ inline int64_t unbound_symbol(const ir::Graph& graph) {
       if (symbol >= 0 && static_cast<size_t>(symbol) < count) given[static_cast<size_t>(symbol)] = true;
     }
   }
-  for (size_t k = 0; k < count; ++k) {
-    if (used[k] && !given[k]) return static_cast<int64_t>(k);
+  for (size_t k = 0; k < count; ++k) used[k] = used[k] && !given[k];
+  return used;
+}
+
+/// The first of unbound_symbols(); -1 when there is none.
+inline int64_t unbound_symbol(const ir::Graph& graph) {
+  const std::vector<bool> unbound = unbound_symbols(graph);
+  for (size_t k = 0; k < unbound.size(); ++k) {
+    if (unbound[k]) return static_cast<int64_t>(k);
   }
   return -1;
 }
@@ -159,6 +167,10 @@ inline SymbolBinder symbol_binder_for(const ir::Graph& graph) {
       }
     }
     binder.add_input(value.name() != nullptr ? value.name()->str() : std::string(), shape_of(value), std::move(dims));
+  }
+  const std::vector<bool> unbound = unbound_symbols(graph);
+  for (size_t s = 0; s < unbound.size(); ++s) {
+    if (unbound[s]) binder.needs_host_value(s);
   }
   return binder;
 }

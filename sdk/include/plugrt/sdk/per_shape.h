@@ -3,7 +3,8 @@
 /// Dimensions that vary (ABI 1.5) for a backend that lowers static graphs: the blob of a
 /// partition whose dimensions vary holds the partition's graph itself, and its handle
 /// runs the backend's own preprocess and init again for each new set of symbol values a
-/// call brings (read from its input shapes), keeping the last few handles. Header-only;
+/// call brings (passed by the host, ABI 1.6, or read from its input shapes), keeping the
+/// last few handles. Header-only;
 /// link plugrt::sdk_graph. In the backend:
 ///
 ///   static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
@@ -54,16 +55,6 @@ inline const int64_t* values_or_null(const std::vector<int64_t>& values) {
   return values.empty() ? nullptr : values.data();
 }
 
-/// Why a symbol of a verified graph cannot be bound from its input shapes; empty when
-/// each one its values use can.
-inline std::string unbound_symbol_reason(const ir::Graph& graph) {
-  const int64_t k = unbound_symbol(graph);
-  if (k < 0) return {};
-  const ir::Symbol* symbol = graph.symbols()->Get(static_cast<flatbuffers::uoffset_t>(k));
-  return "symbol '" + (symbol->name() != nullptr ? symbol->name()->str() : std::to_string(k)) +
-         "' is the size of no input dimension of this partition";
-}
-
 class PerShapeDelegate final : public Delegate {
  public:
   /// The handles kept, one per set of symbol values (the least recently used goes).
@@ -77,12 +68,10 @@ class PerShapeDelegate final : public Delegate {
   static size_t graph_offset(uint32_t version) { return version < 2 ? BlobFormat::kHeaderSize : kGraphOffset; }
 
   /// The blob of a partition whose dimensions vary: `format`'s header, then the graph
-  /// (at graph_offset(format.version())). NotSupported when a symbol is not the size of
-  /// an input dimension.
+  /// (at graph_offset(format.version())).
   static Expected<std::vector<uint8_t>> write_blob(const BlobFormat& format, const PreprocessRequest& request) {
     Expected<const ir::Graph*> graph = read_graph(request.graph, request.graph_size);
     if (!graph.is_ok()) return Status::invalid_argument(graph.status().message());
-    if (std::string why = unbound_symbol_reason(**graph); !why.empty()) return Status::not_supported(why);
     const size_t offset = graph_offset(format.version());
     std::vector<uint8_t> blob(offset + request.graph_size, 0);
     format.write_header(blob.data());
@@ -117,7 +106,6 @@ class PerShapeDelegate final : public Delegate {
     for (int32_t input : indices(graph.inputs())) {
       if (value_at(graph, input) == nullptr) return invalid("its graph names a missing input");
     }
-    if (std::string why = unbound_symbol_reason(graph); !why.empty()) return invalid(why);
     delegate->symbols_ = symbol_binder_for(graph);
     // The handles may read the weights from the graph by name, when the names allow it.
     std::set<std::string_view> names;
@@ -142,15 +130,18 @@ class PerShapeDelegate final : public Delegate {
     return std::unique_ptr<Delegate>(std::move(delegate));
   }
 
-  /// Binds the symbols from the inputs' shapes (naming the input, dimension and bound when
-  /// one does not fit), then runs the handle for those values. Allocates only the first
+  /// Binds the symbols (the host's values, else the inputs' shapes; naming the input,
+  /// dimension and bound when one does not fit), then runs the handle for those values. Allocates only the first
   /// time a set of values comes. Values the graph does not lower at are refused as
   /// incompatible: the host runs that call on the portable fallback.
   Status execute(const Arguments& args) override {
     ++calls_;
     const plugrt_execute_args& raw = args.raw();
     char error[256];
-    if (!symbols_.bind(raw.inputs, raw.num_inputs, error, sizeof(error))) return Status::invalid_argument(error);
+    if (!symbols_.bind(raw.inputs, raw.num_inputs, args.symbol_values(), args.num_symbol_values(), error,
+                       sizeof(error))) {
+      return Status::invalid_argument(error);
+    }
     auto kept = std::find_if(kept_.begin(), kept_.end(),
                              [this](const Specialization& s) { return s.symbol_values == symbols_.values(); });
     if (kept == kept_.end()) {

@@ -159,6 +159,12 @@ class Arguments {
   /// The host's next call goes to another backend: park worker threads before returning
   /// (see PLUGRT_EXECUTE_PARK_WORKERS).
   bool park_workers() const { return (flags() & PLUGRT_EXECUTE_PARK_WORKERS) != 0; }
+  /// The values the call gives the graph's symbols, one per symbol (ABI 1.6); null, with
+  /// a count of 0, for a static graph or from an older host.
+  const int64_t* symbol_values() const {
+    return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_6 ? args_->symbol_values : nullptr;
+  }
+  size_t num_symbol_values() const { return symbol_values() != nullptr ? args_->num_symbol_values : 0; }
 
   /// Exactly this many inputs and outputs.
   Status expect_count(size_t inputs, size_t outputs) const {

@@ -12,7 +12,8 @@
 //   kInit       backend name, num_threads, compile specs, runtime options, blob size;
 //               fd: a sealed memfd holding the blob (absent for an empty blob)
 //               ->  status and message
-//   kExecute    region size, inputs and outputs (ndim, dtype, shape, offset, bytes);
+//   kExecute    region size, inputs and outputs (ndim, dtype, shape, offset, bytes),
+//               the symbols' values (count, then each);
 //               fd: a new shared memory region, sent only when the region changes
 //               ->  status and message
 //   kDestroy    ->  status (always ok); the backend host then waits for EOF
@@ -31,12 +32,14 @@ namespace plugrt::isolation {
 /// "PRTI" in the first four bytes of every frame.
 constexpr uint32_t kFrameMagic = 0x49545250;
 /// Bumped on any change to a frame or payload layout; both sides must agree.
-constexpr uint16_t kProtocolVersion = 1;
+constexpr uint16_t kProtocolVersion = 2;
 /// The largest payload either side accepts. Blobs and tensors never cross in payloads.
 constexpr uint32_t kMaxPayloadSize = 4u << 20;
 /// The most dimensions and tensors one execute request may describe.
 constexpr uint32_t kMaxDimensions = 16;
 constexpr uint32_t kMaxTensors = 4096;
+/// The most symbol values one execute request may carry.
+constexpr uint32_t kMaxSymbolValues = 4096;
 
 enum class CallKind : uint16_t { kDescribe = 1, kInit = 2, kExecute = 3, kDestroy = 4 };
 
