@@ -199,6 +199,24 @@ class VaryingConv1d(nn.Module):
         return self.pool(torch.relu(self.conv2(torch.relu(self.conv1(x))))).mean(-1)
 
 
+class VaryingPositions(nn.Module):
+    """Learned positions over a symbolic sequence ("seq"), as GPT-2 adds them: the
+    positions come from torch.arange(seq), which exports as Range(0, Shape -> Gather, 1),
+    then a projection. For `plugrt compile --dim seq=1..64`. Input 1x16x32, and the
+    sample shapes."""
+
+    onnx_dynamic_axes = {"input": {1: "seq"}, "output": {1: "seq"}}
+    sample_shapes = [(1, 1, 32), (1, 9, 32), (1, 64, 32)]
+
+    def __init__(self):
+        super().__init__()
+        self.positions = nn.Embedding(64, 32)
+        self.project = nn.Linear(32, 32)
+
+    def forward(self, x):
+        return self.project(x + self.positions(torch.arange(x.shape[1])))
+
+
 SMALL = {
     "tiny_cnn": (TinyCnn, (1, 3, 32, 32)),
     "mlp": (Mlp, (4, 64)),
@@ -211,6 +229,7 @@ SMALL = {
     "loop_rnn": (LoopRnn, (1, 6, 16)),
     "varying_encoder": (VaryingEncoder, (1, 16, 64)),
     "varying_conv1d": (VaryingConv1d, (1, 8, 32)),
+    "varying_positions": (VaryingPositions, (1, 16, 32)),
 }
 
 

@@ -3,8 +3,9 @@
 # Regenerates the seed inputs of the fuzz targets from real files into OUT_DIR (then
 # review and copy what is wanted into test/fuzz/corpus/; keep each target under 200 KB):
 #   graph_ir/        the whole graph IR of models/mlp.onnx and models/loop_rnn.onnx (its
-#                    Loop and If carry subgraphs; compiled for portable alone) and the
-#                    small portable subgraphs of every bundled model
+#                    Loop and If carry subgraphs; compiled for portable alone), the
+#                    small portable subgraphs of every bundled model, and single nodes
+#                    whose parameters come at run time (from the ONNX backend tests)
 #   portable_blob/   the portable blobs and fallbacks of programs compiled from models/,
 #                    and the whole loop_rnn graph
 #   <backend>_blob/  each backend's blobs from the same models (every plugin in
@@ -46,6 +47,15 @@ for name in mlp loop_rnn; do
   "$plugrt" compile "$source_dir/models/$name.onnx" -o "$work/${name}_portable.prt" --backends portable >/dev/null
   "$extract" "$work/${name}_portable.prt" "$work/whole"
 done
+# Nodes whose parameters come at run time (Reshape's shape, Slice's starts...), from the
+# ONNX backend tests, whose models take them as inputs.
+node_tests=/usr/share/libonnx-testdata/data/node
+for test in reshape_reordered_all_dims slice reduce_sum_keepdims_example unsqueeze_axis_0 \
+            resize_upsample_sizes_nearest expand_dim_changed tile top_k onehot_with_axis constant_pad \
+            compress_0 split_variable_parts_1d; do
+  "$plugrt" compile "$node_tests/test_$test/model.onnx" -o "$work/$test.prt" --backends portable >/dev/null
+  "$extract" "$work/$test.prt" "$work/parameters"
+done
 
 # copy_small FROM_DIR TO_DIR [KEEP_FILE]: the distinct files of at most 2 KB, and KEEP_FILE.
 copy_small() {
@@ -65,6 +75,7 @@ for dir in "$work"/embedded/*_blob; do
   [ "$backend" = portable ] || copy_small "$dir" "$out/${backend}_blob" "tiny_encoder.xnnpack.embedded.xnnpack_13.bin"
 done
 copy_small "$work/blobs/portable_blob" "$out/graph_ir"
+cp "$work"/parameters/portable_blob/*.bin "$out/graph_ir/"
 cp "$work/whole/portable_blob/mlp_portable.portable_0.bin" "$out/graph_ir/mlp.whole.bin"
 cp "$work/whole/portable_blob/loop_rnn_portable.portable_0.bin" "$out/graph_ir/loop_rnn.whole.bin"
 cp "$work/whole/portable_blob/loop_rnn_portable.portable_0.bin" "$out/portable_blob/loop_rnn.whole.bin"
@@ -72,7 +83,6 @@ cp "$work/whole/portable_blob/loop_rnn_portable.portable_0.bin" "$out/portable_b
 mkdir -p "$out/onnx_importer"
 cp "$source_dir/models/mlp.onnx" "$out/onnx_importer/"
 cp "$source_dir/models/varying_conv1d.onnx" "$out/onnx_importer/"  # a dim_param the fuzzer bounds
-node_tests=/usr/share/libonnx-testdata/data/node
 for test in conv_with_strides_padding gemm_default_matrix_bias maxpool_2d_pads softmax_axis_1 \
             reshape_reordered_all_dims transpose_default reduce_mean_keepdims_example slice gather_0 \
             matmul_3d averagepool_2d_pads concat_2d_axis_0 expand_dim_changed constantofshape_int_zeros \

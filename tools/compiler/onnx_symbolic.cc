@@ -4,7 +4,9 @@
 #include "onnx_symbolic.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace plugrt::compiler::onnx_import {
 
@@ -311,6 +313,21 @@ bool SymbolicDims::output_dims(const onnx::NodeProto& node, int64_t opset, const
     return true;
   }
   if (op == "ConstantOfShape") return !inputs.empty() && int_elements(inputs[0], dims);
+  if (op == "Range") {
+    // max(ceil((limit - start) / delta), 0) elements: the bounds integers, constants or
+    // shape values (torch.arange(x.shape[1]) exports Range(0, Shape -> Gather, 1)), the
+    // step a non-zero constant.
+    std::vector<DimExpr> start, limit;
+    std::vector<int64_t> delta;
+    if (inputs.size() != 3 || !int_elements(inputs[0], &start) || !int_elements(inputs[1], &limit) ||
+        !input_ints(inputs, 2, &delta) || start.size() != 1 || limit.size() != 1 || delta.size() != 1 ||
+        delta[0] == 0 || delta[0] == std::numeric_limits<int64_t>::min()) {
+      return false;
+    }
+    const DimExpr span = delta[0] > 0 ? limit[0] - start[0] : start[0] - limit[0];
+    *dims = {sdk::max(sdk::ceil_div(span, constant(std::abs(delta[0]))), constant(0))};
+    return true;
+  }
   if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
     if (!input_dims(0, &data) || data.size() < 3) return false;
     const size_t spatial = data.size() - 2;

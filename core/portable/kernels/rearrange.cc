@@ -3,10 +3,12 @@
 // Trilu, ReverseSequence, EyeLike, and CumSum (a running sum along an axis). All but
 // CumSum take any dtype.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernel_families.h"
 #include "typed.h"
@@ -397,9 +399,65 @@ Prepared prepare_reverse_sequence(const NodeContext& node) {
   });
 }
 
+// ---- Range ------------------------------------------------------------------------------
+
+template <typename T>
+class RangeKernel final : public Kernel {
+ public:
+  RangeKernel(T start, T delta, int64_t count) : start_(start), delta_(delta), count_(count) {}
+  void run(const KernelArgs& args) const override {
+    T* out = static_cast<T*>(args.outputs[0]);
+    for (int64_t k = 0; k < count_; ++k) {
+      if constexpr (std::is_integral_v<T>) {  // wrapping, never undefined
+        using U = std::make_unsigned_t<T>;
+        out[k] = static_cast<T>(static_cast<U>(start_) + static_cast<U>(k) * static_cast<U>(delta_));
+      } else {
+        out[k] = start_ + static_cast<T>(k) * delta_;
+      }
+    }
+  }
+
+ private:
+  T start_, delta_;
+  int64_t count_;
+};
+
+/// Range(start, limit, delta): scalars of one dtype; start, start + delta, ... while
+/// below limit (above it for a negative delta). The length depends on the values, which
+/// come from constants or at run time (checked against the compiled output length).
+Prepared prepare_range(const NodeContext& node) {
+  if (std::string why = check_arity(node, 3, 3, 1, 1); !why.empty()) return prepare_error(node, why);
+  const DType dtype = node.input(0)->dtype;
+  for (size_t i = 0; i < 3; ++i) {
+    if (node.input(i)->dtype != dtype || node.input(i)->num_elements() != 1) {
+      return prepare_error(node, "start, limit and delta must be scalars of one dtype");
+    }
+  }
+  const void* values[3] = {node.constant_data(0), node.constant_data(1), node.constant_data(2)};
+  if (values[0] == nullptr || values[1] == nullptr || values[2] == nullptr) {
+    return prepare_error(node, "start, limit and delta must be constants or given at run time");
+  }
+  return dispatch<kFloat32Only | kDoubleType | kSignedInts>(node, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T start, limit, delta;
+    std::memcpy(&start, values[0], sizeof(T));
+    std::memcpy(&limit, values[1], sizeof(T));
+    std::memcpy(&delta, values[2], sizeof(T));
+    const double span = static_cast<double>(limit) - static_cast<double>(start);
+    const double steps = std::ceil(span / static_cast<double>(delta));
+    if (delta == T(0) || !(steps < 1e15)) {
+      return prepare_error(node, "delta is 0, or the range has too many elements");
+    }
+    const auto count = static_cast<int64_t>(std::max(steps, 0.0));
+    if (std::string why = check_output(node, 0, Shape{count}, dtype); !why.empty()) return prepare_error(node, why);
+    return prepared<RangeKernel<T>>(start, delta, count);
+  });
+}
+
 }  // namespace
 
 void add_rearrange_kernels(std::vector<KernelEntry>& table) {
+  table.push_back({"Range", prepare_range});
   table.push_back({"Tile", prepare_tile});
   table.push_back({"DepthToSpace", prepare_block<true>});
   table.push_back({"SpaceToDepth", prepare_block<false>});

@@ -131,6 +131,26 @@ TEST(EyeLikeKernel, OnesOnAnOffsetDiagonalInTheRequestedDtype) {
   EXPECT_THAT(run.outputs[0].ints(), ElementsAre(0, 1, 0, 0, 0, 1));
 }
 
+TEST(RangeKernel, CountsFromStartByDeltaBelowLimit) {
+  auto scalar = [](int64_t v) { return TestTensor::i64({}, {v}); };
+  NodeRun up = run_node({"Range", {}, {scalar(1), scalar(8), scalar(3)}, {{DType::kInt64, {3}}}});
+  ASSERT_TRUE(up.ok()) << up.error;
+  EXPECT_THAT(up.outputs[0].ints(), ElementsAre(1, 4, 7));
+  NodeRun down = run_node({"Range",
+                           {},
+                           {TestTensor::f32({}, {1}), TestTensor::f32({}, {-1}), TestTensor::f32({}, {-0.5f})},
+                           {{DType::kFloat32, {4}}}});
+  ASSERT_TRUE(down.ok()) << down.error;
+  EXPECT_THAT(down.outputs[0].floats(), ElementsAre(1, 0.5f, 0, -0.5f));
+  // Given at run time, the values must give the compiled length.
+  EXPECT_THAT(run_node({"Range", {}, {scalar(0), scalar(4), scalar(1)}, {{DType::kInt64, {3}}}}).error,
+              HasSubstr("output 0 has shape [3], but the inputs give [4]"));
+  EXPECT_THAT(run_node({"Range", {}, {scalar(0), scalar(4), scalar(0)}, {{DType::kInt64, {3}}}}).error,
+              HasSubstr("delta is 0"));
+  EXPECT_THAT(run_node({"Range", {}, {scalar(0), TestTensor::i32({}, {4}), scalar(1)}, {{DType::kInt64, {4}}}}).error,
+              HasSubstr("scalars of one dtype"));
+}
+
 TEST(ReverseSequenceKernel, ReversesEachBatchEntrysPrefix) {
   // time_axis 1, batch_axis 0: rows are sequences, reversed over their first 1, 2, 3, 4 steps.
   std::vector<float> values(16);
