@@ -227,8 +227,11 @@ std::string check_structure(const ir::Graph& graph, std::vector<Origin>* origin,
   return {};
 }
 
+/// Uninitialised (not zero-filled): an arena's pages are touched only when a kernel
+/// writes them, so a graph planned for large bounds costs its address space, not its
+/// memory, until it runs at large shapes.
 std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned) {
-  auto storage = std::make_unique<std::byte[]>(bytes + kAlignment);
+  std::unique_ptr<std::byte[]> storage(new std::byte[bytes + kAlignment]);
   const auto address = reinterpret_cast<uintptr_t>(storage.get());
   *aligned = storage.get() + (align_up(address, kAlignment) - address);
   return storage;

@@ -185,7 +185,8 @@ int32_t append_constant(EditableGraph& graph, std::string name, DType dtype, con
   value.shape = {static_cast<int64_t>(elements.size())};
   value.constant = true;
   value.data.resize(elements.size() * sizeof(T));
-  std::memcpy(value.data.data(), elements.data(), value.data.size());
+  if (!elements.empty())
+    std::memcpy(value.data.data(), elements.data(), value.data.size());  // none for a scalar's shape
   graph.values.push_back(std::move(value));
   return static_cast<int32_t>(graph.values.size() - 1);
 }

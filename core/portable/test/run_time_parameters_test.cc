@@ -91,7 +91,8 @@ TEST(RunTimeParameters, ANodeNeedingThemCompilesAndReadsThemOnEveryCall) {
 }
 
 TEST(RunTimeParameters, ValuesThatContradictTheOutputShapeFailOnlyThatCall) {
-  std::unique_ptr<CompiledGraph> graph = compile(reshape_relu_graph());
+  const std::vector<uint8_t> bytes = reshape_relu_graph();  // read while the graph runs
+  std::unique_ptr<CompiledGraph> graph = compile(bytes);
   ASSERT_NE(graph, nullptr);
   const ReshapeRun wrong = run_reshape(*graph, {2, 3});
   EXPECT_FALSE(wrong.ok);
