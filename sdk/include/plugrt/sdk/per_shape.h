@@ -4,8 +4,7 @@
 /// partition whose dimensions vary holds the partition's graph itself, and its handle
 /// runs the backend's own preprocess and init again for each new set of symbol values a
 /// call brings (passed by the host, ABI 1.6, or read from its input shapes), keeping the
-/// last few handles. Header-only;
-/// link plugrt::sdk_graph. In the backend:
+/// last few handles. Header-only; link plugrt::sdk_graph. In the backend:
 ///
 ///   static constexpr plugrt_backend_capabilities kCapabilities = PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS;
 ///   static constexpr sdk::BlobFormat kVaryingFormat{"PRTMYNPV", "my_npu varying-shape", 2, 1};
@@ -131,9 +130,10 @@ class PerShapeDelegate final : public Delegate {
   }
 
   /// Binds the symbols (the host's values, else the inputs' shapes; naming the input,
-  /// dimension and bound when one does not fit), then runs the handle for those values. Allocates only the first
-  /// time a set of values comes. Values the graph does not lower at are refused as
-  /// incompatible: the host runs that call on the portable fallback.
+  /// dimension and bound when one does not fit), then runs the handle for those values.
+  /// Allocates only the first time a set of values comes. Values the graph does not
+  /// lower at are refused as incompatible: the host runs that call on the portable
+  /// fallback.
   Status execute(const Arguments& args) override {
     ++calls_;
     const plugrt_execute_args& raw = args.raw();
