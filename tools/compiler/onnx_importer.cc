@@ -697,6 +697,18 @@ Result<std::vector<uint8_t>> Importer::write() const {
                           "output '" + output + "' of shape " + onnx_import::describe_dims(type) +
                               " is larger than 2^40 bytes" + (varies ? " at its bounds" : ""));
       }
+      for (size_t axis = 0; axis < dims.size(); ++axis) {  // a kernel longer than the input, say
+        sdk::DimRange range;
+        if (!dims[axis].is_constant() &&
+            sdk::dim_expr_range(dims[axis].words().data(), dims[axis].words().size(), symbols_.ranges().data(),
+                                &range) &&
+            range.min < 0) {
+          return node_error(Error::kNotSupported, node,
+                            "output '" + output + "' dimension " + std::to_string(axis) + " (" +
+                                symbols_.describe(dims[axis]) + ") may be as low as " + std::to_string(range.min) +
+                                " within the symbols' bounds: raise the smallest size --dim allows");
+        }
+      }
       const ValueId id = add_value(output, type, dims);
       ids[output] = id;
       outputs.push_back(id);
