@@ -332,6 +332,26 @@ TEST(OnnxImporter, RefusesLayerNormalizationOfAScalar) {
   EXPECT_THAT(model.status().message(), HasSubstr("has rank 0; at least 1 is needed"));
 }
 
+// Found by the ONNX importer fuzzer: the Conv1d net with its second kernel grown to 14,
+// longer than the input at the smallest length --dim allows. The length expression goes
+// negative there, and the graph written used to fail the reader's own check.
+TEST(OnnxImporter, RefusesADimensionThatMayBeNegativeWithinTheBounds) {
+  std::ifstream in(PLUGRT_FUZZ_CORPUS_DIR "/onnx_importer/crash-conv-kernel-longer-than-the-shortest-input.onnx",
+                   std::ios::binary);
+  ASSERT_TRUE(in.good());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ImportOptions options;
+  options.dims["len"] = {1, 17};
+  Result<ImportedModel> model =
+      import_onnx_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), "model.onnx", options);
+  ASSERT_FALSE(model.is_ok());
+  EXPECT_EQ(model.code(), Error::kNotSupported);
+  EXPECT_THAT(model.status().message(), HasSubstr("output '/conv2/Conv_output_0' dimension 2"));
+  EXPECT_THAT(model.status().message(), HasSubstr("may be as low as -4 within the symbols' bounds"));
+  options.dims["len"] = {9, 17};  // long enough for the kernel
+  EXPECT_TRUE(import_onnx_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), "model.onnx", options).is_ok());
+}
+
 // Found by the ONNX importer fuzzer: a malformed model of an old opset crashed ONNX's
 // version converter, which trusts its input; the checker now sees the model first.
 TEST(OnnxImporter, RefusesAMalformedOldModelBeforeUpgradingIt) {
