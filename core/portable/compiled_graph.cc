@@ -227,16 +227,6 @@ std::string check_structure(const ir::Graph& graph, std::vector<Origin>* origin,
   return {};
 }
 
-/// Uninitialised (not zero-filled): an arena's pages are touched only when a kernel
-/// writes them, so a graph planned for large bounds costs its address space, not its
-/// memory, until it runs at large shapes.
-std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned) {
-  std::unique_ptr<std::byte[]> storage(new std::byte[bytes + kAlignment]);
-  const auto address = reinterpret_cast<uintptr_t>(storage.get());
-  *aligned = storage.get() + (align_up(address, kAlignment) - address);
-  return storage;
-}
-
 /// `data`, or an 8-byte-aligned copy of it in `copy` when it is not aligned (the
 /// graph's 8-byte fields are aligned relative to the buffer's start).
 const void* aligned_blob(const void* data, size_t size, std::unique_ptr<std::byte[]>* copy) {

@@ -114,6 +114,14 @@ std::optional<std::vector<float>> NodeContext::constant_floats(size_t i) const {
   return read_elements<float>(*info);
 }
 
+std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned) {
+  constexpr size_t kAlignment = 64;
+  std::unique_ptr<std::byte[]> storage(new std::byte[bytes + kAlignment]);
+  const auto address = reinterpret_cast<uintptr_t>(storage.get());
+  *aligned = storage.get() + (kAlignment - address % kAlignment) % kAlignment;
+  return storage;
+}
+
 Prepared prepare_error(const NodeContext& node, std::string why) {
   std::string message(node.op_type());
   if (!node.name().empty()) message += " '" + std::string(node.name()) + "'";

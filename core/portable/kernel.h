@@ -137,6 +137,12 @@ class ConstantInt64Kernel final : public Kernel {
   std::vector<int64_t> values_;
 };
 
+/// `bytes` of storage with `*aligned` at its first 64-byte boundary. Uninitialised (not
+/// zero-filled): an arena's pages are touched only when a kernel writes them, so a graph
+/// planned for large bounds costs its address space, not its memory, until it runs at
+/// large shapes.
+std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned);
+
 /// Checks the node's input and output counts: an empty string when fine, else the reason.
 std::string check_arity(const NodeContext& node, size_t min_inputs, size_t max_inputs, size_t min_outputs,
                         size_t max_outputs);

@@ -13,7 +13,6 @@ namespace plugrt::portable {
 
 namespace {
 
-constexpr size_t kScratchAlignment = 64;
 constexpr std::byte kNoBytes{0};
 
 size_t round_up_8(size_t bytes) { return (bytes + 7) / 8 * 8; }
@@ -191,10 +190,9 @@ class RunTimeParameterKernel final : public Kernel {
       preparation->kernel = std::move(result.kernel);
       const size_t scratch_bytes = preparation->kernel->scratch_bytes();
       if (scratch_bytes > 0) {
-        preparation->scratch_storage = std::make_unique<std::byte[]>(scratch_bytes + kScratchAlignment);
-        const auto address = reinterpret_cast<uintptr_t>(preparation->scratch_storage.get());
-        preparation->scratch = preparation->scratch_storage.get() +
-                               ((kScratchAlignment - address % kScratchAlignment) % kScratchAlignment);
+        std::byte* scratch = nullptr;
+        preparation->scratch_storage = allocate_aligned(scratch_bytes, &scratch);
+        preparation->scratch = scratch;
       }
       preparation->last_use = calls_;
       if (prepared_.size() == kMaxPreparedValues) {
