@@ -9,7 +9,11 @@
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 60) on its corpus in test/fuzz/corpus/.
+#         (default 60) on its corpus in test/fuzz/corpus/;
+#   differential  the differential test's long run (test/differential/README.md): random
+#         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_SECONDS (default
+#         240) a backend, from seed PLUGRT_DIFFERENTIAL_SEED (default 1000000, past the
+#         seeds ctest checks), with the build scripts/test.sh made.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
 # parts (default: format asan tsan fuzz). Sanitizer builds use -O1 and skip the benchmarks
 # (CMakePresets.json).
@@ -17,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz)
+[ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
 fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-60}"
 
@@ -131,6 +135,19 @@ run_fuzzers() {
   fi
 }
 
+run_differential() {
+  local build="${PLUGRT_BUILD_DIR:-build}" backend rc=0
+  local runner="$build/test/differential/plugrt_differential"
+  step "differential: build" cmake --build "$build" --parallel "$jobs" --target plugrt_differential_run || return 1
+  mkdir -p "$build/differential-failures"
+  for backend in onednn xnnpack; do
+    step "differential: $backend for ${PLUGRT_DIFFERENTIAL_SECONDS:-240} s" "$runner" --backend "$backend" \
+      --seconds "${PLUGRT_DIFFERENTIAL_SECONDS:-240}" --graphs 100000000 --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
+      --failures "$build/differential-failures" || rc=1
+  done
+  return $rc
+}
+
 status=0
 for part in "${parts[@]}"; do
   case "$part" in
@@ -138,7 +155,8 @@ for part in "${parts[@]}"; do
     asan) run_asan || status=1 ;;
     tsan) run_tsan || status=1 ;;
     fuzz) run_fuzzers || status=1 ;;
-    *) echo "unknown part '$part' (format, asan, tsan, fuzz)" >&2; exit 2 ;;
+    differential) run_differential || status=1 ;;
+    *) echo "unknown part '$part' (format, asan, tsan, fuzz, differential)" >&2; exit 2 ;;
   esac
 done
 echo "=== times"

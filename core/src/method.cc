@@ -12,6 +12,7 @@
 #include "plugrt/sdk/symbol_binder.h"
 #include "plugrt/thread_budget.h"
 #include "program_data.h"
+#include "verification.h"
 
 namespace plugrt {
 
@@ -82,6 +83,12 @@ struct Method::State {
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
+  /// The tensors of the first instruction that runs delegate `d`.
+  internal::PlannedCall planned_call(const program::Method& method, size_t d) const;
+  /// MethodOptions::verify for delegate `d` (handles[d], on its backend): on a
+  /// disagreement handles[d] becomes its portable fallback's.
+  void verify_delegate(const program::Method& method, size_t d, Span<const uint8_t> blob,
+                       Span<const uint8_t> fallback_blob, const MethodOptions& options);
 };
 
 Method::Method(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -99,6 +106,7 @@ std::string LoadReport::to_string() const {
     if (d.blob_origin != "program") text += ", blob " + d.blob_origin;
     if (d.isolated && !d.fell_back) text += ", isolated";
     if (d.fell_back) text += ", fallback: " + d.reason;
+    if (!d.fell_back && !d.verification.empty()) text += ", verification " + d.verification;
     text += "\n";
   }
   return text;
@@ -315,6 +323,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
   }
 
   // Delegates: resolve, check, init; or fall back.
+  state->report.num_threads = resolve_thread_budget(options.num_threads);
   const size_t num_delegates = method->delegates() != nullptr ? method->delegates()->size() : 0;
   state->report.delegates.resize(num_delegates);
   state->handles.reserve(num_delegates);
@@ -327,6 +336,10 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     Result<DelegateHandle> handle = resolve_delegate(data, delegate, registry, options, &placement);
     if (!handle.is_ok()) return handle.status().with_context("method '" + state->name + "'");
     state->handles.push_back(std::move(handle).value());
+    if (options.verify && placement.backend != kPortableBackendName && delegate.fallback_segment() >= 0) {
+      state->verify_delegate(*method, d, data.segment(delegate.blob_segment()),
+                             data.segment(static_cast<uint32_t>(delegate.fallback_segment())), options);
+    }
     State::Fallback fallback;
     if (delegate.fallback_segment() >= 0 && placement.backend != kPortableBackendName) {
       fallback.blob = data.segment(static_cast<uint32_t>(delegate.fallback_segment()));
@@ -334,7 +347,6 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
     }
     state->fallbacks.push_back(std::move(fallback));
   }
-  state->report.num_threads = resolve_thread_budget(options.num_threads);
 
   // Instructions: argument arrays built once, so execute() only calls.
   const size_t num_instructions = method->instructions() != nullptr ? method->instructions()->size() : 0;
@@ -423,6 +435,68 @@ Result<DelegateHandle> Method::State::init_fallback(const Fallback& fallback, co
   Result<DelegateHandle> handle = builtin_portable_backend().init(init);
   if (!handle.is_ok()) return handle.status().with_context(why.message() + "; its portable fallback");
   return handle;
+}
+
+internal::PlannedCall Method::State::planned_call(const program::Method& method, size_t d) const {
+  internal::PlannedCall call;
+  for (const program::Instruction* instruction : *method.instructions()) {
+    if (instruction->delegate() != d) continue;
+    if (instruction->inputs() != nullptr) {
+      for (uint32_t v : *instruction->inputs()) {
+        call.inputs.push_back(&tensors[v]);
+        call.constant.push_back(method.values()->Get(v)->segment() >= 0);
+      }
+    }
+    if (instruction->outputs() != nullptr) {
+      for (uint32_t v : *instruction->outputs()) call.outputs.push_back(&tensors[v]);
+    }
+    break;
+  }
+  return call;
+}
+
+void Method::State::verify_delegate(const program::Method& method, size_t d, Span<const uint8_t> blob,
+                                    Span<const uint8_t> fallback_blob, const MethodOptions& options) {
+  DelegatePlacement& placement = report.delegates[d];
+  if (symbols.num_symbols() > 0) {
+    placement.verification = "not verified: its dimensions vary";
+    return;
+  }
+  const RegisteredBackend backend = handles[d].backend();
+  std::optional<VerificationVerdict> verdict;
+  if (options.verdicts != nullptr) verdict = options.verdicts->find_verdict(backend, blob, fallback_blob);
+  const bool kept = verdict.has_value();
+  std::optional<DelegateHandle> reference;
+  if (!verdict || !verdict->agreed) {  // the fallback's handle, to compare with or to run instead
+    Result<DelegateHandle> made =
+        init_fallback(Fallback{fallback_blob, true, std::nullopt}, Status(Error::kInternal, "verification"));
+    if (!made.is_ok()) {
+      placement.verification = "not verified: " + made.status().message();
+      return;
+    }
+    reference = std::move(made).value();
+  }
+  if (!verdict) {
+    const internal::PlannedCall call = planned_call(method, d);
+    Result<VerificationVerdict> compared = internal::compare_with_reference(handles[d], *reference, call);
+    if (!compared.is_ok()) {
+      placement.verification = "not verified: " + compared.status().message();
+      return;
+    }
+    verdict = std::move(compared).value();
+    if (options.verdicts != nullptr) options.verdicts->keep_verdict(backend, blob, fallback_blob, *verdict);
+  }
+  placement.verification =
+      std::string(verdict->agreed ? "agreed" : "disagreed") + (kept ? " (kept verdict)" : "") + ": " + verdict->detail;
+  if (verdict->agreed) return;
+  handles[d] = std::move(*reference);
+  placement.backend = kPortableBackendName;
+  placement.origin = builtin_portable_backend().plugin().origin;
+  placement.fell_back = true;
+  placement.reason = "verification: " + verdict->detail;
+  environment->log(LogLevel::kWarning, "method",
+                   "method '" + name + "', delegate '" + placement.delegate +
+                       "' runs on its portable fallback: its backend's results differ (" + verdict->detail + ")");
 }
 
 Status Method::State::execute_call(DelegateHandle& handle, const Call& call) const {

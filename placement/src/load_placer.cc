@@ -127,6 +127,35 @@ void LoadPlacer::add_backend_identity(ContentHasher& key, const RegisteredBacken
   key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
 }
 
+ContentHash LoadPlacer::verdict_key(const RegisteredBackend& backend, Span<const uint8_t> blob,
+                                    Span<const uint8_t> fallback) {
+  ContentHasher key;
+  key.add("plugrt verification verdict 1").add(CostProfile::this_cpu());
+  add_backend_identity(key, backend, backend.name());
+  const ContentHash blob_hash = content_hash(blob), fallback_hash = content_hash(fallback);
+  key.add(blob_hash.high).add(blob_hash.low).add(fallback_hash.high).add(fallback_hash.low);
+  key.add(static_cast<uint64_t>(kVerificationTolerance * 1e9));
+  return key.finish();
+}
+
+// A verdict entry's payload: "1" (agreed) or "0", a space, then its detail.
+std::optional<VerificationVerdict> LoadPlacer::find_verdict(const RegisteredBackend& backend, Span<const uint8_t> blob,
+                                                            Span<const uint8_t> fallback) {
+  if (!cache_) return std::nullopt;
+  std::optional<FoundBlob> found = cache_->find(verdict_key(backend, blob, fallback));
+  if (!found || found->bytes.size() < 2 || (found->bytes[0] != '0' && found->bytes[0] != '1')) return std::nullopt;
+  const char* text = reinterpret_cast<const char*>(found->bytes.data());
+  return VerificationVerdict{text[0] == '1', std::string(text + 2, found->bytes.size() - 2)};
+}
+
+void LoadPlacer::keep_verdict(const RegisteredBackend& backend, Span<const uint8_t> blob, Span<const uint8_t> fallback,
+                              const VerificationVerdict& verdict) {
+  if (!cache_) return;
+  const std::string payload = std::string(verdict.agreed ? "1 " : "0 ") + verdict.detail;
+  (void)cache_->store(verdict_key(backend, blob, fallback),
+                      Span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
+}
+
 void LoadPlacer::add_source_identity(ContentHasher& key, Registry& registry, const std::string& name) {
   std::optional<BackendSource> source = registry.backend_source(name);
   if (!source) {  // a provider that cannot tell without loading it

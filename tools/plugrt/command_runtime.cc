@@ -100,6 +100,11 @@ void add_placement_options(CLI::App& command, LoadSettings& settings) {
       ->envname("PLUGRT_CACHE_DIR")
       ->type_name("DIR");
   command.add_flag("--no-cache", settings.no_cache, "With --placement auto, neither read nor write the blob cache");
+  command
+      .add_flag("--verify", settings.verify,
+                "Run each delegated partition once at load on seeded inputs against its portable fallback, and "
+                "keep it on the fallback when they disagree; verdicts are kept in the blob cache")
+      ->envname("PLUGRT_VERIFY");
 }
 
 Result<Method> CommandRuntime::load_method(const Program& program, const std::string& method_name,
@@ -118,6 +123,8 @@ Result<Method> CommandRuntime::load_method(const Program& program, const std::st
     options.placement = PlacementPolicy::kAuto;
     options.placer = &placer;
   }
+  options.verify = settings.verify;
+  if (placer.cache() != nullptr) options.verdicts = &placer;
   return Method::load(program, method_name, registry_, options);
 }
 

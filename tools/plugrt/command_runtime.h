@@ -54,10 +54,12 @@ struct LoadSettings {
   /// The blob cache's directory; empty: the default (placement/blob_cache.h).
   std::string cache_dir;
   bool no_cache = false;
+  /// Check each delegated partition against its portable fallback at load (MethodOptions::verify).
+  bool verify = false;
 };
 
 /// Adds --placement auto|as-compiled (or PLUGRT_PLACEMENT), --cache-dir DIR (or
-/// PLUGRT_CACHE_DIR) and --no-cache to `command`.
+/// PLUGRT_CACHE_DIR), --no-cache and --verify (or PLUGRT_VERIFY) to `command`.
 void add_placement_options(CLI::App& command, LoadSettings& settings);
 
 class CommandRuntime {

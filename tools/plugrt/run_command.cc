@@ -56,7 +56,8 @@ json report_json(const LoadReport& report) {
                          {"isolated", d.isolated},
                          {"reason", d.reason},
                          {"blob_origin", d.blob_origin},
-                         {"placement_reason", d.placement_reason}});
+                         {"placement_reason", d.placement_reason},
+                         {"verification", d.verification}});
   }
   return delegates;
 }
@@ -168,6 +169,7 @@ int run_program(const RunOptions& options) {
       if (d.isolated && !d.fell_back) std::cout << ", isolated";
       std::cout << ", blob from " << d.blob_origin;
       if (d.fell_back) std::cout << ", fallback: " << d.reason;
+      if (!d.fell_back && !d.verification.empty()) std::cout << ", verification " << d.verification;
       if (!d.placement_reason.empty()) std::cout << "; " << d.placement_reason;
       std::cout << "\n";
     }

@@ -28,6 +28,20 @@ bool commutative(Algorithm algorithm) {
 
 bool has_bias(const Op& op) { return op.inputs.size() >= 3 && op.inputs[2] >= 0; }
 
+/// Appends an element-wise op to `target`'s post-ops. Two affine maps in a row (Mul then
+/// Div by constants, Add then Mul...) become one: a2 * (a1 * x + b1) + b2.
+void append_eltwise(Op* target, const Op& op) {
+  if (op.algorithm == Algorithm::Linear && !target->post_ops.empty()) {
+    PostOp& last = target->post_ops.back();
+    if (last.kind == blob::PostOpKind::Eltwise && last.algorithm == Algorithm::Linear) {
+      last.beta = op.alpha * last.beta + op.beta;
+      last.alpha *= op.alpha;
+      return;
+    }
+  }
+  target->post_ops.push_back(PostOp{blob::PostOpKind::Eltwise, op.algorithm, op.alpha, op.beta, -1});
+}
+
 /// Folds an inference batch normalization into the convolution before it.
 void fold_batch_norm(OpList* list, Op* conv, const Op& norm) {
   std::vector<float>& weights = list->tensors[static_cast<size_t>(conv->inputs[1])].data;
@@ -95,7 +109,7 @@ void fuse_post_ops(OpList* list) {
         if (op.kind == OpKind::Eltwise ? !takes_eltwise_post_ops(target_kind) : !takes_post_ops(target_kind)) continue;
         Op& target = ops[static_cast<size_t>(p)];
         if (op.kind == OpKind::Eltwise) {
-          target.post_ops.push_back(PostOp{blob::PostOpKind::Eltwise, op.algorithm, op.alpha, op.beta, -1});
+          append_eltwise(&target, op);
         } else {
           const int32_t other = op.inputs[1 - s];
           if (tensors[static_cast<size_t>(t)].dims != tensors[static_cast<size_t>(out)].dims) continue;
@@ -122,8 +136,9 @@ void fuse_post_ops(OpList* list) {
         fused = true;
       }
     }
-    if (!fused && op.kind == OpKind::Eltwise && op.algorithm == Algorithm::Linear && op.beta == 0) {
-      // A scaling after a copy: the copy's output scale.
+    if (!fused && op.kind == OpKind::Eltwise && op.algorithm == Algorithm::Linear && op.beta == 0 && op.alpha != 0) {
+      // A scaling after a copy: the copy's output scale (whose 0 the blob reads as 1, so a
+      // product with zero stays a step of its own).
       const int32_t t = op.inputs[0];
       const int64_t p = producer[static_cast<size_t>(t)];
       if (p >= 0 && readers[static_cast<size_t>(t)] == 1 && ops[static_cast<size_t>(p)].kind == OpKind::Reorder) {

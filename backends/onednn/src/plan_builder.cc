@@ -72,6 +72,24 @@ dnnl::algorithm eltwise_algorithm(Algorithm algorithm) {
 }
 
 /// Whether oneDNN implements a convolution as im2col + GEMM (its slow general path).
+/// How many of the op's post-ops from `first` on one primitive may take. oneDNN 2.6's
+/// JIT kernels keep one element-wise injector per algorithm, built for the first post-op
+/// of that algorithm: a later one with other parameters (Mul then Div, both linear;
+/// LeakyRelu then Relu) would silently run with the first one's alpha and beta. So a
+/// primitive's chain ends before an algorithm repeats; the rest run as steps of their own.
+size_t fusable_post_ops(const blob::Op& op, size_t first) {
+  const size_t count = length(op.post_ops());
+  std::vector<Algorithm> seen;
+  size_t i = first;
+  for (; i < count; ++i) {
+    const blob::PostOp* post = op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (post->kind() != blob::PostOpKind::Eltwise) continue;
+    if (std::find(seen.begin(), seen.end(), post->algorithm()) != seen.end()) break;
+    seen.push_back(post->algorithm());
+  }
+  return i - first;
+}
+
 bool is_im2col_gemm(const dnnl::convolution_forward::primitive_desc& pd) {
   const std::string implementation = pd.impl_info_str();
   return implementation.find("gemm") != std::string::npos && implementation.find("brg") == std::string::npos;
@@ -187,10 +205,11 @@ class Builder {
   dnnl::primitive_attr attributes() const;
   void add_step(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args, const desc_t& scratchpad);
   void add_reorder(const dnnl::memory& from, const dnnl::memory& to, float scale = 1.0f);
-  /// The op's first `count` post-ops on `attr`, with their operands in `args`.
-  /// Returns false when that is none.
-  bool set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
-                    std::unordered_map<int, dnnl::memory>* args, size_t count = SIZE_MAX);
+  /// The op's first post-ops on `attr`, with their operands in `args`: `count` of them,
+  /// or fewer where one primitive cannot take them all (fusable_post_ops). Returns how
+  /// many it set.
+  size_t set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
+                      std::unordered_map<int, dnnl::memory>* args, size_t count = SIZE_MAX);
   /// Runs the op's post-ops from `first` on as separate primitives on `dst`, in place.
   void add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first = 0);
 
@@ -346,10 +365,10 @@ void Builder::add_reorder(const dnnl::memory& from, const dnnl::memory& to, floa
   add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, pd.scratchpad_desc());
 }
 
-bool Builder::set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
-                           std::unordered_map<int, dnnl::memory>* args, size_t count) {
-  count = std::min(count, length(op.post_ops()));
-  if (count == 0) return false;
+size_t Builder::set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
+                             std::unordered_map<int, dnnl::memory>* args, size_t count) {
+  count = std::min(count, fusable_post_ops(op, 0));
+  if (count == 0) return 0;
   dnnl::post_ops post_ops;
   for (flatbuffers::uoffset_t i = 0; i < count; ++i) {
     const blob::PostOp* post = op.post_ops()->Get(i);
@@ -365,7 +384,7 @@ bool Builder::set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitiv
     (*args)[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = memory;
   }
   attr->set_post_ops(post_ops);
-  return true;
+  return count;
 }
 
 void Builder::add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first) {
@@ -389,8 +408,9 @@ void Builder::add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, siz
     // Element-wise post-ops right after it ride on this step instead of another pass.
     dnnl::primitive_attr attr = attributes();
     dnnl::post_ops tail;
+    const size_t tail_end = i + 1 + fusable_post_ops(op, i + 1);
     size_t next = i + 1;
-    for (; next < count; ++next) {
+    for (; next < tail_end; ++next) {
       const blob::PostOp* eltwise = op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(next));
       if (eltwise->kind() != blob::PostOpKind::Eltwise) break;
       tail.append_eltwise(1.0f, eltwise_algorithm(eltwise->algorithm()), eltwise->alpha(), eltwise->beta());
@@ -435,7 +455,7 @@ void Builder::build_convolution(const blob::Op& op) {
   std::unordered_map<int, dnnl::memory> args;
   dnnl::primitive_attr attr = attributes();
   const size_t post_op_count = length(op.post_ops());
-  size_t fused = set_post_ops(op, dims(y), &attr, &args) ? post_op_count : 0;
+  size_t fused = set_post_ops(op, dims(y), &attr, &args);
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
@@ -457,12 +477,12 @@ void Builder::build_convolution(const blob::Op& op) {
     }
     std::unordered_map<int, dnnl::memory> prefix_args;
     dnnl::primitive_attr prefix_attr = attributes();
-    set_post_ops(op, dims(y), &prefix_attr, &prefix_args, prefix);
+    const size_t prefix_fused = set_post_ops(op, dims(y), &prefix_attr, &prefix_args, prefix);
     dnnl::convolution_forward::primitive_desc direct(desc, prefix_attr, engine_);
     if (!is_im2col_gemm(direct)) {
       pd = direct;
       args = std::move(prefix_args);
-      fused = prefix;
+      fused = prefix_fused;
     }
   }
   // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
@@ -500,9 +520,10 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   if (as[rank - 1] != bs[rank - 2] || ys[rank - 2] != as[rank - 2] || ys[rank - 1] != bs[rank - 1]) return false;
   const int64_t rows = product(as) / as[rank - 1], k = as[rank - 1], n = bs[rank - 1];
   if (bias >= 0 && (!is_constant(bias) || product(dims(bias)) != n || dims(bias).back() != n)) return false;
-  // Operands of binary post-ops must be rows or full results to fold.
+  // Operands of the binary post-ops it fuses must be rows or full results to fold.
+  const size_t fused = fusable_post_ops(op, 0);
   std::vector<dims_t> operand_dims;
-  for (flatbuffers::uoffset_t i = 0; i < length(op.post_ops()); ++i) {
+  for (flatbuffers::uoffset_t i = 0; i < fused; ++i) {
     const blob::PostOp* post = op.post_ops()->Get(i);
     // Every post-op but an eltwise one is read as binary below (a kind this reader does
     // not know included), so each has its operand checked here.
@@ -524,10 +545,10 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
   if (scale != 1.0f) attr.set_output_scales(0, {scale});
   std::unordered_map<int, dnnl::memory> args;
-  if (length(op.post_ops()) > 0) {
+  if (fused > 0) {
     dnnl::post_ops post_ops;
     size_t next_operand = 0;
-    for (flatbuffers::uoffset_t i = 0; i < op.post_ops()->size(); ++i) {
+    for (flatbuffers::uoffset_t i = 0; i < fused; ++i) {
       const blob::PostOp* post = op.post_ops()->Get(i);
       if (post->kind() == blob::PostOpKind::Eltwise) {
         post_ops.append_eltwise(1.0f, eltwise_algorithm(post->algorithm()), post->alpha(), post->beta());
@@ -552,8 +573,10 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   args[DNNL_ARG_SRC] = reshaped(as_plain(a), a2);
   args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
   if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(constant(bias)));
-  args[DNNL_ARG_DST] = reshaped(define(y, plain(ys)), y2);
+  const dnnl::memory dst = define(y, plain(ys));
+  args[DNNL_ARG_DST] = reshaped(dst, y2);
   add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  add_post_op_steps(op, dst, fused);
   publish(y);
   return true;
 }
@@ -595,7 +618,7 @@ void Builder::build_matmul(const blob::Op& op) {
     std::unordered_map<int, dnnl::memory> candidate_args;
     dnnl::primitive_attr attr = attributes();
     if (scale != 1.0f) attr.set_output_scales(0, {scale});
-    set_post_ops(op, ys, &attr, &candidate_args, count);
+    const size_t set = set_post_ops(op, ys, &attr, &candidate_args, count);
     dnnl::matmul::primitive_desc candidate;
     try {
       candidate = dnnl::matmul::primitive_desc(desc, attr, engine_);
@@ -607,7 +630,7 @@ void Builder::build_matmul(const blob::Op& op) {
     if (!have || !reference) {
       pd = candidate;
       args = std::move(candidate_args);
-      fused = count;
+      fused = set;
       have = true;
     }
     if (!reference) break;
@@ -635,13 +658,13 @@ void Builder::build_inner_product(const blob::Op& op) {
              : dnnl::inner_product_forward::desc(forward, plain(xs), any(ws), plain(dims(y)));
   std::unordered_map<int, dnnl::memory> args;
   dnnl::primitive_attr attr = attributes();
-  bool fused = set_post_ops(op, dims(y), &attr, &args);
+  size_t fused = set_post_ops(op, dims(y), &attr, &args);
   dnnl::inner_product_forward::primitive_desc pd;
   try {
     pd = dnnl::inner_product_forward::primitive_desc(desc, attr, engine_);
   } catch (const dnnl::error&) {
-    if (!fused) throw;
-    fused = false;
+    if (fused == 0) throw;
+    fused = 0;
     args.clear();
     pd = dnnl::inner_product_forward::primitive_desc(desc, attributes(), engine_);
   }
@@ -651,7 +674,7 @@ void Builder::build_inner_product(const blob::Op& op) {
   dnnl::memory dst = define(y, plain(dims(y)));
   args[DNNL_ARG_DST] = dst;
   add_step(dnnl::inner_product_forward(pd), std::move(args), pd.scratchpad_desc());
-  if (!fused) add_post_op_steps(op, dst);
+  add_post_op_steps(op, dst, fused);
   publish(y);
 }
 
@@ -688,12 +711,23 @@ void Builder::build_binary(const blob::Op& op) {
       {current_a, dims(b) == dims(a) ? current_a : plain(dims(b)), true},
       {plain(dims(a)), plain(dims(b)), false},
   };
+  // oneDNN 2.6's binary kernel misreads a broadcast operand of a binary post-op (a
+  // [1, C, 1, 1] operand on a [2, C, 1, 1] result takes the wrong channels), so it fuses
+  // the post-ops before the first such one; that one and the rest run as steps.
+  size_t fusable = 0;
+  for (; fusable < length(op.post_ops()); ++fusable) {
+    const blob::PostOp* post = op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(fusable));
+    if (post->kind() == blob::PostOpKind::Eltwise) continue;
+    if (post->operand() < 0 || static_cast<size_t>(post->operand()) >= dims_.size()) break;  // a step refuses it
+    const dims_t& operand = dims(post->operand());
+    if (operand != dims(y) && product(operand) != 1) break;
+  }
   std::optional<Layouts> chosen;
   dnnl::binary::primitive_desc pd;
   for (const Layouts& layouts : candidates) {
     dnnl::primitive_attr attr = attributes();
     std::unordered_map<int, dnnl::memory> unused;
-    if (layouts.fuse) set_post_ops(op, dims(y), &attr, &unused);
+    if (layouts.fuse) set_post_ops(op, dims(y), &attr, &unused, fusable);
     dnnl::binary::primitive_desc candidate;
     try {
       candidate = dnnl::binary::primitive_desc(
@@ -711,14 +745,14 @@ void Builder::build_binary(const blob::Op& op) {
   require(chosen.has_value(), "oneDNN has no binary kernel for these operands");
   std::unordered_map<int, dnnl::memory> args;
   dnnl::primitive_attr attr = attributes();
-  const bool fused = chosen->fuse && set_post_ops(op, dims(y), &attr, &args);
+  const size_t fused = chosen->fuse ? set_post_ops(op, dims(y), &attr, &args, fusable) : 0;
   dnnl::memory src0 = in_format(a, chosen->first), src1 = in_format(b, chosen->second);
   dnnl::memory dst = define(y, chosen->first);
   args[DNNL_ARG_SRC_0] = src0;
   args[DNNL_ARG_SRC_1] = src1;
   args[DNNL_ARG_DST] = dst;
   add_step(dnnl::binary(pd), std::move(args), pd.scratchpad_desc());
-  if (!fused) add_post_op_steps(op, dst);
+  add_post_op_steps(op, dst, fused);
   publish(y);
 }
 

@@ -390,11 +390,33 @@ std::string Lowering::lower_unary(const ir::Node& node) {
     alpha = GraphView::float_attribute(node, "alpha", 0.01f);
     if (!std::isfinite(alpha)) return "alpha is not finite";
   }
+  if (kind == NodeKind::Clamp && value_tensor_.count(x) > 0) {
+    // XNNPACK fuses a clamp into the node before it, intersecting their ranges, and
+    // refuses the runtime when that leaves nothing (a Clip to [-2, -1] after a Relu).
+    const auto [before_lo, before_hi] = clamped_range(value_tensor_.at(x));
+    if (!(std::max(lo, before_lo) < std::min(hi, before_hi))) {
+      return "its range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] does not meet its input's [" +
+             std::to_string(before_lo) + ", " + std::to_string(before_hi) + "], which XNNPACK cannot fuse";
+    }
+  }
   Node& lowered = add(kind, node, {activation(x)}, {activation(y)});
   lowered.output_min = lo;
   lowered.output_max = hi;
   lowered.alpha = alpha;
   return "";
+}
+
+std::pair<float, float> Lowering::clamped_range(uint32_t tensor) const {
+  for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
+    if (std::find(node->outputs.begin(), node->outputs.end(), tensor) == node->outputs.end()) continue;
+    std::pair<float, float> range = {node->output_min, node->output_max};
+    if (node->kind == NodeKind::Clamp && !node->inputs.empty()) {
+      const auto [lo, hi] = clamped_range(node->inputs[0]);
+      range = {std::max(range.first, lo), std::min(range.second, hi)};
+    }
+    return range;
+  }
+  return {-kInfinity, kInfinity};  // a partition input
 }
 
 std::string Lowering::lower_hard_sigmoid(const ir::Node& node) {

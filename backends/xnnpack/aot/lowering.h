@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugrt/sdk/graph_view.h"
@@ -73,6 +74,9 @@ class Lowering {
   std::string lower_reshape(const ir::Node& node);
   std::string lower_batch_norm(const ir::Node& node);
 
+  /// The range the values of `tensor` are clamped to, as XNNPACK sees it once it has
+  /// fused each Clamp into the node before it: the intersection along a chain of clamps.
+  std::pair<float, float> clamped_range(uint32_t tensor) const;
   /// Checks that `value` is a float32 value computed at run time of rank 1 to 6.
   std::string check_activation(int32_t value, const char* role) const;
   /// The tensor of a run-time value (created on first use).

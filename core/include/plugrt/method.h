@@ -25,6 +25,7 @@
 #include "plugrt/registry.h"
 #include "plugrt/span.h"
 #include "plugrt/status.h"
+#include "plugrt/verification.h"
 
 namespace plugrt {
 
@@ -56,6 +57,13 @@ struct MethodOptions {
   /// Borrowed during load(). The core has no placer of its own: plugrt::placement's
   /// LoadPlacer (plugrt/placement/load_placer.h) is one.
   MethodPlacer* placer = nullptr;
+  /// Runs each delegate not on portable once, at load, on seeded inputs against its
+  /// portable fallback, and keeps it on the fallback when they disagree
+  /// (plugrt/verification.h). Partitions whose dimensions vary are not verified.
+  bool verify = false;
+  /// Borrowed during load(): where verdicts are kept, so that each partition is checked
+  /// once per blob, backend build and device. Null: checked at every load.
+  VerificationStore* verdicts = nullptr;
 };
 
 /// Where one delegate of a method runs, and why.
@@ -76,6 +84,10 @@ struct DelegatePlacement {
   /// or times out during execute(), the call is re-run on the portable fallback, which
   /// runs the delegate from then on: `fell_back` turns true, `reason` says what happened.
   bool isolated = false;
+  /// With MethodOptions::verify: what the check found ("agreed: max difference ...",
+  /// "agreed (kept verdict): ...", "not verified: ..."); empty when not asked. A delegate
+  /// that disagreed runs on its fallback, with `reason` saying so.
+  std::string verification;
 };
 
 struct LoadReport {

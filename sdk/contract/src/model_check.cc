@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // plugrt-contract-test --plugin P --model M.onnx --input NAME=FILE.npy ... --expect NAME=FILE.npy ...
 // Imports the model, asks the plugin's partition for every node (and says which it
-// took), compiles it for the plugin alone, loads it (init), runs it once (execute) and
-// compares each expected output under the ONNX test runner's tolerances (compare.h).
+// took), compiles it for the plugin alone, loads it (init) with verification at load
+// (each partition against its portable fallback on seeded inputs, as `plugrt run
+// --verify` does), runs it once (execute) and compares each expected output under the
+// ONNX test runner's tolerances (compare.h).
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -69,7 +71,6 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
 
   compiler::CompileOptions compile_options;
   compile_options.backends = {backend};
-  compile_options.fallback = false;
   compile_options.producer = "plugrt-contract-test";
   Result<compiler::CompiledModel> compiled = compiler::compile_graph(graph, session.registry(), compile_options);
   if (!compiled.is_ok()) return fail("preprocess: " + compiled.status().message());
@@ -85,10 +86,12 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
   if (!program.is_ok()) return fail(program.status().to_string());
   MethodOptions method_options;
   method_options.allowed_backends = {backend};
+  method_options.verify = true;
   Result<Method> method = Method::load(*program, "forward", session.run_registry(), method_options);
   if (!method.is_ok()) return fail("init: " + method.status().to_string());
   for (const DelegatePlacement& placement : method->report().delegates) {
     if (placement.fell_back) return fail("init: " + placement.delegate + " fell back to portable: " + placement.reason);
+    std::cout << "  verification of " << placement.delegate << ": " << placement.verification << "\n";
   }
   Result<plugrt::RegisteredBackend> runs_on = session.run_registry().find_backend(backend);
   const bool isolated = runs_on.is_ok() && runs_on->plugin().isolated;

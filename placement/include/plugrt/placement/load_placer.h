@@ -45,7 +45,9 @@ struct LoadPlacerOptions {
   uint64_t cache_max_bytes = BlobCache::default_max_bytes();
 };
 
-class LoadPlacer : public MethodPlacer {
+/// Also keeps MethodOptions::verify's verdicts in the blob cache, one small entry each,
+/// keyed by the blob, its fallback, the backend's build and this machine's CPU.
+class LoadPlacer : public MethodPlacer, public VerificationStore {
  public:
   explicit LoadPlacer(LoadPlacerOptions options = {});
   ~LoadPlacer() override;
@@ -54,6 +56,11 @@ class LoadPlacer : public MethodPlacer {
                               const MethodOptions& options) override;
   /// Removes the cache entry the placed program came from.
   void rejected(const PlacedProgram& placed, const Status& why) override;
+
+  std::optional<VerificationVerdict> find_verdict(const RegisteredBackend& backend, Span<const uint8_t> blob,
+                                                  Span<const uint8_t> fallback) override;
+  void keep_verdict(const RegisteredBackend& backend, Span<const uint8_t> blob, Span<const uint8_t> fallback,
+                    const VerificationVerdict& verdict) override;
 
   /// Null when there is no cache directory.
   BlobCache* cache() { return cache_.get(); }
@@ -67,6 +74,7 @@ class LoadPlacer : public MethodPlacer {
   static void add_source_identity(ContentHasher& key, Registry& registry, const std::string& name);
   /// The placed method cached under `key`, unless it is missing, damaged, or a backend
   /// left out then as unavailable is `available_now`.
+  ContentHash verdict_key(const RegisteredBackend& backend, Span<const uint8_t> blob, Span<const uint8_t> fallback);
   std::optional<PlacedProgram> find_placed(const ContentHash& key, const Program& program,
                                            const std::function<bool(const std::string&)>& available_now);
 

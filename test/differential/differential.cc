@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "differential.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "compiler.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/method.h"
+#include "plugrt/program.h"
+#include "random_graph.h"
+
+namespace plugrt::differential {
+
+namespace {
+
+using Outputs = std::vector<std::vector<float>>;
+
+/// Compiles for `backend` alone, every node it takes on it (the rest on portable).
+Result<compiler::CompiledModel> compile_for(Registry& registry, Span<const uint8_t> graph, const std::string& backend) {
+  compiler::CompileOptions options;
+  options.backends = {backend};
+  options.placement = compiler::PlacementRule::kFirstTaker;
+  return compiler::compile_graph(graph, registry, options);
+}
+
+/// Loads and runs a program once on inputs uniform in [-2, 2) drawn from `seed`.
+Result<Outputs> run(Registry& registry, const std::vector<uint8_t>& bytes, uint32_t seed) {
+  Result<Program> program = Program::from_bytes(bytes, "differential.prt");
+  if (!program.is_ok()) return program.status();
+  MethodOptions options;
+  options.num_threads = 1;
+  Result<Method> method = Method::load(*program, "forward", registry, options);
+  if (!method.is_ok()) return method.status();
+  for (const DelegatePlacement& delegate : method->report().delegates) {
+    if (delegate.fell_back) {
+      return Status(Error::kInternal, "delegate " + delegate.delegate + " fell back: " + delegate.reason);
+    }
+  }
+  std::mt19937 generator(seed);
+  std::vector<std::vector<float>> inputs(method->num_inputs());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& spec = method->input_spec(i);
+    inputs[i].resize(spec.num_bytes() / sizeof(float));
+    for (float& value : inputs[i]) value = static_cast<float>(generator() >> 8) * 0x1p-22f - 2.0f;
+    std::vector<int64_t> shape = spec.shape;
+    DLTensor tensor{
+        inputs[i].data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+    PLUGRT_RETURN_IF_ERROR(method->set_input(i, tensor));
+  }
+  PLUGRT_RETURN_IF_ERROR(method->execute());
+  Outputs outputs;
+  for (size_t o = 0; o < method->num_outputs(); ++o) {
+    const float* data = static_cast<const float*>(method->output(o).data);
+    outputs.emplace_back(data, data + method->output_spec(o).num_bytes() / sizeof(float));
+  }
+  return outputs;
+}
+
+size_t nodes_on(const compiler::CompileSummary& summary, const std::string& backend) {
+  size_t nodes = 0;
+  for (const compiler::PartitionSummary& partition : summary.partitions) {
+    if (partition.backend == backend) nodes += partition.num_nodes;
+  }
+  return nodes;
+}
+
+}  // namespace
+
+std::string Verdict::to_string(const std::string& backend) const {
+  if (!error.empty()) return error;
+  std::ostringstream text;
+  text << "max difference " << difference << " (tolerance " << tolerance << "), " << nodes_on_backend << " nodes on "
+       << backend;
+  return text.str();
+}
+
+double tolerance_for(int64_t reduction_length) {
+  return 2e-5 * (4.0 + std::sqrt(static_cast<double>(std::max<int64_t>(reduction_length, 1))));
+}
+
+double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected) {
+  if (actual.size() != expected.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i], b = expected[i];
+    if (std::isnan(a) || std::isnan(b)) {
+      if (std::isnan(a) != std::isnan(b)) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (a == b) continue;  // equal infinities too
+    worst = std::max(worst, std::fabs(a - b) / std::max(1.0, std::fabs(b)));
+  }
+  return worst;
+}
+
+Checker::Checker(const std::vector<std::string>& plugin_files) {
+  (void)register_builtin_backends(registry_);
+  loader_ = std::make_unique<plugins::PluginLoader>(registry_, plugins::SearchPathOptions::explicit_files_only());
+  for (const std::string& file : plugin_files) (void)loader_->load(file);
+}
+
+Checker::~Checker() = default;
+
+bool Checker::available(const std::string& backend, std::string* why) {
+  Result<RegisteredBackend> found = registry_.find_backend(backend);
+  if (!found.is_ok()) {
+    *why = found.status().to_string();
+    return false;
+  }
+  const Availability availability = found->is_available();
+  *why = availability.reason;
+  return availability.available;
+}
+
+Verdict Checker::check(const std::vector<uint8_t>& onnx, int64_t reduction_length, const std::string& backend,
+                       uint32_t input_seed) {
+  Verdict verdict;
+  verdict.tolerance = tolerance_for(reduction_length);
+  Result<compiler::ImportedModel> imported = compiler::import_onnx_bytes(onnx, "random graph");
+  if (!imported.is_ok()) {
+    verdict.error = "import: " + imported.status().to_string();
+    return verdict;
+  }
+  Result<compiler::CompiledModel> fast = compile_for(registry_, imported->graph, backend);
+  Result<compiler::CompiledModel> reference = compile_for(registry_, imported->graph, "portable");
+  if (!fast.is_ok() || !reference.is_ok()) {
+    verdict.error = "compile: " + (fast.is_ok() ? reference : fast).status().to_string();
+    return verdict;
+  }
+  verdict.nodes_on_backend = nodes_on(fast->summary, backend);
+  Result<Outputs> actual = run(registry_, fast->program, input_seed);
+  Result<Outputs> expected = run(registry_, reference->program, input_seed);
+  if (!actual.is_ok() || !expected.is_ok()) {
+    verdict.error = "run: " + (actual.is_ok() ? expected : actual).status().to_string();
+    return verdict;
+  }
+  if (actual->size() != expected->size()) {
+    verdict.error = "the programs have different numbers of outputs";
+    return verdict;
+  }
+  for (size_t o = 0; o < actual->size(); ++o) {
+    verdict.difference = std::max(verdict.difference, relative_difference((*actual)[o], (*expected)[o]));
+  }
+  return verdict;
+}
+
+Campaign run_campaign(Checker& checker, const std::string& backend, uint64_t first_seed, size_t count, double seconds,
+                      const std::string& failures_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  Campaign campaign;
+  for (uint64_t seed = first_seed; campaign.graphs < count; ++seed) {
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    if (seconds > 0 && spent.count() > seconds) break;
+    const RandomGraph graph = generate_graph(seed);
+    const Verdict verdict =
+        checker.check(graph.onnx, graph.reduction_length, backend, static_cast<uint32_t>(seed * 2654435761u));
+    ++campaign.graphs;
+    if (verdict.nodes_on_backend > 0) ++campaign.graphs_on_backend;
+    if (verdict.agrees()) continue;
+    Finding finding{seed, graph.description, verdict, ""};
+    if (!failures_dir.empty()) {
+      const std::string path = failures_dir + "/" + backend + "-" + std::to_string(seed) + ".k" +
+                               std::to_string(graph.reduction_length) + ".onnx";
+      std::ofstream file(path, std::ios::binary);
+      file.write(reinterpret_cast<const char*>(graph.onnx.data()), static_cast<std::streamsize>(graph.onnx.size()));
+      if (file) finding.saved_as = path;
+    }
+    campaign.findings.push_back(std::move(finding));
+  }
+  return campaign;
+}
+
+int64_t reduction_length_of(const std::string& file_name) {
+  const size_t at = file_name.rfind(".k");
+  if (at == std::string::npos) return 1;
+  try {
+    return std::max<int64_t>(1, std::stoll(file_name.substr(at + 2)));
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+}  // namespace plugrt::differential

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writes a small ONNX model (opset 17, float32 values of static shape) node by node,
+// for the differential test's random graphs.
+#ifndef PLUGRT_TEST_DIFFERENTIAL_ONNX_WRITER_H_
+#define PLUGRT_TEST_DIFFERENTIAL_ONNX_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class AttributeProto;
+class ModelProto;
+}  // namespace onnx
+
+namespace plugrt::differential {
+
+using Shape = std::vector<int64_t>;
+
+/// A value of the model being written: its name and its shape.
+struct Value {
+  std::string name;
+  Shape shape;
+};
+
+/// One attribute of a node.
+struct Attr {
+  enum class Kind { kInt, kInts, kFloat };
+  std::string name;
+  Kind kind = Kind::kInt;
+  std::vector<int64_t> ints;
+  float real = 0;
+
+  static Attr i(std::string name, int64_t value) { return {std::move(name), Kind::kInt, {value}, 0}; }
+  static Attr is(std::string name, std::vector<int64_t> values) { return {std::move(name), Kind::kInts, values, 0}; }
+  static Attr f(std::string name, float value) { return {std::move(name), Kind::kFloat, {}, value}; }
+};
+
+int64_t element_count(const Shape& shape);
+
+class OnnxWriter {
+ public:
+  OnnxWriter();
+  ~OnnxWriter();
+  OnnxWriter(const OnnxWriter&) = delete;
+  OnnxWriter& operator=(const OnnxWriter&) = delete;
+
+  /// A new float32 graph input.
+  Value input(Shape shape);
+  /// A float32 initializer.
+  Value constant(Shape shape, std::vector<float> values);
+  /// A 1-D int64 initializer.
+  Value ints(std::vector<int64_t> values);
+  /// One node with one float32 output of `shape`.
+  Value node(const std::string& op, const std::vector<Value>& inputs, Shape shape, const std::vector<Attr>& attrs = {});
+  /// Marks `value` as a graph output.
+  void output(const Value& value);
+  std::vector<uint8_t> serialise() const;
+
+ private:
+  std::unique_ptr<onnx::ModelProto> model_;
+  int counter_ = 0;
+};
+
+}  // namespace plugrt::differential
+
+#endif  // PLUGRT_TEST_DIFFERENTIAL_ONNX_WRITER_H_
