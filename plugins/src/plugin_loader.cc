@@ -28,20 +28,28 @@ std::string join(const std::vector<std::string>& names) {
   return text;
 }
 
-// Checks that need no plugin code: trust (ownership, permissions, the allow-list), the
-// ELF file, its metadata, its ABI major and its entry symbol. Every message starts with
-// the path.
-Result<PluginMetadata> check_file(const std::string& path, const SearchPathOptions& options,
-                                  const std::optional<AllowList>& allow_list, const Status& allow_list_error) {
-  if (!options.allow_untrusted_files) PLUGRT_RETURN_IF_ERROR(check_file_ownership(path));
+// Opens `path` with its trust checked (ownership and permissions of the file and of
+// every directory above it, the allow-list) on the descriptor it returns.
+Result<FileDescriptor> open_trusted(const std::string& path, const SearchPathOptions& options,
+                                    const std::optional<AllowList>& allow_list, const Status& allow_list_error) {
+  PLUGRT_ASSIGN_OR_RETURN(FileDescriptor file, open_plugin_file(path, !options.allow_untrusted_files));
   if (!options.allow_list.empty()) {
     if (!allow_list) return Status(Error::kPluginInvalid, path + ": not trusted: " + allow_list_error.message());
-    PLUGRT_ASSIGN_OR_RETURN(std::string digest, sha256_file(path));
+    PLUGRT_ASSIGN_OR_RETURN(std::string digest, sha256_fd(file.get(), path));
     if (!allow_list->contains(digest)) {
       return Status(Error::kPluginInvalid, path + ": not trusted: its SHA-256 " + digest +
                                                " is not in the plugin allow-list " + options.allow_list);
     }
   }
+  return file;
+}
+
+// Checks that need no plugin code: trust (open_trusted), the ELF file, its metadata, its
+// ABI major and its entry symbol. Every message starts with the path.
+Result<PluginMetadata> check_file(const std::string& path, const SearchPathOptions& options,
+                                  const std::optional<AllowList>& allow_list, const Status& allow_list_error) {
+  Result<FileDescriptor> trusted = open_trusted(path, options, allow_list, allow_list_error);
+  if (!trusted.is_ok()) return trusted.status();
   PLUGRT_ASSIGN_OR_RETURN(PluginFileInfo info, inspect_plugin_file(path));
   const PluginMetadata& metadata = info.metadata;
   if (metadata.abi_major != PLUGRT_ABI_MAJOR) {
@@ -97,7 +105,10 @@ Result<PluginId> PluginLoader::register_locked(Candidate& candidate) {
     candidate.isolated = registration.plugin;
     return registration.id;
   }
-  PLUGRT_ASSIGN_OR_RETURN(std::shared_ptr<PluginLibrary> library, PluginLibrary::open(candidate.path));
+  // Checked again on the descriptor that is loaded: the file may have been replaced, or a
+  // directory above it swapped, since it was discovered.
+  PLUGRT_ASSIGN_OR_RETURN(FileDescriptor file, open_trusted(candidate.path, options_, allow_list_, allow_list_error_));
+  PLUGRT_ASSIGN_OR_RETURN(std::shared_ptr<PluginLibrary> library, PluginLibrary::open(candidate.path, file.get()));
   auto entry = reinterpret_cast<plugrt_plugin_entry_fn>(library->symbol(PLUGRT_PLUGIN_ENTRY_SYMBOL));
   if (entry == nullptr) {
     return Status(Error::kPluginInvalid,

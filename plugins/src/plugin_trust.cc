@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugrt/plugins/plugin_trust.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,19 +62,20 @@ bool is_hex_digest(const std::string& text) {
 
 }  // namespace
 
-Result<std::string> sha256_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Error::kAccessFailed, path + ": cannot open to hash it: " + std::strerror(errno));
+Result<std::string> sha256_fd(int fd, const std::string& path) {
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
     return Status(Error::kInternal, "cannot start a SHA-256 digest");
   }
   std::vector<char> buffer(1 << 16);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(in.gcount()));
+  for (off_t offset = 0;;) {
+    const ssize_t got = pread(fd, buffer.data(), buffer.size(), offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return Status(Error::kAccessFailed, path + ": read failed while hashing it: " + std::strerror(errno));
+    if (got == 0) break;
+    EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(got));
+    offset += got;
   }
-  if (in.bad()) return Status(Error::kAccessFailed, path + ": read failed while hashing it");
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(context.get(), digest, &length);
@@ -84,6 +86,12 @@ Result<std::string> sha256_file(const std::string& path) {
     hex += byte;
   }
   return hex;
+}
+
+Result<std::string> sha256_file(const std::string& path) {
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) return Status(Error::kAccessFailed, path + ": cannot open to hash it: " + std::strerror(errno));
+  return sha256_fd(file.get(), path);
 }
 
 Result<AllowList> AllowList::read(const std::string& path) {
@@ -106,23 +114,118 @@ Result<AllowList> AllowList::read(const std::string& path) {
   return list;
 }
 
-Status check_file_ownership(const std::string& path) {
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int FileDescriptor::release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+namespace {
+
+/// The components of `path` (made absolute against the working directory), in order.
+std::vector<std::string> components(const std::string& path) {
+  std::string absolute = path;
+  if (absolute.empty() || absolute[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)) != nullptr) absolute = std::string(cwd) + "/" + path;
+  }
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= absolute.size()) {
+    const size_t slash = std::min(absolute.find('/', start), absolute.size());
+    if (slash > start) parts.push_back(absolute.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+/// The walk's state: the directory reached (checked), its path for messages, and the
+/// components still to resolve (front first).
+struct Walk {
+  FileDescriptor directory;
+  std::string where;
+  std::vector<std::string> pending;  // reversed: back() is next
+};
+
+Status restart_at_root(Walk* walk, const std::string& path) {
+  walk->directory = FileDescriptor(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  walk->where = "/";
   struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    return Status(Error::kAccessFailed, path + ": cannot stat: " + std::strerror(errno));
-  }
-  if (std::string why = untrusted_because(info, false); !why.empty()) {
-    return Status(Error::kPluginInvalid, path + ": not trusted: the file " + why);
-  }
-  const size_t slash = path.find_last_of('/');
-  const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (stat(directory.c_str(), &info) != 0) {
-    return Status(Error::kAccessFailed, directory + ": cannot stat: " + std::strerror(errno));
+  if (walk->directory.get() < 0 || fstat(walk->directory.get(), &info) != 0) {
+    return Status(Error::kAccessFailed, path + ": cannot open / : " + std::strerror(errno));
   }
   if (std::string why = untrusted_because(info, true); !why.empty()) {
-    return Status(Error::kPluginInvalid, path + ": not trusted: its directory " + directory + " " + why);
+    return Status(Error::kPluginInvalid, path + ": not trusted: the directory / " + why);
   }
   return Status::ok();
+}
+
+std::string joined(const std::string& directory, const std::string& name) {
+  return directory == "/" ? "/" + name : directory + "/" + name;
+}
+
+}  // namespace
+
+Result<FileDescriptor> open_plugin_file(const std::string& path, bool check_ownership) {
+  if (!check_ownership) {
+    FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (file.get() < 0) return Status(Error::kAccessFailed, path + ": cannot open: " + std::strerror(errno));
+    return file;
+  }
+  Walk walk;
+  std::vector<std::string> parts = components(path);
+  walk.pending.assign(parts.rbegin(), parts.rend());
+  PLUGRT_RETURN_IF_ERROR(restart_at_root(&walk, path));
+  for (int links = 0; !walk.pending.empty();) {
+    const std::string name = walk.pending.back();
+    walk.pending.pop_back();
+    if (name == ".") continue;
+    const std::string here = joined(walk.where, name);
+    struct stat info;
+    if (fstatat(walk.directory.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Status(Error::kAccessFailed, path + ": cannot stat " + here + ": " + std::strerror(errno));
+    }
+    if (S_ISLNK(info.st_mode)) {  // its directory is checked, so whoever wrote the link is trusted
+      if (++links > 40) return Status(Error::kAccessFailed, path + ": too many symbolic links");
+      char target[4096];
+      const ssize_t size = readlinkat(walk.directory.get(), name.c_str(), target, sizeof(target) - 1);
+      if (size < 0) return Status(Error::kAccessFailed, path + ": cannot read the link " + here);
+      const std::string text(target, static_cast<size_t>(size));
+      std::vector<std::string> more = components(text[0] == '/' ? text : "/" + text);
+      walk.pending.insert(walk.pending.end(), more.rbegin(), more.rend());
+      if (text[0] == '/') PLUGRT_RETURN_IF_ERROR(restart_at_root(&walk, path));
+      continue;
+    }
+    const bool last = walk.pending.empty();
+    FileDescriptor next(
+        openat(walk.directory.get(), name.c_str(), (last ? O_RDONLY : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0 || fstat(next.get(), &info) != 0) {
+      return Status(Error::kAccessFailed, path + ": cannot open " + here + ": " + std::strerror(errno));
+    }
+    if (std::string why = untrusted_because(info, !last); !why.empty()) {
+      return Status(Error::kPluginInvalid,
+                    path + ": not trusted: " + (last ? "the file " : "its directory " + here + " ") + why);
+    }
+    if (last) {
+      if (!S_ISREG(info.st_mode)) return Status(Error::kPluginInvalid, path + ": not a regular file");
+      return next;
+    }
+    walk.directory = std::move(next);
+    walk.where = here;
+  }
+  return Status(Error::kAccessFailed, path + ": names no file");
 }
 
 }  // namespace plugrt::plugins

@@ -17,6 +17,13 @@ class PluginLibrary {
   /// RTLD_LOCAL keeps the plugin's symbols out of the global scope.
   /// Errors: kPluginInvalid with the dynamic loader's message.
   static Result<std::shared_ptr<PluginLibrary>> open(const std::string& path);
+  /// dlopens the file open as `fd`, through a link to /proc/self/fd/<fd> of a name never
+  /// used before (the dynamic loader takes a name it has seen for the object it loaded
+  /// then), made in a private directory and removed at once; then checks that the object
+  /// mapped is that file (its device and inode). So what runs is what was checked on
+  /// `fd`, whatever `path` names by now. `path` names it in messages. Errors:
+  /// kPluginInvalid.
+  static Result<std::shared_ptr<PluginLibrary>> open(const std::string& path, int fd);
 
   PluginLibrary(const PluginLibrary&) = delete;
   PluginLibrary& operator=(const PluginLibrary&) = delete;
