@@ -2,6 +2,9 @@
 #include "plugrt/placement/blob_cache.h"
 
 #include <fcntl.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +22,8 @@
 #include <vector>
 
 #include "plugrt/mapped_file.h"
+#include "plugrt/trusted_path.h"
+#include "private_files.h"
 
 namespace plugrt::placement {
 
@@ -27,22 +32,47 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'P', 'R', 'T', 'B', 'L', 'O', 'B', '\0'};
-constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHeaderSize = 64;
+constexpr uint32_t kFormatVersion = 2;  // 1 had a content hash anyone could recompute
+constexpr size_t kHeaderSize = 128;
 constexpr const char* kEntrySuffix = ".blob";
 constexpr const char* kTemporaryPrefix = ".tmp-";
 
 /// The fixed header of an entry file, little-endian (the host's order on every target).
+/// `mac` is HMAC-SHA256, under the cache's secret key, of the header (with `mac` zero)
+/// and the payload: only a process of the user who owns the cache can write an entry
+/// that passes.
 struct EntryHeader {
   char magic[8];
   uint32_t format_version;
   uint32_t header_size;
   uint64_t key_high, key_low;
   uint64_t payload_size;
-  uint64_t payload_hash_high, payload_hash_low;
-  uint64_t reserved;
+  uint8_t mac[32];
+  uint8_t reserved[56];
 };
-static_assert(sizeof(EntryHeader) == kHeaderSize, "the entry header is 64 bytes");
+static_assert(sizeof(EntryHeader) == kHeaderSize, "the entry header is 128 bytes");
+
+using Secret = std::array<uint8_t, 32>;
+
+/// HMAC-SHA256 of `header` (its mac zeroed) and `payload` under `secret`.
+std::array<uint8_t, 32> entry_mac(const Secret& secret, EntryHeader header, Span<const uint8_t> payload) {
+  std::memset(header.mac, 0, sizeof(header.mac));
+  std::array<uint8_t, 32> mac{};
+  EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  EVP_MAC_CTX* context = hmac != nullptr ? EVP_MAC_CTX_new(hmac) : nullptr;
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                               OSSL_PARAM_construct_end()};
+  size_t size = 0;
+  const bool done = context != nullptr && EVP_MAC_init(context, secret.data(), secret.size(), params) == 1 &&
+                    EVP_MAC_update(context, reinterpret_cast<const uint8_t*>(&header), sizeof(header)) == 1 &&
+                    EVP_MAC_update(context, payload.data(), payload.size()) == 1 &&
+                    EVP_MAC_final(context, mac.data(), &size, mac.size()) == 1;
+  EVP_MAC_CTX_free(context);
+  EVP_MAC_free(hmac);
+  if (!done) mac.fill(0);  // matches no entry: a miss, not a crash
+  return mac;
+}
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
@@ -63,12 +93,13 @@ std::string check_header(Span<const uint8_t> file, const ContentHash& key) {
   return std::string();
 }
 
-/// Whether the payload of an entry whose header passed has the content hash it records.
-bool payload_matches(Span<const uint8_t> file) {
+/// Whether an entry whose header passed carries the keyed hash of its contents.
+bool payload_matches(const Secret& secret, Span<const uint8_t> file) {
   EntryHeader header;
   std::memcpy(&header, file.data(), sizeof(header));
-  const ContentHash payload = content_hash(file.subspan(kHeaderSize, file.size() - kHeaderSize));
-  return payload.high == header.payload_hash_high && payload.low == header.payload_hash_low;
+  const std::array<uint8_t, 32> expected =
+      entry_mac(secret, header, file.subspan(kHeaderSize, file.size() - kHeaderSize));
+  return CRYPTO_memcmp(expected.data(), header.mac, expected.size()) == 0;
 }
 
 struct Counts {
@@ -131,6 +162,10 @@ std::vector<EntryFile> entry_files(const std::string& directory, bool remove_sta
 }  // namespace
 
 std::string default_cache_directory() {
+  if (secure_execution()) {  // set-uid or set-gid: nothing from the environment names a path
+    const struct passwd* user = getpwuid(geteuid());
+    return user != nullptr && user->pw_dir != nullptr ? std::string(user->pw_dir) + "/.cache/plugrt" : std::string();
+  }
   if (std::string dir = environment("PLUGRT_CACHE_DIR"); !dir.empty()) return dir;
   if (std::string dir = environment("XDG_CACHE_HOME"); !dir.empty()) return dir + "/plugrt";
   if (std::string home = environment("HOME"); !home.empty()) return home + "/.cache/plugrt";
@@ -146,13 +181,32 @@ uint64_t BlobCache::default_max_bytes() {
 }
 
 BlobCache::BlobCache(std::string cache_directory, uint64_t max_bytes)
-    : directory_(std::move(cache_directory) + "/blobs"), max_bytes_(max_bytes) {}
+    : root_(std::move(cache_directory)), directory_(root_ + "/blobs"), max_bytes_(max_bytes) {}
+
+BlobCache::~BlobCache() = default;
+
+const Status& BlobCache::usable() {
+  std::call_once(prepared_, [this] {
+    usable_ = prepare_private_directory(directory_);
+    if (usable_.is_ok()) usable_ = prepare_private_directory(root_);
+    if (usable_.is_ok()) {
+      Result<Secret> key = cache_key(root_);
+      if (key.is_ok()) {
+        secret_ = std::make_unique<Secret>(*key);
+      } else {
+        usable_ = key.status();
+      }
+    }
+    if (!usable_.is_ok()) usable_ = usable_.with_context("the blob cache is not used");
+  });
+  return usable_;
+}
 
 std::string BlobCache::entry_path(const ContentHash& key) const { return directory_ + "/" + key.hex() + kEntrySuffix; }
 
 std::optional<FoundBlob> BlobCache::find(const ContentHash& key) {
   std::optional<FoundBlob> found = find_entry(key);
-  if (found && !payload_matches(static_cast<const MappedFile*>(found->owner.get())->bytes())) {
+  if (found && !payload_matches(*secret_, static_cast<const MappedFile*>(found->owner.get())->bytes())) {
     reject(key);
     return std::nullopt;
   }
@@ -164,12 +218,13 @@ std::optional<FoundBlob> BlobCache::find_checking_later(const ContentHash& key, 
   std::optional<FoundBlob> found = find_entry(key);
   if (!found) return std::nullopt;
   auto file = std::static_pointer_cast<const MappedFile>(found->owner);
+  const Secret* secret = secret_.get();
   std::future<bool> hashing;
   try {
-    hashing = std::async(std::launch::async, [file] { return payload_matches(file->bytes()); });
+    hashing = std::async(std::launch::async, [file, secret] { return payload_matches(*secret, file->bytes()); });
   } catch (const std::system_error&) {  // no thread to be had: check it now
     std::promise<bool> now;
-    now.set_value(payload_matches(file->bytes()));
+    now.set_value(payload_matches(*secret, file->bytes()));
     hashing = now.get_future();
   }
   const std::shared_future<bool> matches = hashing.share();  // the check may be asked twice
@@ -180,16 +235,30 @@ std::optional<FoundBlob> BlobCache::find_checking_later(const ContentHash& key, 
       return Status::ok();
     }
     reject(key);
-    return Status(Error::kInvalidProgram, path + ": damaged (its contents do not match their hash)");
+    return Status(Error::kInvalidProgram, path +
+                                              ": damaged or not written by this user's cache (its keyed hash "
+                                              "does not match)");
   };
   return found;
 }
 
 std::optional<FoundBlob> BlobCache::find_entry(const ContentHash& key) {
   const std::string path = entry_path(key);
-  Result<MappedFile> file = MappedFile::open(path);
-  if (!file.is_ok()) {
+  if (!usable().is_ok()) {
     ++misses_;
+    return std::nullopt;
+  }
+  struct stat link_info;
+  if (::lstat(path.c_str(), &link_info) != 0) {
+    ++misses_;
+    return std::nullopt;
+  }
+  // Opened without following a link, and only as a file of this user that only this user
+  // can read (an entry holds weights); anything else in its place is removed.
+  Result<FileDescriptor> checked = open_private_file(path);
+  Result<MappedFile> file = checked.is_ok() ? MappedFile::open(path) : Result<MappedFile>(checked.status());
+  if (!file.is_ok()) {
+    reject(key);
     return std::nullopt;
   }
   auto mapped = std::make_shared<MappedFile>(std::move(file).value());
@@ -212,12 +281,7 @@ void BlobCache::reject(const ContentHash& key) {
 }
 
 Status BlobCache::store(const ContentHash& key, Span<const uint8_t> blob) {
-  std::error_code error;
-  fs::create_directories(directory_, error);
-  if (error) return Status(Error::kAccessFailed, directory_ + ": cannot create the directory: " + error.message());
-  static std::atomic<uint64_t> sequence{0};
-  const std::string temporary = directory_ + "/" + kTemporaryPrefix + std::to_string(::getpid()) + "-" +
-                                std::to_string(sequence.fetch_add(1)) + "-" + key.hex();
+  PLUGRT_RETURN_IF_ERROR(usable());
   EntryHeader header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
   header.format_version = kFormatVersion;
@@ -225,35 +289,10 @@ Status BlobCache::store(const ContentHash& key, Span<const uint8_t> blob) {
   header.key_high = key.high;
   header.key_low = key.low;
   header.payload_size = blob.size();
-  const ContentHash payload = content_hash(blob);
-  header.payload_hash_high = payload.high;
-  header.payload_hash_low = payload.low;
-
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Status(Error::kAccessFailed, temporary + ": cannot create: " + std::strerror(errno));
-  auto write_all = [fd](const void* data, size_t size) {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd, bytes, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      bytes += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
-  };
-  const bool written = write_all(&header, sizeof(header)) && write_all(blob.data(), blob.size());
-  const int saved_errno = errno;
-  if (::close(fd) != 0 || !written) {
-    ::unlink(temporary.c_str());
-    return Status(Error::kAccessFailed, temporary + ": cannot write: " + std::strerror(saved_errno));
-  }
-  const std::string path = entry_path(key);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return Status(Error::kAccessFailed, path + ": cannot replace: " + reason);
-  }
+  const std::array<uint8_t, 32> mac = entry_mac(*secret_, header, blob);
+  std::memcpy(header.mac, mac.data(), mac.size());
+  PLUGRT_RETURN_IF_ERROR(write_private_file(
+      entry_path(key), {Span<const uint8_t>(reinterpret_cast<const uint8_t*>(&header), sizeof(header)), blob}));
   evict();
   return Status::ok();
 }
@@ -274,10 +313,9 @@ void BlobCache::evict() {
 
 void BlobCache::save_counts() {
   if (hits_ == 0 && misses_ == 0 && rejected_ == 0) return;
-  std::error_code error;
-  fs::create_directories(directory_, error);
+  if (!usable().is_ok()) return;
   const std::string path = directory_ + "/stats";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return;  // counts are for reports only
   if (::flock(fd, LOCK_EX) == 0) {
     Counts counts = parse_counts(read_small_file(fd));
@@ -302,7 +340,7 @@ BlobCacheStats BlobCache::stats() const {
     ++stats.entries;
     stats.bytes += entry.size;
   }
-  const int fd = ::open((directory_ + "/stats").c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open((directory_ + "/stats").c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {
     const Counts counts = parse_counts(read_small_file(fd));
     ::close(fd);

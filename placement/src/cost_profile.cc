@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "plugrt/placement/blob_cache.h"
+#include "private_files.h"
 
 namespace plugrt::placement {
 
@@ -31,17 +32,6 @@ std::vector<std::string> split_tabs(const std::string& line) {
   }
   fields.push_back(line.substr(start));
   return fields;
-}
-
-/// mkdir -p; true when the directory exists afterwards.
-bool make_directories(const std::string& path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    const std::string prefix = path.substr(0, slash);
-    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    if (slash == std::string::npos) break;
-  }
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
 }  // namespace
@@ -103,27 +93,17 @@ CostProfile CostProfile::load(const std::string& path, const std::string& cpu, s
 }
 
 Status CostProfile::save(const std::string& path) const {
+  // The profile steers placement: it lives in a directory only this user can change
+  // (private_files.h), written as a new file renamed into place.
   const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0 && !make_directories(path.substr(0, slash))) {
-    return Status(Error::kAccessFailed, path.substr(0, slash) + ": cannot create the directory");
-  }
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << kHeader << "\ncpu\t" << cpu_ << "\n";
-    out.precision(6);
-    for (const auto& [key, us] : costs_) out << key.first << "\t" << key.second << "\t" << std::fixed << us << "\n";
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      return Status(Error::kAccessFailed, temporary + ": cannot write the cost profile");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return Status(Error::kAccessFailed, path + ": cannot replace the cost profile: " + std::strerror(errno));
-  }
-  return Status::ok();
+  if (slash != std::string::npos && slash > 0) PLUGRT_RETURN_IF_ERROR(prepare_private_directory(path.substr(0, slash)));
+  std::ostringstream out;
+  out << kHeader << "\ncpu\t" << cpu_ << "\n";
+  out.precision(6);
+  for (const auto& [key, us] : costs_) out << key.first << "\t" << key.second << "\t" << std::fixed << us << "\n";
+  const std::string text = out.str();
+  return write_private_file(path, {Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())})
+      .with_context("the cost profile");
 }
 
 std::optional<double> CostProfile::find(const std::string& build, const std::string& signature) const {

@@ -102,7 +102,7 @@ TEST(BlobCacheTest, DamagedTruncatedForeignAndOtherFormatEntriesAreRemoved) {
 
 TEST(BlobCacheTest, TheSizeCapEvictsTheLeastRecentlyUsed) {
   testing::ScratchDirectory dir("blob_cache");
-  const uint64_t entry_bytes = 64 + 1000;
+  const uint64_t entry_bytes = 128 + 1000;  // header and payload
   BlobCache cache(dir.path(), 3 * entry_bytes);
   for (uint64_t n = 1; n <= 3; ++n) {
     ASSERT_TRUE(cache.store(key_of(n), bytes_of(1000, static_cast<uint8_t>(n))).is_ok());

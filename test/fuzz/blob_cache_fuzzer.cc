@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the blob cache's files, read as the runtime reads them. The first
 // byte chooses how the rest reaches the cache:
-//   bit 0 clear: the bytes are an entry file, as a damaged or hostile one on disk;
+//   bit 0 clear: the bytes are an entry file, as a damaged or hostile one on disk (with
+//                the cache's mode, 0600, so that its header and keyed hash are read);
 //   bit 0 set:   the bytes are a payload stored through BlobCache::store, so the entry's
 //                checks pass and the placed-method reader gets to parse it;
 //   bit 1:       the entry is read with find_checking_later (the hash on another thread).
@@ -9,6 +10,7 @@
 // through. Must never crash or read out of bounds; a bad entry is only ever a miss, and
 // a bad payload only kInvalidProgram (or an allocation failure).
 #include <stdlib.h>  // mkdtemp
+#include <sys/stat.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -88,6 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (std::fwrite(rest.data(), 1, rest.size(), file) != rest.size()) std::abort();
     std::fclose(file);
+    ::chmod(cache.entry_path(key).c_str(), 0600);  // as the cache's own files, so its checks read it
   }
 
   std::function<plugrt::Status()> check;

@@ -3,8 +3,15 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "plugrt/trusted_path.h"
 
 int main(int argc, char** argv) {
+  // Set-uid or set-gid: no variable of the invoking user names a file this process uses.
+  if (plugrt::secure_execution()) {
+    for (const char* name : {"PLUGRT_CACHE_DIR", "PLUGRT_PLUGIN_PATH", "PLUGRT_PLUGIN_ALLOW_LIST", "XDG_CACHE_HOME"}) {
+      unsetenv(name);
+    }
+  }
   CLI::App app{"plugrt: a pluggable on-device inference runtime"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(PLUGRT_VERSION));

@@ -24,24 +24,9 @@
 #include <string>
 
 #include "plugrt/status.h"
+#include "plugrt/trusted_path.h"
 
 namespace plugrt::plugins {
-
-/// An open file descriptor, closed when it goes away.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd = -1) : fd_(fd) {}
-  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.release()) {}
-  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor();
-  int get() const { return fd_; }
-  int release();
-
- private:
-  int fd_;
-};
 
 /// Opens the plugin file `path` for reading. With `check_ownership`, the file and every
 /// directory on the way to it, from the root, are checked on their open descriptors, and
