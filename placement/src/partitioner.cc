@@ -55,15 +55,14 @@ std::vector<size_t> topological_order(const std::vector<std::set<size_t>>& depen
 
 /// The groups of nodes being formed and the transitive closure of the graph between
 /// them, both ways, as bit sets: `descendants[g]` the groups a path leads to from g,
-/// `ancestors[g]` those a path leads from to g.
+/// `ancestors[g]` those a path leads from to g. Sized for the groups there are (doubling
+/// as they come), not for the nodes: a long chain is one group, not a nodes² matrix.
 class GroupGraph {
  public:
-  explicit GroupGraph(size_t capacity)
-      : words_((capacity + 63) / 64), descendants_(capacity * words_, 0), ancestors_(capacity * words_, 0) {}
-
   size_t size() const { return backend_.size(); }
   size_t backend(size_t g) const { return backend_[g]; }
   size_t add(size_t backend) {
+    if (backend_.size() == capacity_) grow(std::max<size_t>(64, capacity_ * 2));
     backend_.push_back(backend);
     return backend_.size() - 1;
   }
@@ -125,6 +124,16 @@ class GroupGraph {
   }
 
  private:
+  void grow(size_t capacity) {
+    const size_t words = capacity / 64;
+    for (std::vector<uint64_t>* sets : {&descendants_, &ancestors_}) {
+      std::vector<uint64_t> wider(capacity * words, 0);
+      for (size_t g = 0; g < backend_.size(); ++g) std::copy_n(row(*sets, g), words_, wider.data() + g * words);
+      *sets = std::move(wider);
+    }
+    capacity_ = capacity;
+    words_ = words;
+  }
   const uint64_t* row(const std::vector<uint64_t>& sets, size_t g) const { return sets.data() + g * words_; }
   uint64_t* row(std::vector<uint64_t>& sets, size_t g) { return sets.data() + g * words_; }
   bool has(const std::vector<uint64_t>& sets, size_t g, size_t bit) const {
@@ -144,7 +153,7 @@ class GroupGraph {
     return found;
   }
 
-  size_t words_;
+  size_t capacity_ = 0, words_ = 0;
   std::vector<uint64_t> descendants_, ancestors_;
   std::vector<size_t> backend_;
 };
@@ -154,7 +163,7 @@ class GroupGraph {
 std::vector<size_t> group_nodes(const std::vector<std::vector<uint32_t>>& producers,
                                 const std::vector<size_t>& node_backend, size_t* num_groups) {
   const size_t nodes = producers.size();
-  GroupGraph groups(nodes);
+  GroupGraph groups;
   std::vector<size_t> group_of(nodes, 0), direct;
   for (size_t n = 0; n < nodes; ++n) {
     direct.clear();

@@ -76,19 +76,23 @@ class Search {
 
   /// An optimistic change of total() when `nodes` move to `b`, to skip moves that cannot
   /// help without regrouping: the exact change of the node and crossing costs, less one
-  /// partition per distinct group among the nodes and their neighbours.
+  /// partition per group the move could remove: each group all of whose nodes move, and
+  /// all but one of the groups on `b` next to the nodes (which the moved nodes may join).
+  /// A node moved out of the middle of a long group removes none, so a chain of N nodes
+  /// costs N cheap checks, not N regroupings.
   double optimistic_delta(const std::vector<size_t>& node_backend, const std::vector<size_t>& group_of,
-                          const std::vector<uint32_t>& nodes, size_t b, std::vector<char>& moving) const {
+                          const std::vector<size_t>& group_size, const std::vector<uint32_t>& nodes, size_t b,
+                          std::vector<char>& moving) const {
     double delta = 0;
     for (uint32_t n : nodes) moving[n] = 1;
-    std::vector<size_t> groups;
+    std::vector<size_t> moved_groups, neighbours_on_b;
     for (uint32_t n : nodes) {
       delta += problem_.node_cost[n][b] - problem_.node_cost[n][node_backend[n]];
-      groups.push_back(group_of[n]);
+      moved_groups.push_back(group_of[n]);
       for (size_t e : incident_[n]) {
         const NodeGraph::Edge& edge = problem_.graph.edges[e];
         const uint32_t other = edge.from == n ? edge.to : edge.from;
-        groups.push_back(group_of[other]);
+        if (!moving[other] && node_backend[other] == b) neighbours_on_b.push_back(group_of[other]);
         if (moving[other] && other < n) continue;  // counted once, from its other end
         const size_t before_other = node_backend[other];
         const size_t after_other = moving[other] ? b : before_other;
@@ -96,9 +100,18 @@ class Search {
       }
     }
     for (uint32_t n : nodes) moving[n] = 0;
-    std::sort(groups.begin(), groups.end());
-    const auto distinct = static_cast<double>(std::unique(groups.begin(), groups.end()) - groups.begin());
-    return delta - problem_.partition_us * distinct;
+    std::sort(moved_groups.begin(), moved_groups.end());
+    size_t removable = 0;
+    for (size_t i = 0; i < moved_groups.size();) {
+      size_t j = i;
+      while (j < moved_groups.size() && moved_groups[j] == moved_groups[i]) ++j;
+      if (j - i == group_size[moved_groups[i]]) ++removable;  // every node of it moves
+      i = j;
+    }
+    std::sort(neighbours_on_b.begin(), neighbours_on_b.end());
+    const size_t joined = std::unique(neighbours_on_b.begin(), neighbours_on_b.end()) - neighbours_on_b.begin();
+    removable += joined > 1 ? joined - 1 : 0;
+    return delta - problem_.partition_us * static_cast<double>(removable);
   }
 
  private:
@@ -109,21 +122,53 @@ class Search {
   std::vector<std::vector<size_t>> incident_;
 };
 
-/// The connected nodes reached from `start` through nodes that `accept` allows.
-template <typename Accept>
-std::vector<uint32_t> region(const Search& search, size_t start, Accept accept) {
-  std::vector<uint32_t> found = {static_cast<uint32_t>(start)};
-  std::vector<char> seen(search.num_nodes(), 0);
-  seen[start] = 1;
-  for (size_t i = 0; i < found.size(); ++i) {
-    for (uint32_t m : search.neighbours(found[i])) {
-      if (seen[m] || !accept(m)) continue;
-      seen[m] = 1;
-      found.push_back(m);
+/// Connected components of the nodes `accept` allows, two of them joined when they are
+/// neighbours and `joined` says so: each node's component (or kNone), and each
+/// component's nodes in ascending order. One pass over the graph, O(nodes + edges).
+struct Components {
+  static constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> of;
+  std::vector<std::vector<uint32_t>> members;
+};
+
+template <typename Accept, typename Joined>
+Components components(const Search& search, Accept accept, Joined joined) {
+  Components result;
+  result.of.assign(search.num_nodes(), Components::kNone);
+  for (size_t start = 0; start < search.num_nodes(); ++start) {
+    if (result.of[start] != Components::kNone || !accept(start)) continue;
+    const size_t label = result.members.size();
+    std::vector<uint32_t> found = {static_cast<uint32_t>(start)};
+    result.of[start] = label;
+    for (size_t i = 0; i < found.size(); ++i) {
+      for (uint32_t m : search.neighbours(found[i])) {
+        if (result.of[m] != Components::kNone || !accept(m) || !joined(found[i], m)) continue;
+        result.of[m] = label;
+        found.push_back(m);
+      }
     }
+    std::sort(found.begin(), found.end());
+    result.members.push_back(std::move(found));
   }
-  std::sort(found.begin(), found.end());
-  return found;
+  return result;
+}
+
+/// The moves of one backend `b` under the current placement: a node's run (its connected
+/// nodes on its own backend that `b` takes) and its region (its connected nodes not on
+/// `b` that `b` takes), each evaluated once until the placement changes.
+struct BackendMoves {
+  Components runs, regions;
+  std::vector<char> run_tried, region_tried;
+};
+
+BackendMoves moves_for(const Search& search, const std::vector<size_t>& current, size_t b) {
+  BackendMoves moves;
+  auto movable = [&](size_t m) { return current[m] != b && search.takes(m, b); };
+  moves.runs = components(search, movable, [&](size_t u, size_t v) { return current[u] == current[v]; });
+  moves.regions = components(search, movable, [](size_t, size_t) { return true; });
+  moves.run_tried.assign(moves.runs.members.size(), 0);
+  moves.region_tried.assign(moves.regions.members.size(), 0);
+  return moves;
 }
 
 }  // namespace
@@ -174,25 +219,40 @@ Placement place(const PlacementProblem& problem) {
 
   // Local moves: a node, its run on its current backend, or the whole region another
   // backend could take, whichever lowers the total; until nothing does (bounded rounds).
+  // Runs and regions are found for all nodes at once and each is tried once, so a round
+  // is near-linear in the graph's size however long its chains (placement/README.md).
   constexpr int kMaxRounds = 16;
   std::vector<size_t>& current = best.node_backend;
-  std::vector<size_t> group_of;
+  std::vector<size_t> group_of, group_size;
+  auto count_members = [&] {
+    group_size.assign(count(group_of), 0);
+    for (size_t g : group_of) ++group_size[g];
+  };
   search.total(current, &group_of);
+  count_members();
   std::vector<char> moving(nodes, 0);
+  std::vector<BackendMoves> by_backend;
   for (int round = 0; round < kMaxRounds; ++round) {
     bool improved = false;
+    by_backend.clear();  // made again for this round's placement
     for (size_t n = 0; n < nodes; ++n) {
       for (size_t b = 0; b < backends; ++b) {
         if (b == current[n] || !search.takes(n, b)) continue;
+        if (by_backend.empty()) {
+          for (size_t c = 0; c < backends; ++c) by_backend.push_back(moves_for(search, current, c));
+        }
+        BackendMoves& known = by_backend[b];
         const size_t from = current[n];
         std::vector<std::vector<uint32_t>> moves;
         moves.push_back({static_cast<uint32_t>(n)});
-        moves.push_back(region(search, n, [&](uint32_t m) { return current[m] == from && search.takes(m, b); }));
-        moves.push_back(region(search, n, [&](uint32_t m) { return current[m] != b && search.takes(m, b); }));
+        const size_t run = known.runs.of[n], region = known.regions.of[n];
+        if (!known.run_tried[run]) moves.push_back(known.runs.members[run]);
+        if (!known.region_tried[region]) moves.push_back(known.regions.members[region]);
+        known.run_tried[run] = known.region_tried[region] = 1;
         for (size_t i = 0; i < moves.size(); ++i) {
           if (i > 0 && moves[i] == moves[i - 1]) continue;
           const bool fits = bound == 0 || best_groups <= bound;  // else fewer partitions may cost more
-          if (fits && search.optimistic_delta(current, group_of, moves[i], b, moving) >= 0) continue;
+          if (fits && search.optimistic_delta(current, group_of, group_size, moves[i], b, moving) >= 0) continue;
           std::vector<size_t> trial = current;
           for (uint32_t m : moves[i]) trial[m] = b;
           std::vector<size_t> trial_groups;
@@ -201,8 +261,10 @@ Placement place(const PlacementProblem& problem) {
             best_groups = count(trial_groups);
             current = std::move(trial);
             group_of = std::move(trial_groups);
+            count_members();
             best.estimated_us = cost;
             improved = true;
+            by_backend.clear();  // the runs and regions changed
             break;
           }
         }

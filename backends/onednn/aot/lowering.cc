@@ -31,12 +31,12 @@ std::vector<int64_t> dnnl_dims(const std::vector<int64_t>& shape) {
 std::string Lowering::add_node(size_t index) {
   const size_t tensors_before = list_.tensors.size();
   const size_t ops_before = list_.ops.size();
-  const auto values_before = value_tensor_;
+  values_added_.clear();
   std::string why = lower(graph_.node(index));
   if (!why.empty()) {  // leave nothing of a refused node behind
     list_.tensors.resize(tensors_before);
     list_.ops.resize(ops_before);
-    value_tensor_ = values_before;
+    for (int32_t value : values_added_) value_tensor_.erase(value);
   }
   return why;
 }
@@ -64,6 +64,7 @@ int32_t Lowering::activation(int32_t value) {
   list_.tensors.push_back(std::move(tensor));
   const int32_t index = static_cast<int32_t>(list_.tensors.size() - 1);
   value_tensor_[value] = index;
+  values_added_.push_back(value);
   return index;
 }
 

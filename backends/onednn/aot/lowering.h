@@ -103,6 +103,7 @@ class Lowering {
   const GraphView& graph_;
   OpList list_;
   std::map<int32_t, int32_t> value_tensor_;
+  std::vector<int32_t> values_added_;  // to value_tensor_ by the node being lowered
   bool name_constants_ = false;
   bool names_constants_ = false;
 };

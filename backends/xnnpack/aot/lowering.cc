@@ -93,12 +93,15 @@ std::string Lowering::add_node(size_t index) {
   const ir::Node& node = graph_.node(index);
   const size_t tensors_before = tensors_.size();
   const size_t nodes_before = nodes_.size();
-  const auto values_before = value_tensor_;
+  values_added_.clear();
   std::string why = lower(node);
   if (!why.empty()) {  // leave nothing of a refused node behind
+    for (size_t n = nodes_before; n < nodes_.size(); ++n) {
+      for (uint32_t t : nodes_[n].outputs) producer_.erase(t), ranges_.erase(t);
+    }
     tensors_.resize(tensors_before);
     nodes_.resize(nodes_before, Node());
-    value_tensor_ = values_before;
+    for (int32_t value : values_added_) value_tensor_.erase(value);
   }
   return why;
 }
@@ -126,6 +129,7 @@ uint32_t Lowering::activation(int32_t value) {
   tensors_.push_back(std::move(tensor));
   const uint32_t index = static_cast<uint32_t>(tensors_.size() - 1);
   value_tensor_[value] = index;
+  values_added_.push_back(value);
   return index;
 }
 
@@ -152,6 +156,7 @@ Lowering::Node& Lowering::add(NodeKind kind, const ir::Node& from, std::vector<u
   node.inputs = std::move(inputs);
   node.outputs = std::move(outputs);
   node.name = from.name() != nullptr ? from.name()->str() : from.op_type()->str();
+  for (uint32_t t : node.outputs) producer_[t] = nodes_.size();
   nodes_.push_back(std::move(node));
   return nodes_.back();
 }
@@ -406,17 +411,18 @@ std::string Lowering::lower_unary(const ir::Node& node) {
   return "";
 }
 
-std::pair<float, float> Lowering::clamped_range(uint32_t tensor) const {
-  for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
-    if (std::find(node->outputs.begin(), node->outputs.end(), tensor) == node->outputs.end()) continue;
-    std::pair<float, float> range = {node->output_min, node->output_max};
-    if (node->kind == NodeKind::Clamp && !node->inputs.empty()) {
-      const auto [lo, hi] = clamped_range(node->inputs[0]);
-      range = {std::max(range.first, lo), std::min(range.second, hi)};
-    }
-    return range;
+std::pair<float, float> Lowering::clamped_range(uint32_t tensor) {
+  const auto producer = producer_.find(tensor);
+  if (producer == producer_.end()) return {-kInfinity, kInfinity};  // a partition input
+  if (const auto known = ranges_.find(tensor); known != ranges_.end()) return known->second;
+  const Node& node = nodes_[producer->second];
+  std::pair<float, float> range = {node.output_min, node.output_max};
+  if (node.kind == NodeKind::Clamp && !node.inputs.empty()) {  // known by now: made before this node
+    const auto [lo, hi] = clamped_range(node.inputs[0]);
+    range = {std::max(range.first, lo), std::min(range.second, hi)};
   }
-  return {-kInfinity, kInfinity};  // a partition input
+  ranges_[tensor] = range;
+  return range;
 }
 
 std::string Lowering::lower_hard_sigmoid(const ir::Node& node) {

