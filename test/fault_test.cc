@@ -78,12 +78,15 @@ class Faults : public ::testing::Test {
   std::unique_ptr<PluginLoader> loader_;
 };
 
-TEST_F(Faults, AnInitFailureFailsTheLoadWithTheBackendsMessage) {
+TEST_F(Faults, AnInitFailureFallsBackWithTheBackendsMessage) {
   Result<Method> method = load("faulty", {spec("init_error", "the device fell off the bus")});
-  ASSERT_FALSE(method.is_ok());
-  EXPECT_EQ(method.code(), Error::kDelegateUnavailable);
-  EXPECT_THAT(method.status().message(), AllOf(HasSubstr("method 'forward': delegate 'faulty:0' (backend 'faulty')"),
-                                               HasSubstr("init failed: the device fell off the bus")));
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  const DelegatePlacement& placement = method->report().delegates.at(0);
+  EXPECT_TRUE(placement.fell_back);
+  EXPECT_EQ(placement.backend, "portable");
+  EXPECT_THAT(placement.reason, HasSubstr("init failed: the device fell off the bus"));
+  ASSERT_TRUE(run(*method, 2).is_ok());
+  EXPECT_EQ(output_floats(*method, 0), plus(2, 1.5f));
 
   // The process is fine: the same plugin, and others, load and run.
   Result<Method> healthy = load("faulty");
@@ -94,6 +97,20 @@ TEST_F(Faults, AnInitFailureFailsTheLoadWithTheBackendsMessage) {
   ASSERT_TRUE(other.is_ok()) << other.status().to_string();
   ASSERT_TRUE(run(*other, 10).is_ok());
   EXPECT_EQ(output_floats(*other, 0), plus(10, 1.5f));
+}
+
+TEST_F(Faults, AnInitFailureWithoutAFallbackFailsTheLoadWithTheBackendsMessage) {
+  OffsetProgramOptions options;
+  options.backend = "faulty";
+  options.with_fallback = false;
+  options.compile_specs = {spec("init_error", "the device fell off the bus")};
+  Result<Program> program = Program::from_bytes(offset_program(options), "faulty.prt");
+  ASSERT_TRUE(program.is_ok());
+  Result<Method> method = Method::load(*program, "forward", registry_);
+  ASSERT_FALSE(method.is_ok());
+  EXPECT_EQ(method.code(), Error::kDelegateUnavailable);
+  EXPECT_THAT(method.status().message(), AllOf(HasSubstr("method 'forward': delegate 'faulty:0' (backend 'faulty')"),
+                                               HasSubstr("init failed: the device fell off the bus")));
 }
 
 TEST_F(Faults, AnInitThatFindsTheBlobIncompatibleFallsBackWithItsMessage) {
@@ -108,9 +125,9 @@ TEST_F(Faults, AnInitThatFindsTheBlobIncompatibleFallsBackWithItsMessage) {
 }
 
 TEST_F(Faults, InitFailuresAreKeptForTheLoadersReport) {
-  EXPECT_FALSE(load("faulty", {spec("init_error", "no device")}).is_ok());
-  EXPECT_FALSE(load("faulty", {spec("init_error", "still no device")}).is_ok());
-  EXPECT_TRUE(load("faulty", {spec("init_incompatible", "blob format 9")}).is_ok());  // fell back
+  EXPECT_TRUE(load("faulty", {spec("init_error", "no device")}).is_ok());  // each fell back
+  EXPECT_TRUE(load("faulty", {spec("init_error", "still no device")}).is_ok());
+  EXPECT_TRUE(load("faulty", {spec("init_incompatible", "blob format 9")}).is_ok());
 
   bool reported = false;
   for (const plugins::PluginReport& report : loader_->report()) {

@@ -157,6 +157,20 @@ TEST(PluginLoader, MetadataChecksRunNoPluginCode) {
   EXPECT_FALSE(is_mapped(path));
 }
 
+TEST(PluginLoader, ABackendWhosePluginWasRefusedSaysWhyNotThatItIsNotInstalled) {
+  TempDirectory dir;
+  dir.add_plugin("abi_major_2", "future");  // libplugrt_future.so, backend "future", ABI 2.0
+  Registry registry;
+  PluginLoader loader(registry, only({dir.path()}));
+  loader.discover();
+  Result<RegisteredBackend> backend = registry.find_backend("future");
+  ASSERT_FALSE(backend.is_ok());
+  EXPECT_EQ(backend.code(), Error::kPluginAbiMismatch);
+  EXPECT_THAT(backend.status().message(), AllOf(HasSubstr("backend 'future' is not available"),
+                                                HasSubstr("built for plugin ABI 2."), HasSubstr("majors must match")));
+  EXPECT_EQ(registry.find_backend("absent").code(), Error::kNotFound);  // nothing refused for it
+}
+
 TEST(PluginLoader, AcceptsAPluginBuiltForAnOlderMinor) {
   Registry registry;
   PluginLoader loader(registry, only({}));

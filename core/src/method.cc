@@ -184,10 +184,9 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
       placement->isolated = backend->plugin().isolated;
       return handle;
     }
-    // An isolated backend that crashes or hangs in init falls back like an unavailable one.
-    if (handle.code() != Error::kDelegateInvalidCompatibility && handle.code() != Error::kDelegateCrashed) {
-      return handle.status().with_context(where);
-    }
+    // Any init failure (an incompatible blob, a crash or hang of an isolated backend, a
+    // device error) falls back like an unavailable backend when there is a fallback.
+    if (delegate.fallback_segment() < 0) return handle.status().with_context(where);
     reason = handle.status().message();
   }
 

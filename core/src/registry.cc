@@ -136,9 +136,15 @@ Result<RegisteredBackend> Registry::find_backend(std::string_view name) {
   }
   // What was found stays usable even if it was unregistered meanwhile: it is held.
   if (registered) return *std::move(registered);
+  std::optional<Status> refused;
+  for (BackendProvider* provider : providers) {
+    if (!refused) refused = provider->refusal(name);
+  }
   std::shared_lock<std::shared_mutex> lock(mutex_);
   if (std::optional<RegisteredBackend> backend = lookup_locked(name, nullptr)) return *std::move(backend);
   if (!load_error.is_ok()) return load_error;
+  // A plugin that would provide it was refused: that, not "not installed", is the reason.
+  if (refused) return refused->with_context("backend '" + std::string(name) + "' is not available");
   return not_found_locked(name);
 }
 

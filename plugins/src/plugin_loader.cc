@@ -358,6 +358,22 @@ std::optional<BackendSource> PluginLoader::candidate_source(std::string_view bac
   return std::nullopt;
 }
 
+std::optional<Status> PluginLoader::refusal(std::string_view backend_name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string file_name = "libplugrt_" + std::string(backend_name) + ".so";
+  for (const auto& candidate : candidates_) {
+    if (candidate->refusal.is_ok()) continue;
+    const bool named =
+        candidate->metadata && std::find(candidate->metadata->backends.begin(), candidate->metadata->backends.end(),
+                                         backend_name) != candidate->metadata->backends.end();
+    const size_t slash = candidate->path.rfind('/');
+    if (named || candidate->path.substr(slash == std::string::npos ? 0 : slash + 1) == file_name) {
+      return candidate->refusal;
+    }
+  }
+  return std::nullopt;
+}
+
 Result<RegisteredBackend> PluginLoader::provide(std::string_view backend_name, Registry& registry) {
   if (&registry != &registry_) {
     return Status(Error::kInvalidArgument, "this plugin loader serves another registry");

@@ -4,10 +4,12 @@
 //
 // Loading resolves each delegate's backend through the registry (which loads its
 // plugin on first use when a plugin loader is attached), asks is_available, and calls
-// init. When the backend is missing, not allowed, unavailable, or its init says the blob
-// is incompatible, that delegate runs on its portable fallback instead; the LoadReport
-// says what runs where and why. Executing allocates nothing and looks nothing up: each
-// instruction is one call through the backend's table, with a profiling event around it.
+// init. When the backend is missing, not allowed, unavailable, or its init fails (an
+// incompatible blob, a device error, a crash), that delegate runs on its portable
+// fallback instead (without one, the load fails with the backend's message); the
+// LoadReport says what runs where and why. Executing allocates nothing and looks
+// nothing up: each instruction is one call through the backend's table, with a
+// profiling event around it.
 #ifndef PLUGRT_METHOD_H_
 #define PLUGRT_METHOD_H_
 

@@ -80,6 +80,10 @@ class BackendProvider {
   /// Where the candidate candidate_rank() ranks would come from (no plugin code runs);
   /// nullopt when there is none, or when the provider cannot tell.
   virtual std::optional<BackendSource> candidate_source(std::string_view /*backend_name*/) { return std::nullopt; }
+  /// Why a file that would provide `backend_name` was refused (its metadata names the
+  /// backend, or its file name is libplugrt_<name>.so), when there is one and nothing
+  /// else provides it; nullopt otherwise. No plugin code runs.
+  virtual std::optional<Status> refusal(std::string_view /*backend_name*/) { return std::nullopt; }
 };
 
 class Registry {

@@ -87,6 +87,7 @@ class PluginLoader final : public BackendProvider {
   Result<RegisteredBackend> provide(std::string_view backend_name, Registry& registry) override;
   std::vector<std::string> candidate_backends() override;
   std::optional<BackendSource> candidate_source(std::string_view backend_name) override;
+  std::optional<Status> refusal(std::string_view backend_name) override;
 
  private:
   struct Candidate {
