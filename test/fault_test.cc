@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <mutex>
@@ -145,6 +146,22 @@ TEST_F(Faults, InitFailuresAreKeptForTheLoadersReport) {
   for (const BackendInfo& backend : registry_.list_backends()) {
     EXPECT_EQ(backend.init_failures.count, backend.name == "faulty" ? 3u : 0u) << backend.name;
   }
+}
+
+TEST_F(Faults, ASecondThreadsCallOnTheSameMethodIsRefusedNotRaced) {
+  Result<Method> method = load("faulty", {spec("execute_sleep_ms", "1500")});
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  ASSERT_TRUE(set_floats(*method, 0, {0, 1, 2, 3, 4, 5}).is_ok());
+  Status first;
+  std::thread running([&] { first = method->execute(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the first call is asleep in its backend
+  const Status second = method->execute();
+  EXPECT_EQ(second.code(), Error::kInvalidState);
+  EXPECT_THAT(second.message(), HasSubstr("already executing on another thread"));
+  running.join();
+  ASSERT_TRUE(first.is_ok()) << first.to_string();
+  EXPECT_EQ(output_floats(*method, 0), plus(0, 1.5f));
+  ASSERT_TRUE(run(*method, 1).is_ok());  // one at a time works, as before
 }
 
 TEST_F(Faults, AFailedExecuteSaysWhyAndTheNextCallWorks) {

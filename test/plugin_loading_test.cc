@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading real plugin files: the good one, each broken one, lazy loading, unloading.
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -430,6 +432,18 @@ TEST(SearchPath, FollowsTheDocumentedOrder) {
   EXPECT_THAT(install_plugin_directory(), EndsWith("/plugrt/plugins"));
   EXPECT_THAT(sources, ElementsAre("application", "application", "PLUGRT_PLUGIN_PATH", "PLUGRT_PLUGIN_PATH", "install",
                                    "executable"));
+}
+
+TEST(SearchPath, ARelativeEntryIsMadeAbsoluteOnceAndSaysSo) {
+  ASSERT_EQ(setenv("PLUGRT_PLUGIN_PATH", "plugins/here:/env/one", 1), 0);
+  SearchPathOptions options;
+  options.use_install_directory = options.use_executable_directory = false;
+  std::vector<SearchDirectory> path = plugin_search_path(options);
+  unsetenv("PLUGRT_PLUGIN_PATH");
+  ASSERT_EQ(path.size(), 2u);
+  EXPECT_EQ(path[0].path, std::filesystem::current_path().string() + "/plugins/here");
+  EXPECT_EQ(path[0].source, "PLUGRT_PLUGIN_PATH (a relative entry, made absolute)");
+  EXPECT_EQ(path[1].path, "/env/one");
 }
 
 }  // namespace

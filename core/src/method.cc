@@ -3,6 +3,7 @@
 #include "plugrt/method.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -63,6 +64,7 @@ struct Method::State {
   std::vector<DelegateHandle> handles;  // per delegate
   std::vector<Fallback> fallbacks;      // per delegate
   std::vector<Call> calls;              // per instruction
+  std::atomic<bool> executing{false};   // a call is running: one at a time
 
   /// Dimensions that vary (format 1.2): the symbols, bound from the inputs' shapes on
   /// each call, and the values whose dimensions they give.
@@ -561,6 +563,15 @@ Status Method::State::set_varying_shapes() {
 }
 
 Status Method::execute() {
+  if (state_->executing.exchange(true, std::memory_order_acquire)) {
+    return Status(Error::kInvalidState, "method '" + state_->name +
+                                            "' is already executing on another thread: a Method runs one call at a "
+                                            "time; load one Method per thread");
+  }
+  struct Done {
+    std::atomic<bool>& flag;
+    ~Done() { flag.store(false, std::memory_order_release); }
+  } done{state_->executing};
   if (state_->symbols.num_symbols() > 0) PLUGRT_RETURN_IF_ERROR(state_->set_varying_shapes());
   Profiler* profiler = state_->environment->profiler();
   for (State::Call& call : state_->calls) {

@@ -72,7 +72,16 @@ std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options
       std::string_view rest(value);
       while (!rest.empty()) {
         const size_t colon = rest.find(':');
-        add(std::string(rest.substr(0, colon)), "PLUGRT_PLUGIN_PATH");
+        std::string entry(rest.substr(0, colon));
+        // A relative entry would follow whatever directory the process is in when it
+        // looks: it is fixed now, against today's, and the source says so (plugrt doctor).
+        if (!entry.empty() && entry[0] != '/') {
+          std::error_code error;
+          const std::filesystem::path absolute = std::filesystem::absolute(entry, error);
+          if (!error) add(absolute.lexically_normal().string(), "PLUGRT_PLUGIN_PATH (a relative entry, made absolute)");
+        } else {
+          add(std::move(entry), "PLUGRT_PLUGIN_PATH");
+        }
         rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
       }
     }

@@ -10,11 +10,13 @@
  *                       INTERNAL, after scribbling NaN over the output
  *   execute_silent      (any value) those failures report no message
  *   report_on_success   execute reports this text as an error, then returns OK
+ *   execute_sleep_ms N  (decimal) every execute call first sleeps N milliseconds
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "plugrt/sdk/plugin_export.h"
 
@@ -26,6 +28,7 @@ typedef struct faulty_handle {
   char report_on_success[128];
   size_t report_on_success_size;
   uint64_t calls; /* the host serialises calls on a handle (no concurrency capability) */
+  uint64_t sleep_ms;
 } faulty_handle;
 
 static plugrt_status fail(const plugrt_host_services* host, plugrt_status status,
@@ -96,6 +99,8 @@ static plugrt_status faulty_init(void* context, const plugrt_host_services* host
   option = find_option(args, "execute_fails_every");
   if (option != NULL) h->fails_every = parse_count(option);
   h->silent = find_option(args, "execute_silent") != NULL;
+  option = find_option(args, "execute_sleep_ms");
+  if (option != NULL) h->sleep_ms = parse_count(option);
   option = find_option(args, "report_on_success");
   if (option != NULL) {
     size_t size = option->value_size;
@@ -120,6 +125,11 @@ static plugrt_status faulty_execute(plugrt_delegate_handle handle, const plugrt_
   const float* src = (const float*)((const char*)in->data + in->byte_offset);
   float* dst = (float*)((char*)out->data + out->byte_offset);
 
+  if (h->sleep_ms > 0) {
+    struct timespec pause = {(time_t)(h->sleep_ms / 1000), (long)(h->sleep_ms % 1000) * 1000000L};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+  }
   const uint64_t call = ++h->calls;
   if (h->fails_every != 0 && call % h->fails_every == 0) {
     for (size_t i = 0; i < count; ++i) dst[i] = NAN; /* a half-done output */

@@ -170,6 +170,10 @@ class Method {
   /// the call, by the delegate's portable fallback (the built-in portable backend), which
   /// runs it from then on; the report() says so. Without a fallback the call fails with
   /// kDelegateCrashed, and so does every later call of that delegate.
+  /// One Method runs one call at a time (its arena holds the call's values): a call made
+  /// while another thread's call on the same Method runs fails at once with
+  /// kInvalidState, and the running call is not disturbed. Load one Method per thread;
+  /// methods of one Program share its weights.
   Status execute();
 
  private:
