@@ -23,12 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-
-def run_json(command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(" ".join(command) + ":\n" + result.stderr)
-    return json.loads(result.stdout)
+from placement_at_load import run_json  # beside this script
 
 
 def measure(plugrt, program, threads, rounds, scratch):
