@@ -216,5 +216,37 @@ check run-expect-differs 1 "DIFFERS FROM the expected values" -- \
 check bench-json 0 '"median_ms".*|"p90_ms"' -- "$plugrt" bench "$dir/cnn.prt" --iterations 3 --warmup 1 --json
 check bench-text 0 "median .* ms, p90 .* ms over 3 iterations" -- "$plugrt" bench "$dir/cnn.prt" --iterations 3
 
+# .npy files of every dtype a program computes, in and out: an Identity per dtype.
+if /usr/bin/python3 -c "import numpy, onnx" 2>/dev/null; then
+  /usr/bin/python3 - "$dir" <<'PYTHON'
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto
+d = sys.argv[1]
+types = {"f8": TensorProto.DOUBLE, "i2": TensorProto.INT16, "u2": TensorProto.UINT16, "u4": TensorProto.UINT32,
+         "u8": TensorProto.UINT64, "i1": TensorProto.INT8, "b1": TensorProto.BOOL}
+graph = helper.make_graph([helper.make_node("Identity", [f"x_{t}"], [f"y_{t}"]) for t in types], "dtypes",
+                          [helper.make_tensor_value_info(f"x_{t}", code, [2, 3]) for t, code in types.items()],
+                          [helper.make_tensor_value_info(f"y_{t}", code, [2, 3]) for t, code in types.items()])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"{d}/dtypes.onnx")
+for t in types:
+    values = np.array([[1, 0, 3], [250, 7, 1]]).astype("?" if t == "b1" else t)
+    np.save(f"{d}/x_{t}.npy", values)
+PYTHON
+  check compile-dtypes 0 "compiled .*dtypes.prt" -- "$plugrt" compile "$dir/dtypes.onnx" -o "$dir/dtypes.prt"
+  inputs=() expects=()
+  for t in f8 i2 u2 u4 u8 i1 b1; do inputs+=(--input "x_$t=$dir/x_$t.npy"); expects+=(--expect "y_$t=$dir/x_$t.npy"); done
+  check run-npy-every-dtype 0 "output y_f8: double \\[2, 3\\]" -- \
+    "$plugrt" run "$dir/dtypes.prt" "${inputs[@]}" "${expects[@]}" --output-dir "$dir/dtypes-out"
+  check run-npy-written-back 0 "^same$" -- /usr/bin/python3 -c "
+import numpy as np
+same = all((np.load('$dir/dtypes-out/y_%s.npy' % t) == np.load('$dir/x_%s.npy' % t)).all() and
+           np.load('$dir/dtypes-out/y_%s.npy' % t).dtype == np.load('$dir/x_%s.npy' % t).dtype
+           for t in ['f8', 'i2', 'u2', 'u4', 'u8', 'i1', 'b1'])
+print('same' if same else 'differ')"
+else
+  echo "plugrt_cli_test: /usr/bin/python3 has no numpy and onnx (scripts/install-deps.sh installs them): the .npy dtype checks did not run"
+  failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
