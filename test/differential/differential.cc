@@ -81,7 +81,7 @@ std::string Verdict::to_string(const std::string& backend) const {
 }
 
 double tolerance_for(int64_t reduction_length) {
-  return 2e-5 * (4.0 + std::sqrt(static_cast<double>(std::max<int64_t>(reduction_length, 1))));
+  return 5e-5 * (4.0 + std::sqrt(static_cast<double>(std::max<int64_t>(reduction_length, 1))));
 }
 
 double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected) {
