@@ -120,6 +120,8 @@ def compile_model(plugrt, work_dir, model, backend_set, program, env):
     command += [] if backend_set == DEFAULT_SET else ["--backends", backend_set]
     for shape in model["input_shapes"]:
         command += ["--input-shape", shape]
+    for value in model["input_values"]:
+        command += ["--input-value", value]
     status, out, err = run(command, env)
     if abnormal_end(status):
         return None, None, f"compile {abnormal_end(status)}"
@@ -133,7 +135,8 @@ def run_program(plugrt, work_dir, model, backend_set, program, out_dir, env):
     command = [plugrt, "run", program, "--json", "--report", "--output-dir", out_dir]
     command += [] if backend_set == DEFAULT_SET else ["--placement", "as-compiled"]
     for name, path in corpus.input_files(work_dir, model).items():
-        command += ["--input", f"{name}={path}"]
+        if name not in corpus.bound_inputs(model):
+            command += ["--input", f"{name}={path}"]
     status, out, err = run(command, env)
     if abnormal_end(status):
         return None, abnormal_end(status)

@@ -22,6 +22,7 @@ def load_manifest(path=MANIFEST):
         manifest = tomllib.load(f)
     for model in manifest["model"]:
         model.setdefault("input_shapes", [])
+        model.setdefault("input_values", [])  # NAME=V,...: bound at compile time (--input-value)
         model.setdefault("rtol", manifest["check"]["rtol"])
         if model["package"] not in manifest["package"]:
             raise ValueError(f"model {model['id']}: no [package.\"{model['package']}\"]")
@@ -54,8 +55,13 @@ def reference_dir(work_dir, model):
 
 
 def input_files(work_dir, model):
-    """{input name: .npy path} of a model."""
+    """{input name: .npy path} of a model (ONNX Runtime's feeds; plugrt gets those not bound)."""
     return {name: os.path.join(inputs_dir(work_dir), file) for name, file in model["inputs"].items()}
+
+
+def bound_inputs(model):
+    """The names of the inputs the manifest binds at compile time."""
+    return {value.split("=", 1)[0] for value in model["input_values"]}
 
 
 def expected_refusal(model):

@@ -70,6 +70,8 @@ class Importer {
 
   Status check_node(const onnx::NodeProto& node) const;
   Status prepare_inputs();
+  /// ImportOptions::input_values: each named graph input becomes an initializer.
+  Status bind_input_values(onnx::ModelProto* model);
   Status add_symbols(const std::map<std::string, onnx::ValueInfoProto*>& inputs);
   std::vector<onnx_import::Operand> operands(const onnx::NodeProto& node) const;
   bool fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<sdk::DimExpr>>* values);
@@ -758,7 +760,10 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
     auto type = types_.find(outer);
     if (type == types_.end() || !type->second.is_static()) {
       return node_error(Error::kNotSupported, node,
-                        "its subgraphs read '" + name + "', whose shape is not known at compile time");
+                        "its subgraphs read '" + name +
+                            "', whose shape is not known at compile time; when a graph input decides the branch (a "
+                            "sample rate, a mode flag), bind it to its value with --input-value NAME=VALUE "
+                            "(ImportOptions::input_values), and the branch folds away");
     }
     captured.emplace_back(name, type_protos_.at(outer));
     captured_outer.push_back(outer);
@@ -940,6 +945,25 @@ Result<std::vector<uint8_t>> Importer::run_subgraph(onnx::ModelProto& model) {
   return import_graph();
 }
 
+Status Importer::bind_input_values(onnx::ModelProto* model) {
+  onnx::GraphProto* graph = model->mutable_graph();
+  for (const auto& [name, values] : options_.input_values) {
+    auto input = std::find_if(graph->input().begin(), graph->input().end(),
+                              [&](const onnx::ValueInfoProto& info) { return info.name() == name; });
+    if (input == graph->input().end()) {
+      std::string names;
+      for (const onnx::ValueInfoProto& info : graph->input()) names += (names.empty() ? "" : ", ") + info.name();
+      return error(Error::kInvalidArgument, "'" + name + "' is not an input of the model, so it cannot be bound to " +
+                                                "a value (its inputs: " + names + ")");
+    }
+    Result<onnx::TensorProto> tensor = onnx_import::bound_input(*input, values, options_.input_shapes);
+    if (!tensor.is_ok()) return error(tensor.code(), tensor.status().message());
+    graph->mutable_input()->erase(input);
+    *graph->add_initializer() = std::move(tensor).value();
+  }
+  return Status::ok();
+}
+
 Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
   bool found = false;
   for (const onnx::OperatorSetIdProto& import : model.opset_import()) {
@@ -967,6 +991,7 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
                                            std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
                                            ")");
   }
+  PLUGRT_RETURN_IF_ERROR(bind_input_values(&model));
   PLUGRT_RETURN_IF_ERROR(read_graph(model));
   try {
     onnx::checker::check_model(model);

@@ -58,6 +58,12 @@ struct ImportOptions {
   std::map<std::string, DimBounds> dims;
   /// out: when not null, set when the import fails on an input's shape.
   InputShapeProblem* input_shape_problem = nullptr;
+  /// Values for graph inputs, by input name, in the input's own dtype (row-major): each
+  /// such input becomes a constant and is no longer an input of the program, so what
+  /// depends on it folds (an If on a sample rate becomes its branch). Its shape is the
+  /// declared one, completed by `input_shapes`, or [count] for a rank-1 input and [] for
+  /// one value of a rank-0 input.
+  std::map<std::string, std::vector<double>> input_values;
 };
 
 struct ImportedModel {

@@ -75,6 +75,11 @@ onnx::TypeProto type_proto_of(const Tensor& tensor);
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
 /// An int64 constant of these values and shape (its element count: values.size()).
 Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape);
+/// The initializer that binds graph input `input` to `values` (ImportOptions::input_values),
+/// in its declared dtype, its shape taken from the declaration, `shapes` (by input name),
+/// or the count of values. The message names the input and what does not fit.
+Result<onnx::TensorProto> bound_input(const onnx::ValueInfoProto& input, const std::vector<double>& values,
+                                      const std::map<std::string, std::vector<int64_t>>& shapes);
 
 /// The node's attributes for the graph IR, with the schema's defaults filled in for those
 /// the node leaves out. The Status message is the reason alone.

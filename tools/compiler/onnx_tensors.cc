@@ -187,6 +187,67 @@ Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> sha
   return tensor;
 }
 
+namespace {
+
+/// `value` as element type `dtype`, appended to `bytes`; false for a type it cannot write.
+bool append_element(DType dtype, double value, std::vector<uint8_t>* bytes) {
+  auto put = [bytes](auto element) {
+    const auto* raw = reinterpret_cast<const uint8_t*>(&element);
+    bytes->insert(bytes->end(), raw, raw + sizeof(element));
+  };
+  switch (dtype) {
+    case DType::kFloat32: put(static_cast<float>(value)); return true;
+    case DType::kDouble: put(value); return true;
+    case DType::kInt64: put(static_cast<int64_t>(value)); return true;
+    case DType::kInt32: put(static_cast<int32_t>(value)); return true;
+    case DType::kInt16: put(static_cast<int16_t>(value)); return true;
+    case DType::kInt8: put(static_cast<int8_t>(value)); return true;
+    case DType::kUInt8: put(static_cast<uint8_t>(value)); return true;
+    case DType::kBool: put(static_cast<uint8_t>(value != 0)); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Result<onnx::TensorProto> bound_input(const onnx::ValueInfoProto& input, const std::vector<double>& values,
+                                      const std::map<std::string, std::vector<int64_t>>& shapes) {
+  const std::string where = "input '" + input.name() + "' (bound with a value)";
+  const ValueType declared = value_type_of(input.type());
+  if (!declared.known) return Status(Error::kNotSupported, where + ": not a tensor");
+  Tensor tensor;
+  tensor.dtype = static_cast<DType>(declared.elem_type);
+  if (auto given = shapes.find(input.name()); given != shapes.end()) {
+    tensor.shape = given->second;
+  } else if (declared.is_static()) {
+    tensor.shape = declared.dims;
+  } else if (declared.has_shape && declared.dims.size() == 1) {
+    tensor.shape = {static_cast<int64_t>(values.size())};
+  } else if (!declared.has_shape || !declared.dims.empty()) {
+    return Status(Error::kInvalidArgument,
+                  where + ": its shape " + describe_dims(declared) + " is not static; give it with --input-shape");
+  }
+  int64_t count = 1;
+  for (int64_t dim : tensor.shape) count *= dim;
+  if (count != static_cast<int64_t>(values.size())) {
+    ValueType shape;
+    shape.known = shape.has_shape = true;
+    shape.dims = tensor.shape;
+    return Status(Error::kInvalidArgument, where + ": its shape " + describe_dims(shape) + " holds " +
+                                               std::to_string(count) + " values, " + std::to_string(values.size()) +
+                                               " were given");
+  }
+  for (double value : values) {
+    if (!append_element(tensor.dtype, value, &tensor.bytes)) {
+      return Status(Error::kNotSupported,
+                    where + ": values of type " + onnx_type_name(declared.elem_type) + " cannot be given");
+    }
+  }
+  onnx::TensorProto proto;
+  tensor_to_proto(tensor, input.name(), &proto);
+  return proto;
+}
+
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto) {
   proto->Clear();
   proto->set_name(name);

@@ -30,6 +30,7 @@ struct CompileCommandOptions {
   bool no_profile = false;
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   std::vector<std::string> dims;          // NAME=MIN..MAX
+  std::vector<std::string> input_values;  // NAME=V0,V1,...
   PluginSearchOptions plugins;
   bool json = false;
 };
@@ -47,6 +48,21 @@ bool parse_input_shape(const std::string& text, std::string* name, std::vector<i
     shape->push_back(value);
   }
   return true;
+}
+
+/// "sr=16000" -> ("sr", {16000}); "mask=1,0,1" -> ("mask", {1, 0, 1}); false when malformed.
+bool parse_input_value(const std::string& text, std::string* name, std::vector<double>* values) {
+  const size_t equals = text.rfind('=');
+  if (equals == std::string::npos || equals == 0) return false;
+  *name = text.substr(0, equals);
+  values->clear();
+  for (const std::string& item : split(text.substr(equals + 1), ',')) {
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0') return false;
+    values->push_back(value);
+  }
+  return !values->empty();
 }
 
 /// "seq=1..256" -> ("seq", {1, 256}); false when malformed.
@@ -94,6 +110,15 @@ int run_compile(const CompileCommandOptions& options) {
       return 2;
     }
     import_options.input_shapes[name] = shape;
+  }
+  for (const std::string& text : options.input_values) {
+    std::string name;
+    std::vector<double> values;
+    if (!parse_input_value(text, &name, &values)) {
+      std::cerr << "plugrt compile: --input-value '" << text << "' is not NAME=V0,V1,...\n";
+      return 2;
+    }
+    import_options.input_values[name] = values;
   }
   for (const std::string& text : options.dims) {
     std::string name;
@@ -265,6 +290,10 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                     "copy of its weights)");
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable)");
+  command->add_option("--input-value", options->input_values,
+                      "NAME=V0,V1,...: bind an input to these values (a sample rate, a flag): it becomes a constant, "
+                      "no longer an input of the program, and what depends on it folds, control flow included "
+                      "(repeatable; e.g. --input-value sr=16000)");
   command->add_option("--dim", options->dims,
                       "NAME=MIN..MAX: keep the ONNX symbolic dimension NAME (a dim_param), which takes sizes from "
                       "MIN to MAX at run time (repeatable)");

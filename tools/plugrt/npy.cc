@@ -18,11 +18,11 @@ struct DescrEntry {
 };
 // Every dtype a program computes. bfloat16 has no NumPy type: it is written as two raw
 // bytes per element ('|V2', what NumPy saves of an ml_dtypes bfloat16 array).
-constexpr DescrEntry kDescrs[] = {
-    {"<f4", DType::kFloat32}, {"<f2", DType::kFloat16}, {"<f8", DType::kDouble}, {"|V2", DType::kBFloat16},
-    {"<i8", DType::kInt64},   {"<i4", DType::kInt32},   {"<i2", DType::kInt16},  {"|i1", DType::kInt8},
-    {"<u8", DType::kUInt64},  {"<u4", DType::kUInt32},  {"<u2", DType::kUInt16}, {"|u1", DType::kUInt8},
-    {"|b1", DType::kBool}};
+constexpr DescrEntry kDescrs[] = {{"<f4", DType::kFloat32},  {"<f2", DType::kFloat16}, {"<f8", DType::kDouble},
+                                  {"|V2", DType::kBFloat16}, {"<i8", DType::kInt64},   {"<i4", DType::kInt32},
+                                  {"<i2", DType::kInt16},    {"|i1", DType::kInt8},    {"<u8", DType::kUInt64},
+                                  {"<u4", DType::kUInt32},   {"<u2", DType::kUInt16},  {"|u1", DType::kUInt8},
+                                  {"|b1", DType::kBool}};
 
 Status invalid(const std::string& path, const std::string& why) {
   return Status(Error::kInvalidArgument, path + ": " + why);

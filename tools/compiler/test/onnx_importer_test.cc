@@ -1454,5 +1454,26 @@ INSTANTIATE_TEST_SUITE_P(Files, OnnxTestData,
                            return name;
                          });
 
+TEST(OnnxImporter, AnInputBoundToAValueFoldsTheIfItDecides) {
+  const onnx::ModelProto model = if_model(/*constant_condition=*/false, false);
+  ImportOptions options;
+  options.input_values["c"] = {1};  // a bool input, bound to true
+  Result<ImportedModel> imported = import_model(model, options);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("Relu", "Add"));  // the then branch, inlined
+  ASSERT_EQ(graph.inputs()->size(), 1u);                     // c is no longer an input
+
+  options.input_values["c"] = {1, 0};
+  Result<ImportedModel> too_many = import_model(model, options);
+  EXPECT_EQ(too_many.code(), Error::kInvalidArgument);
+  EXPECT_THAT(too_many.status().message(), HasSubstr("input 'c' (bound with a value): its shape [] holds 1 values"));
+  options.input_values = {{"rate", {16000}}};
+  Result<ImportedModel> unknown = import_model(model, options);
+  EXPECT_EQ(unknown.code(), Error::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("'rate' is not an input of the model"));
+  EXPECT_THAT(unknown.status().message(), HasSubstr("its inputs: x, c"));
+}
+
 }  // namespace
 }  // namespace plugrt::compiler
