@@ -70,6 +70,8 @@ class Importer {
 
   Status check_node(const onnx::NodeProto& node) const;
   Status prepare_inputs();
+  /// The error for inputs that need a shape, naming every one (and the problem, filled).
+  Status shapes_needed(const std::vector<NeededShape>& needed) const;
   /// ImportOptions::input_values: each named graph input becomes an initializer.
   Status bind_input_values(onnx::ModelProto* model);
   Status add_symbols(const std::map<std::string, onnx::ValueInfoProto*>& inputs);
@@ -157,13 +159,26 @@ Status Importer::node_error(Error code, const onnx::NodeProto& node, const std::
 
 Status Importer::shape_error(Error code, InputShapeProblem::Kind kind, const std::string& input,
                              const std::string& reason, size_t rank, const std::string& symbol) const {
-  if (options_.input_shape_problem != nullptr) *options_.input_shape_problem = {kind, input, reason, rank, symbol};
+  if (options_.input_shape_problem != nullptr) *options_.input_shape_problem = {kind, input, reason, rank, symbol, {}};
   if (kind == InputShapeProblem::Kind::kShapeRefused) return error(code, "ImportOptions::input_shapes: " + reason);
   if (kind == InputShapeProblem::Kind::kDimRefused) return error(code, "ImportOptions::dims: " + reason);
   if (!symbol.empty()) {
     return error(code, reason + "; give its bounds in ImportOptions::dims or its shape in ImportOptions::input_shapes");
   }
   return error(code, reason + "; give its shape in ImportOptions::input_shapes");
+}
+
+Status Importer::shapes_needed(const std::vector<NeededShape>& needed) const {
+  const NeededShape& first = needed.front();
+  std::string reasons;
+  for (const NeededShape& one : needed) reasons += (reasons.empty() ? "" : "; ") + one.reason;
+  if (options_.input_shape_problem != nullptr) {
+    *options_.input_shape_problem = {
+        InputShapeProblem::Kind::kShapeNeeded, first.input, reasons, first.rank, first.symbol, needed};
+  }
+  const std::string whose = needed.size() == 1 ? "its" : "their";
+  return error(Error::kNotSupported, reasons + "; give " + whose + " shapes in ImportOptions::input_shapes" +
+                                         (first.symbol.empty() ? "" : " (or bounds in ImportOptions::dims)"));
 }
 
 /// The symbols of ImportOptions::dims, each checked: sensible bounds, and the dim_param
@@ -251,6 +266,7 @@ Status Importer::prepare_inputs() {
     for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
   }
   PLUGRT_RETURN_IF_ERROR(add_symbols(inputs));
+  std::vector<NeededShape> needed;  // every input that needs a shape: one error names them all
   for (const std::string& name : graph_inputs_) {
     const onnx::ValueInfoProto& input = *inputs[name];
     const ValueType type = onnx_import::value_type_of(input.type());
@@ -265,18 +281,21 @@ Status Importer::prepare_inputs() {
                                              ", which plugrt does not support");
     }
     if (!type.has_shape) {
-      return shape_error(Error::kNotSupported, InputShapeProblem::Kind::kShapeNeeded, name,
-                         "input '" + name + "' has no shape", 0);
+      needed.push_back({name, "input '" + name + "' has no shape", 0, ""});
+      continue;
     }
-    for (size_t axis = 0; axis < type.dims.size(); ++axis) {
+    bool dynamic = false;
+    for (size_t axis = 0; axis < type.dims.size() && !dynamic; ++axis) {
       const std::string& symbol = type.dim_names[axis];
       if (type.dims[axis] >= 0 || options_.dims.count(symbol) != 0) continue;
-      return shape_error(Error::kNotSupported, InputShapeProblem::Kind::kShapeNeeded, name,
-                         "input '" + name + "' has a dynamic dimension " + std::to_string(axis) + " (" +
-                             (symbol.empty() ? "unknown" : "'" + symbol + "'") + ") in " +
-                             onnx_import::describe_dims(type),
-                         type.dims.size(), symbol);
+      needed.push_back({name,
+                        "input '" + name + "' has a dynamic dimension " + std::to_string(axis) + " (" +
+                            (symbol.empty() ? "unknown" : "'" + symbol + "'") + ") in " +
+                            onnx_import::describe_dims(type),
+                        type.dims.size(), symbol});
+      dynamic = true;
     }
+    if (dynamic) continue;
     std::vector<sdk::DimExpr> dims;
     bool varies = false;
     uint64_t count = 0;
@@ -287,6 +306,7 @@ Status Importer::prepare_inputs() {
                                              " is larger than 2^40 bytes" + (varies ? " at its bounds" : ""));
     }
   }
+  if (!needed.empty()) return shapes_needed(needed);
   for (const std::string& name : graph_inputs_) {
     onnx::TypeProto& type = type_protos_[name];
     type = inputs[name]->type();

@@ -28,6 +28,14 @@ namespace plugrt::compiler {
 /// Why the import failed on a graph input's shape, for a front end that gives shapes
 /// its own way (the plugrt command's --input-shape) and words the error for it; the
 /// import's own message speaks of ImportOptions::input_shapes.
+/// One input that needs a static shape (or bounds) before the model can be imported.
+struct NeededShape {
+  std::string input;   ///< the input's name
+  std::string reason;  ///< "input 'x' has a dynamic dimension 0 ('N') in [N,3]"
+  size_t rank = 0;     ///< the rank a shape for it needs, when the model declares one (else 0)
+  std::string symbol;  ///< the dim_param of the dimension that varies, if it has one
+};
+
 struct InputShapeProblem {
   enum class Kind {
     kNone,          ///< the import did not fail on an input's shape
@@ -40,6 +48,9 @@ struct InputShapeProblem {
   std::string reason;  ///< "input 'x' has rank 4, the shape given has rank 2": no remedy, no file name
   size_t rank = 0;     ///< the rank a shape for `input` needs, when the model declares one (else 0)
   std::string symbol;  ///< kShapeNeeded: the dim_param of the dimension that varies, if it has one
+  /// kShapeNeeded: every input that needs a shape, in the model's order (the fields
+  /// above describe the first), so that one error can name them all.
+  std::vector<NeededShape> needed;
 };
 
 /// The values a symbolic dimension may take, both ends included.

@@ -91,11 +91,18 @@ std::string input_shape_error(const std::string& model, const compiler::InputSha
     return model + ": --input-shape: " + problem.reason;
   }
   if (problem.kind == compiler::InputShapeProblem::Kind::kDimRefused) return model + ": --dim: " + problem.reason;
-  std::string dims = problem.rank == 0 ? "D0,D1,..." : "";  // rank 0: the model declares none
-  for (size_t axis = 0; axis < problem.rank; ++axis) dims += (axis == 0 ? "D" : ",D") + std::to_string(axis);
-  const std::string bounds = problem.symbol.empty() ? "" : "its bounds with --dim " + problem.symbol + "=MIN..MAX or ";
-  return model + ": " + problem.reason + "; give " + bounds + "its shape with --input-shape " + problem.input + "=" +
-         dims;
+  // Every input that needs a shape, each with the flag that gives it.
+  std::string flags, bounds;
+  for (const compiler::NeededShape& needed : problem.needed) {
+    std::string dims = needed.rank == 0 ? "D0,D1,..." : "";  // rank 0: the model declares none
+    for (size_t axis = 0; axis < needed.rank; ++axis) dims += (axis == 0 ? "D" : ",D") + std::to_string(axis);
+    flags += " --input-shape " + needed.input + "=" + dims;
+    const std::string dim = " --dim " + needed.symbol + "=MIN..MAX";
+    if (!needed.symbol.empty() && bounds.find(dim) == std::string::npos) bounds += dim;
+  }
+  const std::string whose = problem.needed.size() == 1 ? "its shape" : "their shapes";
+  return model + ": " + problem.reason + "; give " + whose + ":" + flags +
+         (bounds.empty() ? "" : " (or bounds for the dimensions that vary:" + bounds + ")");
 }
 
 int run_compile(const CompileCommandOptions& options) {
@@ -289,7 +296,8 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                     "Leave out the portable fallback of each delegated partition (each blob then holds its own "
                     "copy of its weights)");
   command->add_option("--input-shape", options->input_shapes,
-                      "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable)");
+                      "NAME=D0,D1,...: a static shape for an input with dynamic dimensions (repeatable; e.g. "
+                      "--input-shape input=1,3,224,224; an error names every input that needs one)");
   command->add_option("--input-value", options->input_values,
                       "NAME=V0,V1,...: bind an input to these values (a sample rate, a flag): it becomes a constant, "
                       "no longer an input of the program, and what depends on it folds, control flow included "

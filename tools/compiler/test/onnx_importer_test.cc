@@ -1454,6 +1454,26 @@ INSTANTIATE_TEST_SUITE_P(Files, OnnxTestData,
                            return name;
                          });
 
+TEST(OnnxImporter, EveryInputThatNeedsAShapeIsNamedInOneError) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "a", {-1, 3});
+  add_input(model, "b", {2, -1});
+  add_node(model, "Add", "sum", {"a", "b"}, {"y"});
+  add_output(model, "y", {2, 3});
+  InputShapeProblem problem;
+  ImportOptions options;
+  options.input_shape_problem = &problem;
+  Result<ImportedModel> refused = import_model(model, options);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), AllOf(HasSubstr("input 'a' has a dynamic dimension 0"),
+                                                HasSubstr("input 'b' has a dynamic dimension 1"),
+                                                HasSubstr("give their shapes in ImportOptions::input_shapes")));
+  ASSERT_EQ(problem.needed.size(), 2u);
+  EXPECT_EQ(problem.needed[0].input, "a");
+  EXPECT_EQ(problem.needed[1].input, "b");
+  EXPECT_EQ(problem.input, "a");
+}
+
 TEST(OnnxImporter, AnInputBoundToAValueFoldsTheIfItDecides) {
   const onnx::ModelProto model = if_model(/*constant_condition=*/false, false);
   ImportOptions options;

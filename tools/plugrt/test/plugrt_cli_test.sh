@@ -140,7 +140,7 @@ check compile-shape-unknown-input 1 "^plugrt compile: .*tiny_cnn\.onnx: --input-
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape nope=1
 check compile-shape-wrong-rank 1 "--input-shape: input 'input' has rank 4, the shape given has rank 2$" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --input-shape input=1,3
-check compile-dim-needed 1 "dynamic dimension 2 \('len'\) in \[1,8,len\]; give its bounds with --dim len=MIN\.\.MAX or its shape with --input-shape input=D0,D1,D2$" -- \
+check compile-dim-needed 1 "dynamic dimension 2 \('len'\) in \[1,8,len\]; give its shape: --input-shape input=D0,D1,D2 \(or bounds for the dimensions that vary: --dim len=MIN\.\.MAX\)$" -- \
   "$plugrt" compile "$models/varying_conv1d.onnx" -o "$dir/x.prt"
 check compile-dim-malformed 2 "^plugrt compile: --dim 'len=8' is not NAME=MIN\.\.MAX$" -- \
   "$plugrt" compile "$models/varying_conv1d.onnx" -o "$dir/x.prt" --dim len=8
@@ -232,6 +232,17 @@ for t in types:
     values = np.array([[1, 0, 3], [250, 7, 1]]).astype("?" if t == "b1" else t)
     np.save(f"{d}/x_{t}.npy", values)
 PYTHON
+  /usr/bin/python3 - "$dir" <<'PYTHON'
+import sys, onnx
+from onnx import helper, TensorProto
+graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], "two_dynamic",
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 3]) for n in ("a", "b")],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"{sys.argv[1]}/two_dynamic.onnx")
+PYTHON
+  check compile-names-every-input-needing-a-shape 1 \
+    "input 'a' .*; input 'b' .*give their shapes: --input-shape a=D0,D1 --input-shape b=D0,D1 \(or bounds for the dimensions that vary: --dim N=MIN..MAX\)$" -- \
+    "$plugrt" compile "$dir/two_dynamic.onnx" -o "$dir/two_dynamic.prt"
   check compile-dtypes 0 "compiled .*dtypes.prt" -- "$plugrt" compile "$dir/dtypes.onnx" -o "$dir/dtypes.prt"
   inputs=() expects=()
   for t in f8 i2 u2 u4 u8 i1 b1; do inputs+=(--input "x_$t=$dir/x_$t.npy"); expects+=(--expect "y_$t=$dir/x_$t.npy"); done
