@@ -12,6 +12,7 @@
 
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 struct RunResult {
@@ -44,6 +45,25 @@ TEST(ContractKit, PassesOnAGoodPluginWrittenWithTheWrapper) {
   // It says which sample graph the checks used and what partition took of each tried.
   EXPECT_THAT(r.output, HasSubstr("[ SAMPLES  ] backend 'relu': uses Relu on float32[2,3]"));
   EXPECT_THAT(r.output, HasSubstr("Relu on float32[2,3]: partition took node 'Relu_0' (Relu)"));
+}
+
+TEST(ContractKit, AnUnavailableBackendSkipsUnlessAvailabilityIsRequired) {
+  RunResult skipped = run_kit(test_plugin("sdk_unavailable"));
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.output;
+  EXPECT_THAT(skipped.output, HasSubstr("is unavailable here: no test device is attached"));
+  RunResult required = run_kit(test_plugin("sdk_unavailable"), "--require-available");
+  EXPECT_EQ(required.exit_code, 1) << required.output;
+  EXPECT_THAT(required.output, HasSubstr("is unavailable here (--require-available): no test device is attached"));
+}
+
+TEST(ContractKit, AnUnknownFlagIsAnErrorNotAPass) {
+  RunResult r = run_kit(test_plugin("sdk_good"), "--no-such-flag");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown argument '--no-such-flag'"));
+  RunResult help = run_kit(test_plugin("sdk_good"), "--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.output, AllOf(HasSubstr("--isolate"), HasSubstr("--require-available"), HasSubstr("--model"),
+                                 HasSubstr("--conformance")));
 }
 
 TEST(ContractKit, SaysWhichSampleGraphsThePartitionRefused) {

@@ -559,9 +559,11 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
   std::string unavailable_reason_;
 };
 
-#define SKIP_UNLESS_AVAILABLE() \
-  if (available()) {            \
-  } else                        \
+#define SKIP_UNLESS_AVAILABLE()                                                                                    \
+  if (available()) {                                                                                               \
+  } else if (config().require_available) {                                                                         \
+    FAIL() << "backend '" << GetParam() << "' is unavailable here (--require-available): " << unavailable_reason_; \
+  } else                                                                                                           \
     GTEST_SKIP() << "backend '" << GetParam() << "' is unavailable here: " << unavailable_reason_
 #define SKIP_UNLESS_SAMPLE(s) \
   const Sample* s = sample(); \
@@ -999,11 +1001,21 @@ int run_contract_tests(int argc, char** argv) {
       contract.isolated = true;
       continue;
     }
+    if (arg == "--require-available") {
+      contract.require_available = true;
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--gtest_filter=...]\n"
+      std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
+                   "                            [--gtest_filter=...]\n"
                    "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md); with --isolate,\n"
-                   "its backends run in a plugrt-backend-host process, as the runtime's --isolate runs them.\n";
+                   "its backends run in a plugrt-backend-host process, as the runtime's --isolate runs them;\n"
+                   "with --require-available, a backend that says it is unavailable fails instead of skipping.\n";
       return 0;
+    }
+    if (arg.rfind("--gtest_", 0) != 0) {  // a typo in a vendor's CI must not pass
+      std::cerr << "plugrt-contract-test: unknown argument '" << arg << "' (see --help)\n";
+      return 2;
     }
     rest.push_back(argv[i]);
   }

@@ -15,8 +15,9 @@ namespace {
 
 constexpr char kUsage[] =
     "usage:\n"
-    "  plugrt-contract-test --plugin PATH [--blob FILE] [--gtest_filter=...]\n"
-    "      the contract checks (see sdk/README.md)\n"
+    "  plugrt-contract-test --plugin PATH [--blob FILE] [--require-available] [--gtest_filter=...]\n"
+    "      the contract checks (see sdk/README.md); --require-available fails a backend that says\n"
+    "      it is unavailable instead of skipping its checks\n"
     "  plugrt-contract-test --plugin PATH [--backend NAME] --model M.onnx --input NAME=FILE.npy ...\n"
     "                       --expect NAME=FILE.npy ...\n"
     "      your model through the plugin alone (partition, preprocess, init, execute), each\n"
@@ -24,7 +25,16 @@ constexpr char kUsage[] =
     "  plugrt-contract-test --plugin PATH [--backend NAME] --conformance [--onnx-test-data DIR]\n"
     "                       [--threads N] [--json FILE]\n"
     "      every ONNX node test whose nodes the plugin's partition takes, through the plugin\n"
-    "      alone: a per-op table and 'N passed, N failed, N skipped'; exit 1 when one fails\n";
+    "      alone: a per-op table and 'N passed, N failed, N skipped'; exit 1 when one fails\n"
+    "every mode takes --isolate: the plugin's backends run in plugrt-backend-host processes, as the\n"
+    "runtime's --isolate runs them; an argument none of them knows is an error\n";
+
+bool arg_is_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -55,10 +65,6 @@ int main(int argc, char** argv) {
       out->push_back(one);
       return true;
     };
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
     if (arg == "--conformance") {
       conformance_mode = true;
       continue;
@@ -68,6 +74,7 @@ int main(int argc, char** argv) {
       continue;
     }
     std::string ignored;
+    if (arg == "--require-available" || arg == "--help" || arg == "-h") continue;  // the contract checks' own
     if (value("--plugin", &model.plugin_path) || value("--backend", &model.backend) || value("--model", &model.model) ||
         values("--input", &model.inputs) || values("--expect", &model.expected) ||
         value("--onnx-test-data", &conformance.data) || value("--json", &conformance.json) ||
@@ -76,7 +83,13 @@ int main(int argc, char** argv) {
     }
     unknown.push_back(arg);
   }
-  if (model.model.empty() && !conformance_mode) return plugrt::sdk::testing::run_contract_tests(argc, argv);
+  if (model.model.empty() && !conformance_mode) {
+    if (arg_is_help(argc, argv)) {
+      std::cout << kUsage;
+      return 0;
+    }
+    return plugrt::sdk::testing::run_contract_tests(argc, argv);
+  }
 
   if (model.plugin_path.empty()) {
     std::cerr << "plugrt-contract-test: --plugin PATH is required\n" << kUsage;

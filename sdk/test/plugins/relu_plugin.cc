@@ -10,6 +10,7 @@
 //   VARIANT_EXTRA_SYMBOL    exports one more function (built without the version script)
 //   VARIANT_THROWS          execute throws (the wrapper must turn it into Internal)
 //   VARIANT_WRONG_RESULT    execute lets negative values through (a wrong ReLU)
+//   VARIANT_UNAVAILABLE     is_available says no (no device attached)
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -61,6 +62,10 @@ class ReluBackend : public sdk::Backend {
   static constexpr char kName[] = "relu";
   static constexpr char kDescription[] = "ReLU for the SDK's own tests";
   static constexpr bool kHasAot = true;
+
+#if defined(VARIANT_UNAVAILABLE)
+  sdk::Availability is_available(sdk::Host) override { return sdk::Availability::no("no test device is attached"); }
+#endif
 
   sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& c) override {
     if (c.blob_size < sizeof(kMagic) || std::memcmp(c.blob, kMagic, sizeof(kMagic)) != 0) {

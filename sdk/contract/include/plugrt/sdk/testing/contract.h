@@ -27,6 +27,10 @@ struct ContractConfig {
   /// compile time, stay in this process. Host-allocation checks are skipped there (the
   /// backend host's allocator is not the kit's).
   bool isolated = false;
+  /// A backend that says it is unavailable fails the checks that need it
+  /// (`--require-available`) instead of skipping them: for a vendor's CI on the device
+  /// the backend is for, where unavailable means broken.
+  bool require_available = false;
 };
 
 /// Parses --plugin, --blob and --isolate out of argv (and --help), sets up the suite, runs every
