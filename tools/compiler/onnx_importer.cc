@@ -1005,6 +1005,11 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
     if (!status.is_ok()) return error(status.code(), status.message());
     opset_ = kMinOnnxOpset;
   }
+  if (opset_ > kComputedOnnxOpset && opset_ <= kMaxOnnxOpset) {  // opsets 18 to 21, in their opset-17 forms
+    Status status = onnx_import::lower_to_opset_17(&model, opset_);
+    if (!status.is_ok()) return error(status.code(), status.message());
+    opset_ = kComputedOnnxOpset;
+  }
   if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
     return error(Error::kNotSupported, "opset " + std::to_string(opset_) +
                                            " of the default ONNX domain is not supported (plugrt imports opsets " +

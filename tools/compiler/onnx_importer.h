@@ -86,9 +86,12 @@ struct ImportedModel {
 
 /// The lowest and highest default-domain opsets the importer reads. A model below
 /// kMinOnnxOpset is first upgraded to it with ONNX's version converter (kNotSupported,
-/// naming the file, its opset and the converter's reason, when that fails).
+/// naming the file, its opset and the converter's reason, when that fails); a model above
+/// kComputedOnnxOpset is written in that opset's forms (onnx_newer_opsets.cc), since the
+/// ONNX library the importer uses knows none newer.
 inline constexpr int64_t kMinOnnxOpset = 7;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+inline constexpr int64_t kComputedOnnxOpset = 17;
+inline constexpr int64_t kMaxOnnxOpset = 21;
 
 /// Imports the model at `path`. Errors:
 ///  - kAccessFailed: the file cannot be read (the message names it);

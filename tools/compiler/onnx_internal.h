@@ -127,6 +127,9 @@ bool is_inference_dropout(const onnx::NodeProto& node, const std::set<std::strin
 /// Upgrades a model of default-domain opset `from` to opset `to` with ONNX's version
 /// converter; kNotSupported with the converter's reason (alone) when it cannot.
 Status upgrade_opset(onnx::ModelProto* model, int64_t from, int64_t to);
+/// Rewrites a model of default-domain opset 18 to 21 as opset 17 (onnx_newer_opsets.cc).
+/// Errors (kNotSupported) name the node, its op and opset, and what has no opset-17 form.
+Status lower_to_opset_17(onnx::ModelProto* model, int64_t opset);
 
 /// Shape (with opset 15's start and end) or Size of a value of static shape `dims`.
 Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims);

@@ -1474,6 +1474,30 @@ TEST(OnnxImporter, EveryInputThatNeedsAShapeIsNamedInOneError) {
   EXPECT_EQ(problem.input, "a");
 }
 
+TEST(OnnxImporter, NewerOpsetsAreWrittenInTheirOpset17FormsOrRefusedSayingWhy) {
+  onnx::ModelProto model = make_model(18);
+  add_input(model, "x", {2, 3});
+  add_int64_initializer(model, "axes", {1}, {1});
+  add_node(model, "ReduceMean", "mean", {"x", "axes"}, {"m"});
+  add_node(model, "Mish", "mish", {"m"}, {"y"});
+  add_output(model, "y", {2, 1});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->opset, 17);
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("ReduceMean", "Softplus", "Tanh", "Mul"));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 1));
+
+  add_node(model, "GroupNormalization", "groups", {"x", "x", "x"}, {"g"});
+  Result<ImportedModel> refused = import_model(model);
+  EXPECT_EQ(refused.code(), Error::kNotSupported);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("node 'groups' (GroupNormalization, opset 18): op 'GroupNormalization' has no form in opset 17"));
+
+  model.mutable_opset_import(0)->set_version(22);
+  EXPECT_THAT(import_model(model).status().message(), HasSubstr("opset 22 of the default ONNX domain is not supported"));
+}
+
 TEST(OnnxImporter, AnInputBoundToAValueFoldsTheIfItDecides) {
   const onnx::ModelProto model = if_model(/*constant_condition=*/false, false);
   ImportOptions options;

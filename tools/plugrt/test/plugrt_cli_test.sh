@@ -243,6 +243,37 @@ PYTHON
   check compile-names-every-input-needing-a-shape 1 \
     "input 'a' .*; input 'b' .*give their shapes: --input-shape a=D0,D1 --input-shape b=D0,D1 \(or bounds for the dimensions that vary: --dim N=MIN..MAX\)$" -- \
     "$plugrt" compile "$dir/two_dynamic.onnx" -o "$dir/two_dynamic.prt"
+  # Opset 20, read natively: ReduceMax with axes as an input (18), Mish (18), Gelu (20),
+  # Split with num_outputs (18); the outputs checked against NumPy's.
+  /usr/bin/python3 - "$dir" <<'PYTHON'
+import sys, numpy as np, onnx
+from math import erf
+from onnx import helper, TensorProto, numpy_helper
+d = sys.argv[1]
+nodes = [helper.make_node("ReduceMax", ["x", "axes"], ["m"], keepdims=1), helper.make_node("Mish", ["m"], ["mish"]),
+         helper.make_node("Gelu", ["mish"], ["y"]),
+         helper.make_node("Split", ["x"], ["s0", "s1"], axis=2, num_outputs=2)]
+graph = helper.make_graph(nodes, "opset20", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1, 4]),
+                           helper.make_tensor_value_info("s1", TensorProto.FLOAT, [2, 3, 2])],
+                          [numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+model.ir_version = 9
+onnx.save(model, f"{d}/opset20.onnx")
+x = np.random.default_rng(3).uniform(-3, 3, (2, 3, 4)).astype(np.float32)
+m = x.max(axis=1, keepdims=True)
+mish = m * np.tanh(np.log1p(np.exp(m)))
+np.save(f"{d}/x20.npy", x)
+np.save(f"{d}/y20.npy", (0.5 * mish * (1 + np.vectorize(erf)(mish / np.sqrt(2)))).astype(np.float32))
+np.save(f"{d}/s1_20.npy", x[:, :, 2:])
+model.opset_import[0].version = 22
+onnx.save(model, f"{d}/opset22.onnx")
+PYTHON
+  check compile-opset-20 0 "compiled .*opset20.prt" -- "$plugrt" compile "$dir/opset20.onnx" -o "$dir/opset20.prt"
+  check run-opset-20 0 "output y matches.*" -- "$plugrt" run "$dir/opset20.prt" --input "x=$dir/x20.npy" \
+    --expect "y=$dir/y20.npy" --expect "s1=$dir/s1_20.npy"
+  check compile-opset-22-refused 1 "opset 22 of the default ONNX domain is not supported \(plugrt imports opsets 7 to 21\)" -- \
+    "$plugrt" compile "$dir/opset22.onnx" -o "$dir/opset22.prt"
   check compile-dtypes 0 "compiled .*dtypes.prt" -- "$plugrt" compile "$dir/dtypes.onnx" -o "$dir/dtypes.prt"
   inputs=() expects=()
   for t in f8 i2 u2 u4 u8 i1 b1; do inputs+=(--input "x_$t=$dir/x_$t.npy"); expects+=(--expect "y_$t=$dir/x_$t.npy"); done
