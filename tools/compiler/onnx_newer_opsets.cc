@@ -97,6 +97,10 @@ class Lowering {
       *out->add_node() = *node;  // the importer refuses other domains, naming them
       return Status::ok();
     }
+    if ((op == "Mish" || op == "Gelu") &&
+        (node->input_size() != 1 || node->output_size() != 1 || node->input(0).empty() || node->output(0).empty())) {
+      return refuse(*node, "takes one input and gives one output");
+    }
     if (op == "Mish") return mish(*node, out);
     if (op == "Gelu") return gelu(*node, out);
     if (op.rfind("Reduce", 0) == 0 && op != "ReduceSum") PLUGRT_RETURN_IF_ERROR(reduce(*out, node));
