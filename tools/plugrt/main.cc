@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "escaping_output.h"
 #include "plugrt/trusted_path.h"
 
 int main(int argc, char** argv) {
+  const plugrt::tools::EscapingOutput escaping;  // no control byte from a file reaches the terminal
   // Set-uid or set-gid: no variable of the invoking user names a file this process uses.
   if (plugrt::secure_execution()) {
     for (const char* name : {"PLUGRT_CACHE_DIR", "PLUGRT_PLUGIN_PATH", "PLUGRT_PLUGIN_ALLOW_LIST", "XDG_CACHE_HOME"}) {

@@ -269,6 +269,19 @@ np.save(f"{d}/s1_20.npy", x[:, :, 2:])
 model.opset_import[0].version = 22
 onnx.save(model, f"{d}/opset22.onnx")
 PYTHON
+  # A name with an escape sequence in it is printed escaped, never as it is.
+  /usr/bin/python3 - "$dir" <<'PYTHON'
+import sys, onnx
+from onnx import helper, TensorProto
+graph = helper.make_graph([helper.make_node("Relu\x1b[31mred", ["x"], ["y"], name="n\rame")], "escapes",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"{sys.argv[1]}/escapes.onnx")
+PYTHON
+  check compile-escapes-names 1 "node 'n[\\]x0dame' \(Relu[\\]x1b\[31mred, opset 17\)" -- \
+    "$plugrt" compile "$dir/escapes.onnx" -o "$dir/escapes.prt"
+  check compile-escapes-names-raw 1 "^no-escape-byte$" -- sh -c \
+    "\"$plugrt\" compile \"$dir/escapes.onnx\" -o \"$dir/escapes.prt\" 2>&1 | grep -q \"\$(printf '\\033')\" && echo raw || { echo no-escape-byte; exit 1; }"
   check compile-opset-20 0 "compiled .*opset20.prt" -- "$plugrt" compile "$dir/opset20.onnx" -o "$dir/opset20.prt"
   check run-opset-20 0 "output y matches.*" -- "$plugrt" run "$dir/opset20.prt" --input "x=$dir/x20.npy" \
     --expect "y=$dir/y20.npy" --expect "s1=$dir/s1_20.npy"
