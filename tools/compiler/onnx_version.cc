@@ -75,6 +75,29 @@ std::string unstated_gemm_rank(const onnx::GraphProto& graph) {
 
 }  // namespace
 
+namespace {
+
+/// ONNX 1.12's converter turns an opset-1 to 4 Reshape's `shape` attribute into a
+/// Constant input whose tensor has the values but no dims (a scalar holding several
+/// elements, which nothing accepts): such a Constant gets the one dimension its values
+/// give, in `graph` and its subgraphs.
+void repair_shape_constants(onnx::GraphProto* graph) {
+  for (onnx::NodeProto& node : *graph->mutable_node()) {
+    for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) repair_shape_constants(attribute.mutable_g());
+      for (onnx::GraphProto& subgraph : *attribute.mutable_graphs()) repair_shape_constants(&subgraph);
+      if (node.op_type() != "Constant" || attribute.name() != "value" || !attribute.has_t()) continue;
+      onnx::TensorProto* tensor = attribute.mutable_t();
+      if (tensor->dims_size() == 0 && tensor->data_type() == onnx::TensorProto::INT64 &&
+          tensor->int64_data_size() > 1) {
+        tensor->add_dims(tensor->int64_data_size());
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Status upgrade_opset(onnx::ModelProto* model, int64_t from, int64_t to) {
   const std::string cannot = "opset " + std::to_string(from) +
                              " of the default ONNX domain cannot be upgraded to opset " + std::to_string(to) +
@@ -98,6 +121,7 @@ Status upgrade_opset(onnx::ModelProto* model, int64_t from, int64_t to) {
   } catch (const std::exception& e) {
     return Status(Error::kNotSupported, cannot + "ONNX's version converter says: " + e.what());
   }
+  repair_shape_constants(model->mutable_graph());
   return Status::ok();
 }
 

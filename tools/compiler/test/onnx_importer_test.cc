@@ -834,6 +834,23 @@ TEST(OnnxImporter, RefusesOpsetsAboveTheRange) {
   for (int64_t opset : {18, 19, 20, 21}) EXPECT_TRUE(import_model(relu_model(opset)).is_ok()) << opset;
 }
 
+TEST(OnnxImporter, UpgradesAnOpset1ReshapeWhoseShapeIsAnAttribute) {
+  onnx::ModelProto model = make_model(1);
+  model.set_ir_version(3);
+  add_input(model, "x", {2, 3});
+  onnx::NodeProto* reshape = add_node(model, "Reshape", "reshape", {"x"}, {"y"});
+  onnx::AttributeProto* shape = reshape->add_attribute();
+  shape->set_name("shape");
+  shape->set_type(onnx::AttributeProto::INTS);
+  shape->add_ints(3);
+  shape->add_ints(2);
+  add_output(model, "y", {3, 2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(3, 2));
+}
+
 TEST(OnnxImporter, UpgradesOpsetsBelow7) {
   // Opset 6's Add broadcasts only with broadcast = 1; the converter rewrites it to opset 7's.
   onnx::ModelProto model = make_model(6);
@@ -1466,9 +1483,9 @@ TEST(OnnxImporter, EveryInputThatNeedsAShapeIsNamedInOneError) {
   options.input_shape_problem = &problem;
   Result<ImportedModel> refused = import_model(model, options);
   ASSERT_FALSE(refused.is_ok());
-  EXPECT_THAT(refused.status().message(), AllOf(HasSubstr("input 'a' has a dynamic dimension 0"),
-                                                HasSubstr("input 'b' has a dynamic dimension 1"),
-                                                HasSubstr("give their shapes in ImportOptions::input_shapes")));
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("input 'a' has a dynamic dimension 0"), HasSubstr("input 'b' has a dynamic dimension 1"),
+                    HasSubstr("give their shapes in ImportOptions::input_shapes")));
   ASSERT_EQ(problem.needed.size(), 2u);
   EXPECT_EQ(problem.needed[0].input, "a");
   EXPECT_EQ(problem.needed[1].input, "b");
@@ -1492,11 +1509,13 @@ TEST(OnnxImporter, NewerOpsetsAreWrittenInTheirOpset17FormsOrRefusedSayingWhy) {
   add_node(model, "GroupNormalization", "groups", {"x", "x", "x"}, {"g"});
   Result<ImportedModel> refused = import_model(model);
   EXPECT_EQ(refused.code(), Error::kNotSupported);
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("node 'groups' (GroupNormalization, opset 18): op 'GroupNormalization' has no form in opset 17"));
+  EXPECT_THAT(
+      refused.status().message(),
+      HasSubstr("node 'groups' (GroupNormalization, opset 18): op 'GroupNormalization' has no form in opset 17"));
 
   model.mutable_opset_import(0)->set_version(22);
-  EXPECT_THAT(import_model(model).status().message(), HasSubstr("opset 22 of the default ONNX domain is not supported"));
+  EXPECT_THAT(import_model(model).status().message(),
+              HasSubstr("opset 22 of the default ONNX domain is not supported"));
 }
 
 TEST(OnnxImporter, AnInputBoundToAValueFoldsTheIfItDecides) {
