@@ -23,6 +23,45 @@ std::string label(const DelegateContents& delegate) {
   return "delegate '" + delegate.name + "' (" + delegate.backend + ")";
 }
 
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The graph's inputs and outputs must be what the program declares of the values its
+/// instruction passes (dtype, and shape where neither side varies): placed again, the
+/// method runs the graph, so a graph that says otherwise would silently run other shapes.
+Status check_interface(const MethodContents& method, const DelegateContents& delegate, const ir::Graph& graph) {
+  auto check = [&](const flatbuffers::Vector<int32_t>* ends, const std::vector<uint32_t>& values,
+                   const char* role) -> Status {
+    for (size_t i = 0; i < values.size(); ++i) {
+      const int32_t index = ends != nullptr && i < ends->size() ? ends->Get(static_cast<uoffset_t>(i)) : -1;
+      const ir::Value* value =
+          graph.values() != nullptr && index >= 0 && static_cast<uoffset_t>(index) < graph.values()->size()
+              ? graph.values()->Get(static_cast<uoffset_t>(index))
+              : nullptr;
+      if (value == nullptr || values[i] >= method.values.size()) {
+        return Status(Error::kInvalidProgram, label(delegate) + ": its portable graph's " + role + " " +
+                                                  std::to_string(i) + " is out of range");
+      }
+      const TensorSpec& declared = method.values[values[i]];
+      const bool varies = declared.varies() || (value->dims() != nullptr && value->dims()->size() > 0);
+      const std::vector<int64_t> shape = shape_of(*value);
+      if (static_cast<DType>(value->dtype()) != declared.dtype || (!varies && shape != declared.shape)) {
+        return Status(Error::kInvalidProgram,
+                      label(delegate) + ": its portable graph's " + role + " " + std::to_string(i) + " is " +
+                          std::string(to_string(static_cast<DType>(value->dtype()))) + " " + dims_text(shape) +
+                          ", but the program declares '" + declared.name + "' " +
+                          std::string(to_string(declared.dtype)) + " " + dims_text(declared.shape));
+      }
+    }
+    return Status::ok();
+  };
+  PLUGRT_RETURN_IF_ERROR(check(graph.inputs(), delegate.inputs, "input"));
+  return check(graph.outputs(), delegate.outputs, "output");
+}
+
 }  // namespace
 
 Result<MethodGraph> method_graph(const MethodContents& method) {
@@ -44,6 +83,7 @@ Result<MethodGraph> method_graph(const MethodContents& method) {
                                                 " outputs, its instruction " + std::to_string(delegate.inputs.size()) +
                                                 " and " + std::to_string(delegate.outputs.size()));
     }
+    PLUGRT_RETURN_IF_ERROR(check_interface(method, delegate, graph));
   }
   MethodGraph result;
   if (method.delegates.size() == 1 && method.delegates[0].inputs == method.inputs &&
