@@ -967,7 +967,9 @@ Result<std::vector<uint8_t>> Importer::run_subgraph(onnx::ModelProto& model) {
 
 Status Importer::bind_input_values(onnx::ModelProto* model) {
   onnx::GraphProto* graph = model->mutable_graph();
-  for (const auto& [name, values] : options_.input_values) {
+  for (const auto& bound : options_.input_values) {
+    const std::string& name = bound.first;
+    const std::vector<double>& values = bound.second;
     auto input = std::find_if(graph->input().begin(), graph->input().end(),
                               [&](const onnx::ValueInfoProto& info) { return info.name() == name; });
     if (input == graph->input().end()) {
