@@ -185,6 +185,9 @@ sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph
   const size_t num_outputs = length(root.outputs());
   tensors->ids.assign(num_tensors, XNN_INVALID_VALUE_ID);
   tensors->counts.assign(num_tensors, 0);
+  // Each external id names one XNNPACK value: two tensors claiming it would be one value
+  // with two writers, which XNNPACK asserts against (found by the blob fuzzer).
+  std::vector<bool> external_taken(num_inputs + num_outputs, false);
   for (size_t t = 0; t < num_tensors; ++t) {
     const blob::Tensor* tensor = root.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
     const std::string where = "XNNPACK blob tensor " + std::to_string(t);
@@ -223,6 +226,15 @@ sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph
       }
       external_id = static_cast<uint32_t>(num_inputs + static_cast<size_t>(tensor->external_output()));
       flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+    }
+    if (external_id != XNN_INVALID_VALUE_ID) {
+      if (external_taken[external_id]) {
+        return invalid(where + " is the partition's " +
+                       (flags == XNN_VALUE_FLAG_EXTERNAL_INPUT ? "input " : "output ") +
+                       std::to_string(flags == XNN_VALUE_FLAG_EXTERNAL_INPUT ? external_id : external_id - num_inputs) +
+                       ", which another tensor already is");
+      }
+      external_taken[external_id] = true;
     }
     const xnn_status status = xnn_define_tensor_value(subgraph, xnn_datatype_fp32, rank, dims,
                                                       tensor->data() != nullptr ? tensor->data()->data() : nullptr,
