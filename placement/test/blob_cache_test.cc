@@ -20,6 +20,7 @@
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/program_builder.h"
+#include "relu_program.h"
 #include "scratch_directory.h"
 
 namespace plugrt::placement {
@@ -156,27 +157,7 @@ TEST(BlobCacheTest, AnUnwritableDirectoryIsAnErrorNamingIt) {
   EXPECT_FALSE(cache.find(key_of(1)));
 }
 
-/// A program of one portable Relu over float32[n]: what a placed entry belongs to.
-Program relu_program(int64_t n) {
-  GraphBuilder graph;
-  const ValueId x = graph.add_value("x", DType::kFloat32, {n});
-  const ValueId y = graph.add_value("y", DType::kFloat32, {n});
-  graph.add_node("Relu", "relu", {x}, {y});
-  graph.add_input(x);
-  graph.add_output(y);
-  ProgramBuilder builder;
-  MethodBuilder& method = builder.add_method("forward");
-  const uint32_t in = method.add_value("x", DType::kFloat32, {n});
-  const uint32_t out = method.add_value("y", DType::kFloat32, {n});
-  method.add_input(in);
-  method.add_output(out);
-  method.add_instruction(method.add_delegate("portable:0", kPortableBackendName, graph.finish()), {in}, {out});
-  Result<std::vector<uint8_t>> bytes = builder.finish();
-  EXPECT_TRUE(bytes.is_ok());
-  Result<Program> program = Program::from_bytes(*bytes, "relu.prt");
-  EXPECT_TRUE(program.is_ok());
-  return *program;
-}
+using testing::relu_program;
 
 TEST(PlacedEntryTest, KeepsTheReportLinesAndTheBackendsLeftOutAsUnavailable) {
   const Program program = relu_program(8);
