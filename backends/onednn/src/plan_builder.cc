@@ -71,7 +71,6 @@ dnnl::algorithm eltwise_algorithm(Algorithm algorithm) {
   }
 }
 
-/// Whether oneDNN implements a convolution as im2col + GEMM (its slow general path).
 /// How many of the op's post-ops from `first` on one primitive may take. oneDNN 2.6's
 /// JIT kernels keep one element-wise injector per algorithm, built for the first post-op
 /// of that algorithm: a later one with other parameters (Mul then Div, both linear;
@@ -90,6 +89,7 @@ size_t fusable_post_ops(const blob::Op& op, size_t first) {
   return i - first;
 }
 
+/// Whether oneDNN implements a convolution as im2col + GEMM (its slow general path).
 bool is_im2col_gemm(const dnnl::convolution_forward::primitive_desc& pd) {
   const std::string implementation = pd.impl_info_str();
   return implementation.find("gemm") != std::string::npos && implementation.find("brg") == std::string::npos;
