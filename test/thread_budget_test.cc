@@ -128,5 +128,25 @@ TEST_F(ThreadBudgetTest, PluginsOfAnOlderAndANewerMinorTakeTurnsWithTheHandOff) 
   EXPECT_THAT(probe_lines("execute "), ElementsAre("execute flags=" + kPark));
 }
 
+TEST_F(ThreadBudgetTest, EachCallSaysHowManyThreadsItMayUse) {
+  // The chooser's first calls measure the budget, then one thread; a fixed method keeps
+  // the budget on every call.
+  Result<Method> method = run({"probe_a"}, 2);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  EXPECT_EQ(method->last_call_threads(), 2u);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(method->execute().is_ok());
+  EXPECT_EQ(method->last_call_threads(), 1u);
+  EXPECT_THAT(probe_lines("call threads="), ElementsAre("call threads=2", "call threads=2", "call threads=2",
+                                                        "call threads=1", "call threads=1", "call threads=1"));
+}
+
+TEST_F(ThreadBudgetTest, AnOlderPluginRunsCallsOnItsBudget) {
+  // The 1.0 plugin's execute args end before num_threads: it reads none and runs.
+  Result<Method> method = run({"older", "probe_a"}, 2);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(method->execute().is_ok());
+  EXPECT_THAT(probe_lines("call threads="), ::testing::SizeIs(6));
+}
+
 }  // namespace
 }  // namespace plugrt::testing

@@ -166,7 +166,7 @@ void DelegateHandle::reset() {
 }
 
 Status DelegateHandle::execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
-                               plugrt_execute_flags flags, Span<const int64_t> symbol_values) {
+                               plugrt_execute_flags flags, Span<const int64_t> symbol_values, size_t num_threads) {
   if (handle_ == nullptr) {
     return Status(Error::kDelegateInvalidHandle, "execute on a moved-from or destroyed handle");
   }
@@ -177,7 +177,8 @@ Status DelegateHandle::execute(Span<const DLTensor* const> inputs, Span<const DL
                                  outputs.size(),
                                  flags,
                                  symbol_values.empty() ? nullptr : symbol_values.data(),
-                                 symbol_values.size()};
+                                 symbol_values.size(),
+                                 num_threads};
   // A report left by an earlier call that succeeded must not explain a failure here.
   clear_reported_error();
   plugrt_status status;

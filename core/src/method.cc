@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
+#include "call_threads.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_constants.h"
 #include "plugrt/memory_planner.h"
@@ -65,6 +67,8 @@ struct Method::State {
   std::vector<Fallback> fallbacks;      // per delegate
   std::vector<Call> calls;              // per instruction
   std::atomic<bool> executing{false};   // a call is running: one at a time
+  internal::ThreadChooser threads{1, false};
+  size_t cores = 1;  // what the process may run on: the process share's bound
 
   /// Dimensions that vary (format 1.2): the symbols, bound from the inputs' shapes on
   /// each call, and the values whose dimensions they give.
@@ -80,8 +84,12 @@ struct Method::State {
   Status run_shape_on_fallback(Call& call, const Status& refusal);
   /// A built-in portable handle over `fallback`'s blob; errors say `why` it was needed.
   Result<DelegateHandle> init_fallback(const Fallback& fallback, const Status& why) const;
-  /// Runs `call`'s inputs and outputs through `handle`, with the symbols' values.
+  /// Runs `call`'s inputs and outputs through `handle`, with the symbols' values, on at
+  /// most `call_threads` threads.
   Status execute_call(DelegateHandle& handle, const Call& call) const;
+  /// Runs every call in order.
+  Status run_calls();
+  size_t call_threads = 0;  // this call's thread count
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
@@ -325,6 +333,8 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
 
   // Delegates: resolve, check, init; or fall back.
   state->report.num_threads = resolve_thread_budget(options.num_threads);
+  state->threads = internal::ThreadChooser(state->report.num_threads, options.adapt_threads);
+  state->cores = available_cores();
   const size_t num_delegates = method->delegates() != nullptr ? method->delegates()->size() : 0;
   state->report.delegates.resize(num_delegates);
   state->handles.reserve(num_delegates);
@@ -504,7 +514,7 @@ Status Method::State::execute_call(DelegateHandle& handle, const Call& call) con
   return handle.execute(
       Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
       Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs),
-      call.flags, Span<const int64_t>(symbols.values()));
+      call.flags, Span<const int64_t>(symbols.values()), call_threads);
 }
 
 Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
@@ -573,20 +583,35 @@ Status Method::execute() {
     ~Done() { flag.store(false, std::memory_order_release); }
   } done{state_->executing};
   if (state_->symbols.num_symbols() > 0) PLUGRT_RETURN_IF_ERROR(state_->set_varying_shapes());
-  Profiler* profiler = state_->environment->profiler();
-  for (State::Call& call : state_->calls) {
+  State& state = *state_;
+  state.call_threads = internal::CoreShare::take(state.threads.next(), state.cores);
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = state.run_calls();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  internal::CoreShare::give_back(state.call_threads);
+  if (status.is_ok()) {
+    state.threads.record(state.call_threads,
+                         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()));
+  }
+  return status;
+}
+
+Status Method::State::run_calls() {
+  Profiler* profiler = environment->profiler();
+  for (Call& call : calls) {
     const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;
-    Status status = state_->execute_call(*call.handle, call);
+    Status status = execute_call(*call.handle, call);
     if (profiler != nullptr) profiler->end(token);
-    if (status.code() == Error::kDelegateCrashed) status = state_->fall_back_after_crash(call, status);
-    if (status.code() == Error::kDelegateInvalidCompatibility && state_->symbols.num_symbols() > 0) {
-      status = state_->run_shape_on_fallback(call, status);
+    if (status.code() == Error::kDelegateCrashed) status = fall_back_after_crash(call, status);
+    if (status.code() == Error::kDelegateInvalidCompatibility && symbols.num_symbols() > 0) {
+      status = run_shape_on_fallback(call, status);
     }
-    if (!status.is_ok()) {
-      return status.with_context("method '" + state_->name + "', delegate '" + std::string(call.label) + "'");
-    }
+    if (!status.is_ok())
+      return status.with_context("method '" + name + "', delegate '" + std::string(call.label) + "'");
   }
   return Status::ok();
 }
+
+size_t Method::last_call_threads() const { return state_->call_threads; }
 
 }  // namespace plugrt

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "worker_spin.h"
+
 namespace plugrt::plugins {
 namespace {
 
@@ -32,6 +34,7 @@ namespace {
 
 Result<void*> load(const std::string& path, const std::string& file) {
   std::lock_guard<std::mutex> lock(dl_mutex());
+  bound_worker_spinning();
   dlerror();
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

@@ -13,8 +13,8 @@
  *                              init gets and the flags of every execute call.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plugrt/sdk/plugin_export.h"
@@ -64,8 +64,7 @@ typedef struct offset_handle {
   float offset;
 } offset_handle;
 
-static plugrt_status fail(const plugrt_host_services* host, plugrt_status status,
-                          const char* message) {
+static plugrt_status fail(const plugrt_host_services* host, plugrt_status status, const char* message) {
   plugrt_string text = {message, strlen(message)};
   host->report_error(host->context, status, text);
   return status;
@@ -86,8 +85,7 @@ static void write_reason(plugrt_text_buffer* buffer, const char* reason) {
   buffer->size = size;
 }
 
-static bool offset_is_available(void* context, const plugrt_host_services* host,
-                                plugrt_text_buffer* reason) {
+static bool offset_is_available(void* context, const plugrt_host_services* host, plugrt_text_buffer* reason) {
   (void)context;
   (void)host;
 #if defined(VARIANT_UNAVAILABLE)
@@ -100,8 +98,8 @@ static bool offset_is_available(void* context, const plugrt_host_services* host,
 #endif
 }
 
-static plugrt_status offset_init(void* context, const plugrt_host_services* host,
-                                 const plugrt_init_args* args, plugrt_delegate_handle* handle) {
+static plugrt_status offset_init(void* context, const plugrt_host_services* host, const plugrt_init_args* args,
+                                 plugrt_delegate_handle* handle) {
   (void)context;
 #if defined(VARIANT_INIT_FAILS)
   (void)args;
@@ -109,8 +107,7 @@ static plugrt_status offset_init(void* context, const plugrt_host_services* host
   return fail(host, PLUGRT_STATUS_DELEGATE_UNAVAILABLE, "the test device stopped responding");
 #else
   if (args->blob_size != sizeof(float)) {
-    return fail(host, PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY,
-                "blob must be exactly one float32 offset");
+    return fail(host, PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY, "blob must be exactly one float32 offset");
   }
   offset_handle* h = (offset_handle*)host->allocate(host->context, sizeof(*h), 16);
   if (h == NULL) return fail(host, PLUGRT_STATUS_MEMORY_ALLOCATION_FAILED, "out of memory");
@@ -127,10 +124,8 @@ static plugrt_status offset_init(void* context, const plugrt_host_services* host
 }
 
 /* External linkage (hidden in a plugin build) so a static build can call it directly. */
-plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle,
-                                         const plugrt_execute_args* args);
-plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle,
-                                         const plugrt_execute_args* args) {
+plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle, const plugrt_execute_args* args);
+plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle, const plugrt_execute_args* args) {
   const offset_handle* h = (const offset_handle*)handle;
 #if defined(VARIANT_PROBE)
   char line[64];
@@ -140,14 +135,18 @@ plugrt_status plugrt_test_offset_execute(plugrt_delegate_handle handle,
     snprintf(line, sizeof(line), "execute flags=absent");
   }
   probe_log(h->host, line);
+  if (args->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_7) {
+    snprintf(line, sizeof(line), "call threads=%zu", args->num_threads);
+    probe_log(h->host, line);
+  }
 #endif
   if (args->num_inputs != 1 || args->num_outputs != 1) {
     return fail(h->host, PLUGRT_STATUS_INVALID_ARGUMENT, "expects one input and one output");
   }
   const DLTensor* in = args->inputs[0];
   const DLTensor* out = args->outputs[0];
-  if (in->dtype.code != kDLFloat || in->dtype.bits != 32 || in->dtype.lanes != 1 ||
-      out->dtype.code != kDLFloat || out->dtype.bits != 32 || out->dtype.lanes != 1) {
+  if (in->dtype.code != kDLFloat || in->dtype.bits != 32 || in->dtype.lanes != 1 || out->dtype.code != kDLFloat ||
+      out->dtype.bits != 32 || out->dtype.lanes != 1) {
     return fail(h->host, PLUGRT_STATUS_INVALID_ARGUMENT, "tensors must be float32");
   }
   if (in->ndim != out->ndim || in->strides != NULL || out->strides != NULL) {
@@ -208,17 +207,16 @@ __attribute__((unused)) static const plugrt_plugin_descriptor kDescriptor = {
 #if !defined(PLUGRT_STATIC_PLUGIN)
 /* Written out rather than with PLUGRT_PLUGIN_METADATA, to claim other ABI versions. */
 PLUGRT_EXPORT __attribute__((section(PLUGRT_METADATA_SECTION), used, aligned(8)))
-const plugrt_plugin_metadata plugrt_metadata = {
-    {'P', 'L', 'U', 'G', 'R', 'T', 'M', 'D'},
-    (uint32_t)sizeof(plugrt_plugin_metadata),
-    PLUGRT_METADATA_VERSION,
-    CLAIMED_MAJOR,
-    CLAIMED_MINOR,
-    PLUGIN_NAME,
-    "1.0.0",
-    1,
-    0,
-    METADATA_BACKEND_NAME};
+const plugrt_plugin_metadata plugrt_metadata = {{'P', 'L', 'U', 'G', 'R', 'T', 'M', 'D'},
+                                                (uint32_t)sizeof(plugrt_plugin_metadata),
+                                                PLUGRT_METADATA_VERSION,
+                                                CLAIMED_MAJOR,
+                                                CLAIMED_MINOR,
+                                                PLUGIN_NAME,
+                                                "1.0.0",
+                                                1,
+                                                0,
+                                                METADATA_BACKEND_NAME};
 #endif
 
 #if defined(VARIANT_NO_ENTRY)

@@ -2,9 +2,11 @@
 // `plugrt bench PROGRAM.prt`: latency of "forward" (median and p90 over iterations after
 // a warm-up) and the time spent in each delegate, from the executor's profiling events.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <thread>
 
 #include <unistd.h>
 
@@ -26,6 +28,8 @@ struct BenchOptions {
   std::vector<std::string> inputs;
   size_t iterations = 50;
   size_t warmup = 5;
+  size_t instances = 1;
+  bool fixed_threads = false;
   LoadSettings load;
   PluginSearchOptions plugins;
   bool json = false;
@@ -75,41 +79,97 @@ int fail(const std::string& message) {
   return 1;
 }
 
+/// Methods of the program that run in threads of their own for as long as it lives, so
+/// that the timed method shares the process with them (--instances).
+class BackgroundMethods {
+ public:
+  explicit BackgroundMethods(std::vector<Method> methods) : methods_(std::move(methods)) {
+    for (Method& method : methods_) {
+      threads_.emplace_back([this, &method] {
+        while (!stop_.load(std::memory_order_relaxed)) {
+          if (!method.execute().is_ok()) return;
+        }
+      });
+    }
+  }
+  ~BackgroundMethods() {
+    stop_.store(true);
+    for (std::thread& thread : threads_) thread.join();
+  }
+  BackgroundMethods(const BackgroundMethods&) = delete;
+  BackgroundMethods& operator=(const BackgroundMethods&) = delete;
+
+ private:
+  std::vector<Method> methods_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+};
+
+/// Timed runs of `method`: each one's latency in ms, per-delegate times when `timer` is
+/// given, and how many ran on one thread.
+struct Timings {
+  std::vector<double> latencies;
+  std::vector<std::vector<double>> per_delegate;
+  size_t one_thread_calls = 0;
+};
+
+Result<Timings> time_method(Method& method, size_t iterations, DelegateTimer* timer, bool progress) {
+  Timings timings;
+  timings.per_delegate.resize(method.report().delegates.size());
+  for (size_t i = 0; i < iterations; ++i) {
+    if (timer != nullptr) timer->reset();
+    const Clock::time_point start = Clock::now();
+    Status status = method.execute();
+    timings.latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    PLUGRT_RETURN_IF_ERROR(status);
+    if (method.last_call_threads() == 1) ++timings.one_thread_calls;
+    if (timer != nullptr) {
+      for (size_t d = 0; d < timings.per_delegate.size(); ++d) timings.per_delegate[d].push_back(timer->totals()[d]);
+    }
+    if (progress) std::cerr << "\r" << (i + 1) << "/" << iterations << std::flush;
+  }
+  if (progress) std::cerr << "\r" << std::string(24, ' ') << "\r";
+  return timings;
+}
+
 int run_bench(const BenchOptions& options) {
   if (options.iterations == 0) return fail("--iterations must be at least 1");
+  if (options.instances == 0) return fail("--instances must be at least 1");
   CommandRuntime runtime(options.plugins);
   if (!runtime.status().is_ok()) return fail(runtime.status().message());
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
+  LoadSettings settings = options.load;
+  settings.adapt_threads = !options.fixed_threads;
   const Clock::time_point load_start = Clock::now();
-  Result<Method> method = runtime.load_method(*program, "forward", options.load);
+  Result<Method> method = runtime.load_method(*program, "forward", settings);
   if (!method.is_ok()) return fail(method.status().message());
   const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load_start).count();
   if (Status status = fill_inputs(*method, options.inputs, 0); !status.is_ok()) return fail(status.message());
+  std::vector<Method> others;
+  for (size_t i = 1; i < options.instances; ++i) {
+    Result<Method> other = runtime.load_method(*program, "forward", settings);
+    if (!other.is_ok()) return fail(other.status().message());
+    if (Status status = fill_inputs(*other, options.inputs, 0); !status.is_ok()) return fail(status.message());
+    others.push_back(std::move(other).value());
+  }
 
   for (size_t i = 0; i < options.warmup; ++i) {
     if (Status status = method->execute(); !status.is_ok()) return fail(status.message());
   }
   const LoadReport& report = method->report();
+  // The profiler is the registry's, so it times delegates only when one method runs.
   DelegateTimer timer(report);
-  runtime.registry().environment().set_profiler(&timer);
-  std::vector<double> latencies;
-  std::vector<std::vector<double>> per_delegate(report.delegates.size());
-  const bool progress = !options.json && isatty(STDERR_FILENO);
-  for (size_t i = 0; i < options.iterations; ++i) {
-    timer.reset();
-    const Clock::time_point start = Clock::now();
-    Status status = method->execute();
-    latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-    if (!status.is_ok()) {
-      runtime.registry().environment().set_profiler(nullptr);
-      return fail(status.message());
-    }
-    for (size_t d = 0; d < per_delegate.size(); ++d) per_delegate[d].push_back(timer.totals()[d]);
-    if (progress) std::cerr << "\r" << (i + 1) << "/" << options.iterations << std::flush;
-  }
+  if (others.empty()) runtime.registry().environment().set_profiler(&timer);
+  Result<Timings> timed = [&] {
+    BackgroundMethods background(std::move(others));
+    return time_method(*method, options.iterations, others.empty() ? &timer : nullptr,
+                       !options.json && isatty(STDERR_FILENO));
+  }();
   runtime.registry().environment().set_profiler(nullptr);
-  if (progress) std::cerr << "\r" << std::string(24, ' ') << "\r";
+  if (!timed.is_ok()) return fail(timed.status().message());
+  const std::vector<double>& latencies = timed->latencies;
+  const std::vector<std::vector<double>>& per_delegate = timed->per_delegate;
 
   json delegates = json::array();
   for (size_t d = 0; d < report.delegates.size(); ++d) {
@@ -117,7 +177,7 @@ int run_bench(const BenchOptions& options) {
                          {"backend", report.delegates[d].backend},
                          {"fell_back", report.delegates[d].fell_back},
                          {"blob_origin", report.delegates[d].blob_origin},
-                         {"median_ms", percentile(per_delegate[d], 0.5)}});
+                         {"median_ms", per_delegate[d].empty() ? 0.0 : percentile(per_delegate[d], 0.5)}});
   }
   json result = {{"program", options.program},
                  {"median_ms", percentile(latencies, 0.5)},
@@ -126,6 +186,8 @@ int run_bench(const BenchOptions& options) {
                  {"iterations", options.iterations},
                  {"warmup", options.warmup},
                  {"threads", report.num_threads},
+                 {"one_thread_calls", timed->one_thread_calls},
+                 {"instances", options.instances},
                  {"delegates", delegates},
                  {"load_ms", load_ms},
                  {"placement_policy", report.placement}};
@@ -158,6 +220,12 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
                    "process may run on)")
       ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
+  command->add_option("--instances", options->instances,
+                      "Methods of the program in this process: the first is timed while the others run in threads "
+                      "of their own (default 1)");
+  command->add_flag("--fixed-threads", options->fixed_threads,
+                    "Every call on the whole thread budget (by default a call runs on one thread while one runs "
+                    "the method faster)");
   command->add_option("--backends", options->load.backends, "Only these backends may run (comma-separated)");
   add_placement_options(*command, options->load);
   add_plugin_search_options(*command, options->plugins);

@@ -111,6 +111,7 @@ Result<Method> CommandRuntime::load_method(const Program& program, const std::st
                                            const LoadSettings& settings) {
   MethodOptions options;
   options.num_threads = settings.threads;
+  options.adapt_threads = settings.adapt_threads;
   options.allowed_backends = split(settings.backends, ',');
   placement::LoadPlacerOptions placer_options;
   if (settings.no_cache) {

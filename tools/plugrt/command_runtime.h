@@ -49,6 +49,8 @@ struct LoadSettings {
   std::string backends;
   /// The thread budget; 0: the cores this process may run on.
   size_t threads = 0;
+  /// Calls may run on one thread while one runs the method faster (MethodOptions::adapt_threads).
+  bool adapt_threads = true;
   /// "auto" (placed again over the backends present) or "as-compiled".
   std::string placement = "auto";
   /// The blob cache's directory; empty: the default (placement/blob_cache.h).

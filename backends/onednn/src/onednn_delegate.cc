@@ -107,6 +107,14 @@ sdk::Expected<void*> OnednnDelegate::check_tensor(const char* role, size_t index
   return static_cast<void*>(static_cast<uint8_t*>(tensor->data) + tensor->byte_offset);
 }
 
+namespace {
+
+sdk::Status failed_while_running(const dnnl::error& e) {
+  return sdk::Status::internal(std::string("oneDNN failed while running: ") + e.what());
+}
+
+}  // namespace
+
 sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
   const plugrt_execute_args& raw = args.raw();
   PLUGRT_SDK_RETURN_IF_ERROR(args.expect_count(plan_.inputs.size(), plan_.outputs.size()));
@@ -120,32 +128,48 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
       PLUGRT_SDK_ASSIGN_OR_RETURN(void* data, check_tensor("output", o, raw.outputs[o], plan_.outputs[o]));
       for (dnnl::memory& memory : plan_.outputs[o].views) memory.set_data_handle(data);
     }
-    ThreadLimit limit(threads_);
-    for (Step& step : plan_.steps) {
-      if (step.kind == Step::Kind::kErf) {
-        const float* in = static_cast<const float*>(step.source.get_data_handle());
-        float* out = static_cast<float*>(step.destination.get_data_handle());
-        for (size_t i = 0; i < step.count; ++i) out[i] = std::erf(in[i]);
-        continue;
-      }
-      if (step.kind == Step::Kind::kFill) {
-        float* out = static_cast<float*>(step.destination.get_data_handle());
-        std::fill(out, out + step.count, step.value);
-        continue;
-      }
-      const dnnl_status_t status = dnnl_primitive_execute(step.primitive.get(), stream_.get(),
-                                                          static_cast<int>(step.c_args.size()), step.c_args.data());
-      if (status != dnnl_success) {
-        return sdk::Status::internal("a oneDNN primitive failed with status " + std::to_string(status));
-      }
+    // PLUGRT_EXECUTE_PARK_WORKERS needs nothing here: OpenMP's workers spin for the
+    // host's bounded time (GOMP_SPINCOUNT, set before libgomp loads) and then sleep.
+    const size_t asked = args.num_threads();
+    if (asked == 0 || asked >= static_cast<size_t>(threads_)) {
+      ThreadLimit limit(threads_);
+      return run_steps();
     }
-    stream_.wait();
-    if (args.park_workers()) {
-      park_workers();
-    }
+    sdk::Status status = sdk::Status::ok();
+    // Nothing may leave the OpenMP region that runs the body by an exception.
+    run_on_fewer_threads(static_cast<int>(asked), [&] {
+      try {
+        status = run_steps();
+      } catch (const dnnl::error& e) {
+        status = failed_while_running(e);
+      }
+    });
+    return status;
   } catch (const dnnl::error& e) {
-    return sdk::Status::internal(std::string("oneDNN failed while running: ") + e.what());
+    return failed_while_running(e);
   }
+}
+
+sdk::Status OnednnDelegate::run_steps() {
+  for (Step& step : plan_.steps) {
+    if (step.kind == Step::Kind::kErf) {
+      const float* in = static_cast<const float*>(step.source.get_data_handle());
+      float* out = static_cast<float*>(step.destination.get_data_handle());
+      for (size_t i = 0; i < step.count; ++i) out[i] = std::erf(in[i]);
+      continue;
+    }
+    if (step.kind == Step::Kind::kFill) {
+      float* out = static_cast<float*>(step.destination.get_data_handle());
+      std::fill(out, out + step.count, step.value);
+      continue;
+    }
+    const dnnl_status_t status = dnnl_primitive_execute(step.primitive.get(), stream_.get(),
+                                                        static_cast<int>(step.c_args.size()), step.c_args.data());
+    if (status != dnnl_success) {
+      return sdk::Status::internal("a oneDNN primitive failed with status " + std::to_string(status));
+    }
+  }
+  stream_.wait();
   return sdk::Status::ok();
 }
 

@@ -63,6 +63,8 @@ class OnednnDelegate final : public sdk::Delegate {
   /// Checks the arguments, binds the host's tensors and runs the plan. Creates no
   /// primitive and allocates nothing of its own unless it fails.
   sdk::Status execute(const sdk::Arguments& args) override;
+  /// Runs the plan's steps on the bound tensors.
+  sdk::Status run_steps();
 
   ~OnednnDelegate() override;
   OnednnDelegate(const OnednnDelegate&) = delete;

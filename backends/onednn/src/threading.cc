@@ -28,12 +28,19 @@ ThreadLimit::~ThreadLimit() {
   if (changed_) omp_set_num_threads(previous_);
 }
 
-void park_workers() {
-  // libgomp's idle workers spin (GOMP_SPINCOUNT, by default some 300,000 pause
-  // instructions: milliseconds) and no call shortens that once the library has started.
-  // Pausing the host resources ends the calling thread's worker pool instead; the next
-  // parallel region starts it again. It fails harmlessly inside a parallel region.
-  omp_pause_resource_all(omp_pause_soft);
+void run_on_fewer_threads(int threads, const std::function<void()>& body) {
+  if (threads < 1 || omp_in_parallel()) {
+    body();
+    return;
+  }
+  ThreadLimit limit(threads);
+#ifdef _OPENMP
+  // One team, on the calling thread: the region only sets the limit for what it runs.
+#pragma omp teams num_teams(1) thread_limit(threads)
+  body();
+#else
+  body();  // without OpenMP's compiler support only the limit of parallel_nd applies
+#endif
 }
 
 const char* cpu_runtime_name() { return "OpenMP"; }
@@ -49,7 +56,7 @@ int resolve_thread_count(size_t requested) {
 ThreadLimit::ThreadLimit(int) : previous_(0), changed_(false) {}
 ThreadLimit::~ThreadLimit() = default;
 
-void park_workers() {}
+void run_on_fewer_threads(int, const std::function<void()>& body) { body(); }
 
 const char* cpu_runtime_name() {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_TBB

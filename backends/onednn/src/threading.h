@@ -10,6 +10,7 @@
 #define PLUGRT_BACKENDS_ONEDNN_SRC_THREADING_H_
 
 #include <cstddef>
+#include <functional>
 
 namespace plugrt::onednn {
 
@@ -30,9 +31,15 @@ class ThreadLimit {
   bool changed_;
 };
 
-/// The end of a turn (PLUGRT_EXECUTE_PARK_WORKERS): another backend is about to run on
-/// the same cores, so the calling thread's OpenMP workers must not keep spinning.
-void park_workers();
+/// Runs `body` on at most `threads` threads, although the primitives it runs were made
+/// for the handle's larger count (a call the host gives fewer threads: ABI 1.7). A
+/// primitive plans its work split for a thread count when it is made and asks OpenMP for
+/// exactly that team when it runs; a thread limit caps the team instead (OpenMP's
+/// thread-limit-var, set by a host `teams` region around the call), and oneDNN then runs
+/// each parallel region as thread 0 of a team of one, the same call it makes when it is
+/// called from inside a parallel region. Below one or inside a parallel region, `body`
+/// runs unchanged.
+void run_on_fewer_threads(int threads, const std::function<void()>& body);
 
 /// How this oneDNN build schedules its threads, for messages ("OpenMP", "TBB", ...).
 const char* cpu_runtime_name();

@@ -41,10 +41,6 @@ sdk::Status from_xnn(xnn_status status, const std::string& what) {
 
 sdk::Status invalid(std::string message) { return sdk::Status(PLUGRT_STATUS_INVALID_PROGRAM, std::move(message)); }
 
-struct SubgraphDeleter {
-  void operator()(xnn_subgraph* subgraph) const { xnn_delete_subgraph(subgraph); }
-};
-
 const char* kind_name(NodeKind kind) { return blob::EnumNameNodeKind(kind); }
 
 template <typename T>
@@ -128,21 +124,30 @@ sdk::Expected<std::unique_ptr<sdk::Delegate>> XnnpackDelegate::create(const sdk:
   std::unique_ptr<XnnpackDelegate> delegate(new XnnpackDelegate(context.host));
   PLUGRT_SDK_ASSIGN_OR_RETURN(const blob::Blob* root, delegate->open_blob(context));
 
+  PLUGRT_SDK_RETURN_IF_ERROR(check_dataflow(*root));
+  DefinedTensors tensors;
+  Subgraph subgraph;
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->define_subgraph(*root, &tensors, &subgraph));
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->bind_externals(*root, tensors));
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->create_runtime(subgraph.get(), tensors.runtime_bytes, context.num_threads));
+  delegate->root_ = root;
+  return std::unique_ptr<sdk::Delegate>(std::move(delegate));
+}
+
+/// The blob's tensors and nodes, defined in a new subgraph. Defining the same blob again
+/// gives every value the same id.
+sdk::Status XnnpackDelegate::define_subgraph(const blob::Blob& root, DefinedTensors* tensors,
+                                             Subgraph* subgraph) const {
   xnn_subgraph_t raw_subgraph = nullptr;
   const xnn_status status =
-      xnn_create_subgraph(static_cast<uint32_t>(length(root->inputs()) + length(root->outputs())), 0, &raw_subgraph);
+      xnn_create_subgraph(static_cast<uint32_t>(length(root.inputs()) + length(root.outputs())), 0, &raw_subgraph);
   if (status != xnn_status_success) return from_xnn(status, "xnn_create_subgraph failed");
-  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw_subgraph);
-
-  DefinedTensors tensors;
-  PLUGRT_SDK_RETURN_IF_ERROR(delegate->define_tensors(*root, subgraph.get(), &tensors));
-  PLUGRT_SDK_RETURN_IF_ERROR(delegate->bind_externals(*root, tensors));
-  PLUGRT_SDK_RETURN_IF_ERROR(check_dataflow(*root));
-  for (size_t n = 0; n < root->nodes()->size(); ++n) {
-    PLUGRT_SDK_RETURN_IF_ERROR(define_node(*root, n, tensors.ids, subgraph.get()));
+  subgraph->reset(raw_subgraph);
+  PLUGRT_SDK_RETURN_IF_ERROR(define_tensors(root, subgraph->get(), tensors));
+  for (size_t n = 0; n < root.nodes()->size(); ++n) {
+    PLUGRT_SDK_RETURN_IF_ERROR(define_node(root, n, tensors->ids, subgraph->get()));
   }
-  PLUGRT_SDK_RETURN_IF_ERROR(delegate->create_runtime(subgraph.get(), tensors.runtime_bytes, context.num_threads));
-  return std::unique_ptr<sdk::Delegate>(std::move(delegate));
+  return sdk::Status::ok();
 }
 
 /// The header first (a blob of another format or version goes to the fallback), then the
@@ -457,24 +462,54 @@ sdk::Status XnnpackDelegate::create_runtime(xnn_subgraph_t subgraph, uint64_t ru
                                       " bytes the XNNPACK runtime needs");
   }
   threadpool_ = acquire_threadpool(resolve_thread_count(num_threads));
-  xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, 0, &runtime_);
+  const xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, 0, &runtime_);
   if (status != xnn_status_success) return from_xnn(status, "xnn_create_runtime_v2 failed");
 
-  std::vector<xnn_external_value> externals;
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
     for (External& external : *list) {
       external.buffer =
           static_cast<float*>(host_.allocate(external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
       if (external.buffer == nullptr) return sdk::Status::out_of_memory("could not allocate the XNNPACK I/O buffers");
-      externals.push_back(xnn_external_value{external.xnn_id, external.buffer});
     }
   }
-  status = xnn_setup_runtime(runtime_, externals.size(), externals.data());
+  return set_up(runtime_);
+}
+
+/// Points `runtime`'s external values at the I/O buffers.
+sdk::Status XnnpackDelegate::set_up(xnn_runtime_t runtime) const {
+  std::vector<xnn_external_value> externals;
+  for (const std::vector<External>* list : {&inputs_, &outputs_}) {
+    for (const External& external : *list) externals.push_back(xnn_external_value{external.xnn_id, external.buffer});
+  }
+  const xnn_status status = xnn_setup_runtime(runtime, externals.size(), externals.data());
   if (status != xnn_status_success) return from_xnn(status, "xnn_setup_runtime failed");
   return sdk::Status::ok();
 }
 
+/// The runtime for a call on `threads` threads. XNNPACK gives a runtime its pool when it
+/// is made, so a call the host gives one thread runs on a second runtime without a pool,
+/// made on the first such call (its packed weights are a second copy) and kept. When it
+/// cannot be made, calls stay on the pool.
+xnn_runtime_t XnnpackDelegate::runtime_for(size_t threads) {
+  if (threads != 1 || threadpool_ == nullptr || one_thread_refused_) return runtime_;
+  if (one_thread_runtime_ == nullptr) {
+    DefinedTensors tensors;
+    Subgraph subgraph;
+    xnn_runtime_t made = nullptr;
+    one_thread_refused_ = !define_subgraph(*root_, &tensors, &subgraph).is_ok() ||
+                          xnn_create_runtime_v2(subgraph.get(), nullptr, 0, &made) != xnn_status_success;
+    if (made != nullptr && (one_thread_refused_ || !set_up(made).is_ok())) {
+      xnn_delete_runtime(made);
+      made = nullptr;
+      one_thread_refused_ = true;
+    }
+    one_thread_runtime_ = made;
+  }
+  return one_thread_runtime_ != nullptr ? one_thread_runtime_ : runtime_;
+}
+
 XnnpackDelegate::~XnnpackDelegate() {
+  if (one_thread_runtime_ != nullptr) xnn_delete_runtime(one_thread_runtime_);
   if (runtime_ != nullptr) xnn_delete_runtime(runtime_);
   release_threadpool(threadpool_);
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
@@ -527,10 +562,14 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   for (size_t o = 0; o < outputs_.size(); ++o) {
     PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("output", o, raw.outputs[o], outputs_[o]));
   }
-  const xnn_status status = xnn_invoke_runtime(runtime_);
-  // The hand-off: another backend runs next on these cores.
-  if (args.park_workers()) {
+  xnn_runtime_t runtime = runtime_for(args.num_threads());
+  const xnn_status status = xnn_invoke_runtime(runtime);
+  if (runtime == runtime_) workers_awake_ = threadpool_ != nullptr;
+  // The hand-off: another backend runs next on these cores. Workers already asleep (a
+  // call on one thread since) are left so.
+  if (args.park_workers() && workers_awake_) {
     park_workers(threadpool_);
+    workers_awake_ = false;
   }
   if (status != xnn_status_success) {
     return sdk::Status::internal(std::string("xnn_invoke_runtime failed: ") + xnn_status_name(status));

@@ -28,7 +28,8 @@ class XnnpackDelegate final : public sdk::Delegate {
   static sdk::Expected<std::unique_ptr<sdk::Delegate>> create(const sdk::InitContext& context);
 
   /// Checks the arguments, converts the inputs into the runtime's buffers, invokes it and
-  /// converts the outputs back. Allocates nothing unless it fails.
+  /// converts the outputs back. Allocates nothing unless it fails, or it is the first
+  /// call on one thread of a handle with a pool (see runtime_for).
   sdk::Status execute(const sdk::Arguments& args) override;
 
   ~XnnpackDelegate() override;
@@ -56,14 +57,22 @@ class XnnpackDelegate final : public sdk::Delegate {
 
   explicit XnnpackDelegate(sdk::Host host) : host_(host) {}
 
+  struct SubgraphDeleter {
+    void operator()(xnn_subgraph_t subgraph) const { xnn_delete_subgraph(subgraph); }
+  };
+  using Subgraph = std::unique_ptr<xnn_subgraph, SubgraphDeleter>;
+
   // The phases of create, in order.
   sdk::Expected<const blob::Blob*> open_blob(const sdk::InitContext& context);
+  sdk::Status define_subgraph(const blob::Blob& root, DefinedTensors* tensors, Subgraph* subgraph) const;
   sdk::Status define_tensors(const blob::Blob& root, xnn_subgraph_t subgraph, DefinedTensors* tensors) const;
   sdk::Status bind_externals(const blob::Blob& root, const DefinedTensors& tensors);
   static sdk::Status check_dataflow(const blob::Blob& root);
   static sdk::Status define_node(const blob::Blob& root, size_t index, const std::vector<uint32_t>& ids,
                                  xnn_subgraph_t subgraph);
   sdk::Status create_runtime(xnn_subgraph_t subgraph, uint64_t runtime_bytes, size_t num_threads);
+  sdk::Status set_up(xnn_runtime_t runtime) const;
+  xnn_runtime_t runtime_for(size_t threads);
 
   sdk::Status check_tensor(const char* role, size_t index, const DLTensor* tensor, const External& external) const;
 
@@ -71,6 +80,10 @@ class XnnpackDelegate final : public sdk::Delegate {
   void* blob_copy_ = nullptr;  // only when the host's blob was not aligned for floats
   pthreadpool_t threadpool_ = nullptr;
   xnn_runtime_t runtime_ = nullptr;
+  const blob::Blob* root_ = nullptr;  // in the blob, which outlives the handle
+  xnn_runtime_t one_thread_runtime_ = nullptr;
+  bool one_thread_refused_ = false;
+  bool workers_awake_ = false;  // the pool ran since its workers were last parked
   std::vector<External> inputs_;
   std::vector<External> outputs_;
 };

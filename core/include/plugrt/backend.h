@@ -131,9 +131,10 @@ class DelegateHandle {
   /// serialised unless the backend declares PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE.
   /// `flags` are PLUGRT_EXECUTE_* bits (PLUGRT_EXECUTE_PARK_WORKERS ends the backend's turn).
   /// `symbol_values`: this call's value of each symbol of the handle's graph (ABI 1.6),
-  /// empty for a static one.
+  /// empty for a static one. `num_threads`: the most threads this call may keep busy
+  /// (ABI 1.7), at most the handle's budget; 0 for the whole budget.
   Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
-                 plugrt_execute_flags flags = 0, Span<const int64_t> symbol_values = {});
+                 plugrt_execute_flags flags = 0, Span<const int64_t> symbol_values = {}, size_t num_threads = 0);
 
   const RegisteredBackend& backend() const { return backend_; }
 

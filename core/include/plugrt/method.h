@@ -49,6 +49,11 @@ struct MethodOptions {
   /// calling thread included (see plugrt/thread_budget.h). 0: the cores this process may
   /// run on.
   size_t num_threads = 0;
+  /// Each call runs on the whole budget or on one thread, whichever the method's recent
+  /// calls ran faster on (other work on the cores, another method of the process running
+  /// at the same time, a program too small to share); the count not chosen is tried
+  /// again now and then. False runs every call on the whole budget.
+  bool adapt_threads = true;
   /// Backends this method may use; empty allows every one. "portable" is always allowed.
   std::vector<std::string> allowed_backends;
   /// Passed to every backend's init (key and bytes). Borrowed during load().
@@ -175,6 +180,10 @@ class Method {
   /// kInvalidState, and the running call is not disturbed. Load one Method per thread;
   /// methods of one Program share its weights.
   Status execute();
+
+  /// The threads the last execute() ran on: the budget, or fewer while fewer run this
+  /// method faster or other methods of the process hold cores (MethodOptions::adapt_threads).
+  size_t last_call_threads() const;
 
  private:
   struct State;

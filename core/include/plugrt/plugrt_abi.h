@@ -51,7 +51,7 @@ extern "C" {
 
 /// The ABI version this header describes.
 #define PLUGRT_ABI_MAJOR 1
-#define PLUGRT_ABI_MINOR 6
+#define PLUGRT_ABI_MINOR 7
 
 #define PLUGRT_ABI_STRINGIFY_(x) #x
 #define PLUGRT_ABI_STRINGIFY(x) PLUGRT_ABI_STRINGIFY_(x)
@@ -263,12 +263,23 @@ typedef struct plugrt_execute_args {
   /// expressions of the length); the input and output shapes agree with them.
   const int64_t* symbol_values;
   size_t num_symbol_values;
+
+  // -- Added in 1.7 --
+  /// The most threads this call may keep busy, the calling thread included: from 1 up to
+  /// the handle's budget (plugrt_init_args.num_threads). The host lowers it while fewer
+  /// threads run the method faster: when other work holds the cores, when another method
+  /// of the process runs at the same time, or for a partition too small to share. The
+  /// backend runs the call within it, with no result changed; one that cannot change
+  /// its thread count from call to call may use its budget. 0 (and from a host before
+  /// 1.7: read it only when struct_size covers it) means the whole budget.
+  size_t num_threads;
 } plugrt_execute_args;
 
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_outputs)
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_2 PLUGRT_STRUCT_SIZE(plugrt_execute_args, flags)
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_6 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_symbol_values)
-#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_6
+#define PLUGRT_EXECUTE_ARGS_SIZE_1_7 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_threads)
+#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_7
 
 // ---- Ahead-of-time table ----------------------------------------------------------
 

@@ -4,7 +4,8 @@
 // The runtime owns it. Every delegate of a method gets the whole budget at init; the
 // delegates run one after another, and the call that ends a backend's turn carries
 // PLUGRT_EXECUTE_PARK_WORKERS, so that backend's idle workers sleep instead of spinning on
-// the cores the next backend runs on.
+// the cores the next backend runs on. Each call may run on fewer threads than the budget
+// (MethodOptions::adapt_threads, plugrt_execute_args.num_threads).
 #ifndef PLUGRT_THREAD_BUDGET_H_
 #define PLUGRT_THREAD_BUDGET_H_
 

@@ -165,6 +165,9 @@ class Arguments {
     return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_6 ? args_->symbol_values : nullptr;
   }
   size_t num_symbol_values() const { return symbol_values() != nullptr ? args_->num_symbol_values : 0; }
+  /// The most threads this call may keep busy (ABI 1.7), at most the handle's budget;
+  /// 0, and from an older host, means the whole budget.
+  size_t num_threads() const { return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_7 ? args_->num_threads : 0; }
 
   /// Exactly this many inputs and outputs.
   Status expect_count(size_t inputs, size_t outputs) const {

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// How many threads each call of a method keeps busy: the method's budget, or one while
+// one runs it faster. Fewer threads win when other work holds the cores (a worker that
+// is not scheduled stalls every parallel region of a call), when another method of the
+// process runs at the same time, and for a program too small to share. The chooser
+// measures both counts on the method's own calls and follows the faster one; the process
+// share keeps methods that run at once within the cores together.
+#ifndef PLUGRT_CORE_SRC_CALL_THREADS_H_
+#define PLUGRT_CORE_SRC_CALL_THREADS_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace plugrt::internal {
+
+/// Chooses each call's thread count between a method's budget and one, from the latency
+/// of its recent calls. Not thread-safe: a method runs one call at a time.
+class ThreadChooser {
+ public:
+  /// Samples per count that a comparison uses (their median).
+  static constexpr size_t kSamples = 3;
+  /// Calls between two trials of the count not chosen, at first and at most.
+  static constexpr uint64_t kFirstTrialGap = 64;
+  static constexpr uint64_t kLongestTrialGap = 1024;
+
+  /// `budget`: the method's thread budget. `adapt` false keeps every call at the budget.
+  ThreadChooser(size_t budget, bool adapt);
+
+  /// The thread count for the next call.
+  size_t next() const;
+  /// The last call ran on `threads` threads and took `nanoseconds`.
+  void record(size_t threads, uint64_t nanoseconds);
+
+  /// The count the chooser follows now (the budget or 1).
+  size_t chosen() const { return counts_[chosen_]; }
+
+ private:
+  struct Samples {
+    std::array<uint64_t, kSamples> recent{};
+    size_t size = 0;  // how many of `recent` hold samples, up to kSamples
+    size_t next = 0;  // where the next sample goes
+    void add(uint64_t nanoseconds);
+    uint64_t median() const;
+  };
+  size_t other() const { return 1 - chosen_; }
+  /// Picks the faster count once both have their samples.
+  void compare();
+
+  std::array<size_t, 2> counts_;  // [0]: the budget, [1]: one thread
+  std::array<Samples, 2> samples_;
+  size_t chosen_ = 0;
+  size_t trial_left_ = 0;  // calls of the trial under way, on the count not chosen
+  uint64_t calls_until_trial_ = 0;
+  uint64_t trial_gap_ = kFirstTrialGap;
+  bool measured_ = false;  // both counts have had their first samples
+  bool adapt_;
+};
+
+/// The process's share of the cores: every method's call takes its threads from it
+/// before it runs and gives them back after, so methods running at once do not ask for
+/// more threads than the process has cores. A call always gets at least one thread (the
+/// one calling it).
+class CoreShare {
+ public:
+  /// Takes up to `wanted` threads out of `cores`: fewer when other calls hold them.
+  static size_t take(size_t wanted, size_t cores);
+  static void give_back(size_t threads);
+};
+
+}  // namespace plugrt::internal
+
+#endif  // PLUGRT_CORE_SRC_CALL_THREADS_H_

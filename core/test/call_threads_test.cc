@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// The thread chooser follows the faster count of a method's calls, and the process
+// share keeps methods that run at once within the cores.
+#include "call_threads.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace plugrt::internal {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+
+/// Runs `calls` calls, each taking `budget_ns` on the budget and `one_ns` on one thread.
+void run(ThreadChooser& chooser, int calls, uint64_t budget_ns, uint64_t one_ns, size_t budget = 2) {
+  for (int i = 0; i < calls; ++i) {
+    const size_t threads = chooser.next();
+    chooser.record(threads, threads == budget ? budget_ns : one_ns);
+  }
+}
+
+TEST(ThreadChooser, MeasuresBothCountsThenFollowsTheFaster) {
+  ThreadChooser chooser(4, true);
+  std::vector<size_t> first;
+  for (int i = 0; i < 6; ++i) {
+    first.push_back(chooser.next());
+    chooser.record(first.back(), first.back() == 4 ? 3 * kMs : 5 * kMs);
+  }
+  EXPECT_EQ(first, (std::vector<size_t>{4, 4, 4, 1, 1, 1}));
+  EXPECT_EQ(chooser.chosen(), 4u);
+
+  ThreadChooser small(2, true);
+  run(small, 6, 2 * kMs, kMs);  // a program too small to share
+  EXPECT_EQ(small.chosen(), 1u);
+  EXPECT_EQ(small.next(), 1u);
+}
+
+TEST(ThreadChooser, SlowCallsOnTheBudgetMoveToOneThreadAtOnce) {
+  ThreadChooser chooser(2, true);
+  run(chooser, 6, kMs, 2 * kMs);
+  ASSERT_EQ(chooser.chosen(), 2u);
+  // Another workload takes the cores: two slow calls turn the median.
+  chooser.record(2, 50 * kMs);
+  EXPECT_EQ(chooser.chosen(), 2u);
+  chooser.record(2, 50 * kMs);
+  EXPECT_EQ(chooser.chosen(), 1u);
+}
+
+TEST(ThreadChooser, TrialsFindTheBudgetFasterAgainWhenTheContentionPasses) {
+  ThreadChooser chooser(2, true);
+  run(chooser, 6, kMs, 2 * kMs);
+  chooser.record(2, 50 * kMs);
+  chooser.record(2, 50 * kMs);
+  ASSERT_EQ(chooser.chosen(), 1u);
+  // The cores are free again: within a trial gap and a trial, the budget is back.
+  run(chooser, static_cast<int>(ThreadChooser::kFirstTrialGap + ThreadChooser::kSamples), kMs, 2 * kMs);
+  EXPECT_EQ(chooser.chosen(), 2u);
+}
+
+TEST(ThreadChooser, TrialsGrowRarerWhileTheChoiceHolds) {
+  ThreadChooser chooser(2, true);
+  run(chooser, 6, kMs, 2 * kMs);
+  int on_one_thread = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const size_t threads = chooser.next();
+    on_one_thread += threads == 1;
+    chooser.record(threads, threads == 2 ? kMs : 2 * kMs);
+  }
+  // Trials after 64, 128, 256, 512, 1024 and 1024 calls: three calls each.
+  EXPECT_EQ(on_one_thread, 6 * static_cast<int>(ThreadChooser::kSamples));
+  EXPECT_EQ(chooser.chosen(), 2u);
+}
+
+TEST(ThreadChooser, CountsThatRunAlikeDoNotTakeTurns) {
+  ThreadChooser chooser(2, true);
+  run(chooser, 6, 100 * kMs, 97 * kMs);  // one thread 3% faster: within the hysteresis
+  EXPECT_EQ(chooser.chosen(), 2u);
+}
+
+TEST(ThreadChooser, AFixedMethodOrABudgetOfOneAlwaysRunsTheBudget) {
+  ThreadChooser fixed(2, false);
+  run(fixed, 10, 2 * kMs, kMs);
+  EXPECT_EQ(fixed.next(), 2u);
+  ThreadChooser one(1, true);
+  run(one, 10, kMs, kMs, 1);
+  EXPECT_EQ(one.next(), 1u);
+}
+
+TEST(ThreadChooser, ACountBetweenTheTwoIsNoSample) {
+  ThreadChooser chooser(4, true);
+  for (int i = 0; i < 10; ++i) chooser.record(3, kMs);  // the process share gave 3
+  EXPECT_EQ(chooser.next(), 4u);                        // still measuring the budget
+}
+
+TEST(CoreShare, MethodsRunningAtOnceShareTheCores) {
+  const size_t first = CoreShare::take(2, 2);
+  const size_t second = CoreShare::take(2, 2);
+  EXPECT_EQ(first, 2u);
+  EXPECT_EQ(second, 1u);  // a call always keeps its own thread
+  CoreShare::give_back(second);
+  CoreShare::give_back(first);
+  EXPECT_EQ(CoreShare::take(2, 2), 2u);
+  CoreShare::give_back(2);
+}
+
+}  // namespace
+}  // namespace plugrt::internal
