@@ -30,7 +30,10 @@ situation and the targets each cell misses: plugrt's median at 2 threads at most
 ONNX Runtime's and at most 1.1x its own at 1 thread in the same situation, p90 at most
 2x the median, and in idle every program of several partitions at least as fast at 2
 threads as at 1. Targets missed are reported, not failures: the exit status is 0 when
-everything ran, and not 0 (with the reason) when something could not run.
+everything ran, and not 0 (with the reason) when something could not run. First, on the
+idle machine, it times process start to first result at 2 threads for resnet18 and
+mobilenet_v2 (when among --models): a whole `plugrt run` process against ONNX Runtime's
+library load, session creation and first run inside a started node process.
 
     /usr/bin/python3 bench/shared_cores.py [--models A,B] [--situations idle,busy_thread]
         [--threads 1,2] [--seconds 1.5] [--json FILE] [--quick-check]
@@ -44,6 +47,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,6 +67,7 @@ CORPUS_MODELS = ["ppocr_v4_det", "silero_vad_v5"]
 LOAD_MODEL = "resnet50"  # what the plugrt_process and ort_process loads run
 FOREVER = "100000000"  # iterations of a background load: it runs until stopped
 TARGETS = {"ratio": 1.2, "scaling": 1.1, "tail": 2.0}
+COLD_START_MODELS = ["resnet18", "mobilenet_v2"]  # process start to first result, when they are among --models
 
 
 def fail(message, code=1):
@@ -199,6 +204,35 @@ def measure(command):
     return {"median_ms": result["median_ms"], "p90_ms": result["p90_ms"]}
 
 
+def cold_start(args, models, repeats):
+    """Process start to first result at 2 threads, idle: plugrt (the wall time of a whole `plugrt run`
+    process, its exit included) against ONNX Runtime (from loading the library to the first result of a
+    session, inside an already started node process: node's own start is left out). Medians of `repeats`."""
+    rows = {}
+    for name in COLD_START_MODELS:
+        if name not in models:
+            continue
+        model = models[name]
+        plugrt_ms, ort_ms = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            cr.run([args.plugrt, "run", model["program"], "--placement", "as-compiled", "--threads", "2"] +
+                   input_flags(model["plugrt_inputs"]))
+            plugrt_ms.append((time.perf_counter() - start) * 1000)
+            ort = json.loads(cr.run(ort_command(args, model, 2, 1, 0) + ["--json"]))
+            ort_ms.append(ort["first_result_ms"])
+        rows[name] = {"plugrt_ms": statistics.median(plugrt_ms), "onnxruntime_ms": statistics.median(ort_ms)}
+    return rows
+
+
+def print_cold_start(rows):
+    print("\ncold start, idle, 2 threads: process start to first result (plugrt: the whole `plugrt run` "
+          "process; ONNX Runtime: library load, session creation and first run)")
+    for name, row in rows.items():
+        print(f"  {name:20} plugrt {row['plugrt_ms']:7.1f} ms   ONNX Runtime {row['onnxruntime_ms']:7.1f} ms   "
+              f"ratio {row['plugrt_ms'] / row['onnxruntime_ms']:.2f}")
+
+
 def load_command(args, situation, load_model):
     """The background load of a situation, or None."""
     if situation == "busy_thread":
@@ -281,7 +315,7 @@ def time_situation(args, situation, models, iterations, load_model, cells, error
                 for runtime, make in (("plugrt", plugrt_command), ("onnxruntime", ort_command)):
                     n = iterations[(name, runtime, threads)]
                     try:
-                        cell = measure(make(args, model, threads, n, max(1, n // 10), extra))
+                        cell = measure(make(args, model, threads, n, max(10, n // 10), extra))
                     except (cr.CommandFailed, ValueError, KeyError) as error:
                         errors.append(f"{situation}: {name} on {runtime} at {threads} thread(s): {error}")
                         print(f"shared_cores: {errors[-1]}", file=sys.stderr)
@@ -389,6 +423,10 @@ def main():
         binding_ms = binding_cost(args)
     except (cr.CommandFailed, ValueError, KeyError) as error:
         fail(f"ONNX Runtime's binding cost could not be measured: {error}")
+    try:
+        starts = cold_start(args, models, 3 if args.quick_check else 7)
+    except (cr.CommandFailed, ValueError, KeyError) as error:
+        fail(f"the cold start could not be measured: {error}")
     iterations = calibrate(args, models)
     cells, errors = {}, []
     for situation in args.situation_names:
@@ -400,7 +438,8 @@ def main():
           f"binding's cost per call ({binding_ms:.3f} ms); vs 1t = plugrt's median over its 1-thread median")
     print_tables(args, args.situation_names, models, cells)
     print_targets(args.situation_names, checks)
-    results = dict(host, onnxruntime_node=cr.ORT_VERSION, binding_overhead_ms=binding_ms, threads=args.thread_counts,
+    print_cold_start(starts)
+    results = dict(host, cold_start=starts, onnxruntime_node=cr.ORT_VERSION, binding_overhead_ms=binding_ms, threads=args.thread_counts,
                    seconds=args.seconds, quick_check=args.quick_check, situations=args.situation_names,
                    models=models, targets=checks, errors=errors,
                    cells=[{"situation": s, "model": m, "runtime": r, "threads": t, **c}

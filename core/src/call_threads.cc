@@ -54,9 +54,10 @@ void ThreadChooser::record(size_t threads, uint64_t nanoseconds) {
     }
     return;
   }
-  // The chosen count's recent calls against the other's last trial: a call that slows
-  // down (contention) moves to the other count at once.
-  compare();
+  // On the budget, recent calls against one thread's last trial: calls that slow down
+  // (other work took cores) move to one thread at once. Back to the budget only by a
+  // trial: its samples from before the contention say nothing of now.
+  if (chosen_ == 0) compare();
   if (calls_until_trial_ > 0 && --calls_until_trial_ == 0) {
     trial_left_ = kSamples;
     samples_[other()] = Samples{};  // the trial measures the other count afresh

@@ -18,8 +18,9 @@ namespace plugrt::internal {
 /// of its recent calls. Not thread-safe: a method runs one call at a time.
 class ThreadChooser {
  public:
-  /// Samples per count that a comparison uses (their median).
-  static constexpr size_t kSamples = 3;
+  /// Samples per count that a comparison uses (their median): enough that a few calls
+  /// slowed by a burst of other work do not decide.
+  static constexpr size_t kSamples = 5;
   /// Calls between two trials of the count not chosen, at first and at most.
   static constexpr uint64_t kFirstTrialGap = 64;
   static constexpr uint64_t kLongestTrialGap = 1024;

@@ -11,6 +11,7 @@ namespace plugrt::internal {
 namespace {
 
 constexpr uint64_t kMs = 1'000'000;
+constexpr int kFirstCalls = 2 * ThreadChooser::kSamples;  // both counts measured
 
 /// Runs `calls` calls, each taking `budget_ns` on the budget and `one_ns` on one thread.
 void run(ThreadChooser& chooser, int calls, uint64_t budget_ns, uint64_t one_ns, size_t budget = 2) {
@@ -23,35 +24,43 @@ void run(ThreadChooser& chooser, int calls, uint64_t budget_ns, uint64_t one_ns,
 TEST(ThreadChooser, MeasuresBothCountsThenFollowsTheFaster) {
   ThreadChooser chooser(4, true);
   std::vector<size_t> first;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 10; ++i) {
     first.push_back(chooser.next());
     chooser.record(first.back(), first.back() == 4 ? 3 * kMs : 5 * kMs);
   }
-  EXPECT_EQ(first, (std::vector<size_t>{4, 4, 4, 1, 1, 1}));
+  EXPECT_EQ(first, (std::vector<size_t>{4, 4, 4, 4, 4, 1, 1, 1, 1, 1}));
   EXPECT_EQ(chooser.chosen(), 4u);
 
   ThreadChooser small(2, true);
-  run(small, 6, 2 * kMs, kMs);  // a program too small to share
+  run(small, kFirstCalls, 2 * kMs, kMs);  // a program too small to share
   EXPECT_EQ(small.chosen(), 1u);
   EXPECT_EQ(small.next(), 1u);
 }
 
 TEST(ThreadChooser, SlowCallsOnTheBudgetMoveToOneThreadAtOnce) {
   ThreadChooser chooser(2, true);
-  run(chooser, 6, kMs, 2 * kMs);
+  run(chooser, kFirstCalls, kMs, 2 * kMs);
   ASSERT_EQ(chooser.chosen(), 2u);
-  // Another workload takes the cores: two slow calls turn the median.
+  // Another workload takes the cores: three slow calls of five turn the median.
+  chooser.record(2, 50 * kMs);
   chooser.record(2, 50 * kMs);
   EXPECT_EQ(chooser.chosen(), 2u);
   chooser.record(2, 50 * kMs);
   EXPECT_EQ(chooser.chosen(), 1u);
 }
 
+TEST(ThreadChooser, SlowCallsOnOneThreadWaitForATrialOfTheBudget) {
+  ThreadChooser chooser(2, true);
+  run(chooser, kFirstCalls, 2 * kMs, kMs);
+  ASSERT_EQ(chooser.chosen(), 1u);
+  for (int i = 0; i < 5; ++i) chooser.record(1, 9 * kMs);  // bursts of other work
+  EXPECT_EQ(chooser.chosen(), 1u);
+}
+
 TEST(ThreadChooser, TrialsFindTheBudgetFasterAgainWhenTheContentionPasses) {
   ThreadChooser chooser(2, true);
-  run(chooser, 6, kMs, 2 * kMs);
-  chooser.record(2, 50 * kMs);
-  chooser.record(2, 50 * kMs);
+  run(chooser, kFirstCalls, kMs, 2 * kMs);
+  for (int i = 0; i < 3; ++i) chooser.record(2, 50 * kMs);
   ASSERT_EQ(chooser.chosen(), 1u);
   // The cores are free again: within a trial gap and a trial, the budget is back.
   run(chooser, static_cast<int>(ThreadChooser::kFirstTrialGap + ThreadChooser::kSamples), kMs, 2 * kMs);
@@ -60,21 +69,21 @@ TEST(ThreadChooser, TrialsFindTheBudgetFasterAgainWhenTheContentionPasses) {
 
 TEST(ThreadChooser, TrialsGrowRarerWhileTheChoiceHolds) {
   ThreadChooser chooser(2, true);
-  run(chooser, 6, kMs, 2 * kMs);
+  run(chooser, kFirstCalls, kMs, 2 * kMs);
   int on_one_thread = 0;
   for (int i = 0; i < 4000; ++i) {
     const size_t threads = chooser.next();
     on_one_thread += threads == 1;
     chooser.record(threads, threads == 2 ? kMs : 2 * kMs);
   }
-  // Trials after 64, 128, 256, 512, 1024 and 1024 calls: three calls each.
+  // Trials after 64, 128, 256, 512, 1024 and 1024 calls: kSamples calls each.
   EXPECT_EQ(on_one_thread, 6 * static_cast<int>(ThreadChooser::kSamples));
   EXPECT_EQ(chooser.chosen(), 2u);
 }
 
 TEST(ThreadChooser, CountsThatRunAlikeDoNotTakeTurns) {
   ThreadChooser chooser(2, true);
-  run(chooser, 6, 100 * kMs, 97 * kMs);  // one thread 3% faster: within the hysteresis
+  run(chooser, kFirstCalls, 100 * kMs, 97 * kMs);  // one thread 3% faster: within the hysteresis
   EXPECT_EQ(chooser.chosen(), 2u);
 }
 

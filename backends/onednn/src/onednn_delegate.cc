@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/onednn_delegate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -35,12 +36,28 @@ sdk::Status OnednnDelegate::build(const sdk::InitContext& context) {
   if (!blob::VerifyBlobBuffer(verifier)) return invalid("the oneDNN blob fails the FlatBuffers verifier");
   keep_onednn_loaded();
   threads_ = resolve_thread_count(context.num_threads);
+  blob_ = blob::GetBlob(buffer);
+  constants_.assign(context.constants.begin(), context.constants.end());
+  PLUGRT_SDK_ASSIGN_OR_RETURN(
+      const int64_t max_bytes,
+      context.runtime_options.get_int("onednn.one_thread_plan_max_bytes", kMaxBytesForOneThreadPlan, 0));
+  size_t bytes = context.blob_size;
+  for (const plugrt_named_constant& constant : constants_) bytes += constant.size;
+  one_thread_plan_refused_ = threads_ <= 1 || bytes > static_cast<uint64_t>(max_bytes);
   try {
     engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
     stream_ = dnnl::stream(engine_);
+  } catch (const dnnl::error& e) {
+    return sdk::Status::incompatible_blob(std::string("oneDNN failed: ") + e.what());
+  }
+  return make_plan(threads_, &plan_);
+}
+
+sdk::Status OnednnDelegate::make_plan(int threads, BoundPlan* bound) {
+  try {
     // Primitives size their work split for the threads they will run with.
-    ThreadLimit limit(threads_);
-    plan_ = build_plan(*blob::GetBlob(buffer), context.constants, engine_);
+    ThreadLimit limit(threads);
+    bound->plan = build_plan(*blob_, sdk::NamedConstants(constants_.data(), constants_.size()), engine_);
   } catch (const BlobError& e) {
     return invalid(std::string("the oneDNN blob is inconsistent: ") + e.what());
   } catch (const ConstantsMissing& e) {
@@ -50,32 +67,63 @@ sdk::Status OnednnDelegate::build(const sdk::InitContext& context) {
   } catch (const dnnl::error& e) {
     return sdk::Status::incompatible_blob(std::string("oneDNN failed: ") + e.what());
   }
+  return bind(bound);
+}
 
-  // The arena and the scratchpad, bound once.
-  if (plan_.arena_size > 0) {
-    arena_ = host_.allocate(plan_.arena_size, 64);
-    if (arena_ == nullptr) return sdk::Status::out_of_memory("could not allocate the arena");
+/// The arena and the scratchpad, bound once.
+sdk::Status OnednnDelegate::bind(BoundPlan* bound) {
+  Plan& plan = bound->plan;
+  if (plan.arena_size > 0) {
+    bound->arena = host_.allocate(plan.arena_size, 64);
+    if (bound->arena == nullptr) return sdk::Status::out_of_memory("could not allocate the arena");
   }
-  if (plan_.scratchpad_size > 0) {
-    scratchpad_ = host_.allocate(plan_.scratchpad_size, 64);
-    if (scratchpad_ == nullptr) return sdk::Status::out_of_memory("could not allocate the scratchpad");
+  if (plan.scratchpad_size > 0) {
+    bound->scratchpad = host_.allocate(plan.scratchpad_size, 64);
+    if (bound->scratchpad == nullptr) return sdk::Status::out_of_memory("could not allocate the scratchpad");
   }
-  for (Step& step : plan_.steps) {
+  for (Step& step : plan.steps) {
     for (const auto& [arg, memory] : step.args) step.c_args.push_back(dnnl_exec_arg_t{arg, memory.get()});
   }
   try {
-    for (auto& [memory, offset] : plan_.arena_views) memory.set_data_handle(static_cast<uint8_t*>(arena_) + offset);
-    for (dnnl::memory& memory : plan_.scratchpad_views) memory.set_data_handle(scratchpad_);
+    for (auto& [memory, offset] : plan.arena_views) {
+      memory.set_data_handle(static_cast<uint8_t*>(bound->arena) + offset);
+    }
+    for (dnnl::memory& memory : plan.scratchpad_views) memory.set_data_handle(bound->scratchpad);
   } catch (const dnnl::error& e) {
     return sdk::Status::internal(std::string("binding the arena failed: ") + e.what());
   }
   return sdk::Status::ok();
 }
 
+void OnednnDelegate::release(BoundPlan* bound) {
+  bound->plan = Plan();  // primitives and memories go before the buffers they point into
+  host_.deallocate(bound->arena);
+  host_.deallocate(bound->scratchpad);
+  bound->arena = bound->scratchpad = nullptr;
+}
+
 OnednnDelegate::~OnednnDelegate() {
-  plan_ = Plan();  // primitives and memories go before the buffers they point into
-  host_.deallocate(arena_);
-  host_.deallocate(scratchpad_);
+  if (one_thread_plan_) release(one_thread_plan_.get());
+  release(&plan_);
+}
+
+/// A primitive made for more threads runs on one only as a team of one per parallel
+/// region (see run_on_fewer_threads), some 0.2 us each: a handle small enough that this
+/// shows gets a plan made for one thread instead, on its first call on one thread. A
+/// larger one would keep a second copy of large weights for little gain.
+BoundPlan& OnednnDelegate::plan_for(size_t threads) {
+  if (threads != 1 || one_thread_plan_refused_) return plan_;
+  if (!one_thread_plan_) {
+    auto made = std::make_unique<BoundPlan>();
+    if (make_plan(1, made.get()).is_ok()) {
+      one_thread_plan_ = std::move(made);
+    } else {
+      release(made.get());
+      one_thread_plan_refused_ = true;
+      return plan_;
+    }
+  }
+  return *one_thread_plan_;
 }
 
 sdk::Expected<void*> OnednnDelegate::check_tensor(const char* role, size_t index, const DLTensor* tensor,
@@ -117,29 +165,32 @@ sdk::Status failed_while_running(const dnnl::error& e) {
 
 sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
   const plugrt_execute_args& raw = args.raw();
-  PLUGRT_SDK_RETURN_IF_ERROR(args.expect_count(plan_.inputs.size(), plan_.outputs.size()));
+  const size_t asked = args.num_threads() == 0 ? static_cast<size_t>(threads_)
+                                               : std::min(args.num_threads(), static_cast<size_t>(threads_));
+  BoundPlan& bound = plan_for(asked);
+  Plan& plan = bound.plan;
+  PLUGRT_SDK_RETURN_IF_ERROR(args.expect_count(plan.inputs.size(), plan.outputs.size()));
   try {
     // The host's tensors are used in place: every memory viewing an edge points at them.
-    for (size_t i = 0; i < plan_.inputs.size(); ++i) {
-      PLUGRT_SDK_ASSIGN_OR_RETURN(void* data, check_tensor("input", i, raw.inputs[i], plan_.inputs[i]));
-      for (dnnl::memory& memory : plan_.inputs[i].views) memory.set_data_handle(data);
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      PLUGRT_SDK_ASSIGN_OR_RETURN(void* data, check_tensor("input", i, raw.inputs[i], plan.inputs[i]));
+      for (dnnl::memory& memory : plan.inputs[i].views) memory.set_data_handle(data);
     }
-    for (size_t o = 0; o < plan_.outputs.size(); ++o) {
-      PLUGRT_SDK_ASSIGN_OR_RETURN(void* data, check_tensor("output", o, raw.outputs[o], plan_.outputs[o]));
-      for (dnnl::memory& memory : plan_.outputs[o].views) memory.set_data_handle(data);
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      PLUGRT_SDK_ASSIGN_OR_RETURN(void* data, check_tensor("output", o, raw.outputs[o], plan.outputs[o]));
+      for (dnnl::memory& memory : plan.outputs[o].views) memory.set_data_handle(data);
     }
     // PLUGRT_EXECUTE_PARK_WORKERS needs nothing here: OpenMP's workers spin for the
     // host's bounded time (GOMP_SPINCOUNT, set before libgomp loads) and then sleep.
-    const size_t asked = args.num_threads();
-    if (asked == 0 || asked >= static_cast<size_t>(threads_)) {
-      ThreadLimit limit(threads_);
-      return run_steps();
+    if (&bound != &plan_ || asked == static_cast<size_t>(threads_)) {
+      ThreadLimit limit(&bound == &plan_ ? threads_ : 1);
+      return run_steps(plan);
     }
     sdk::Status status = sdk::Status::ok();
     // Nothing may leave the OpenMP region that runs the body by an exception.
     run_on_fewer_threads(static_cast<int>(asked), [&] {
       try {
-        status = run_steps();
+        status = run_steps(plan);
       } catch (const dnnl::error& e) {
         status = failed_while_running(e);
       }
@@ -150,8 +201,8 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
   }
 }
 
-sdk::Status OnednnDelegate::run_steps() {
-  for (Step& step : plan_.steps) {
+sdk::Status OnednnDelegate::run_steps(Plan& plan) {
+  for (Step& step : plan.steps) {
     if (step.kind == Step::Kind::kErf) {
       const float* in = static_cast<const float*>(step.source.get_data_handle());
       float* out = static_cast<float*>(step.destination.get_data_handle());

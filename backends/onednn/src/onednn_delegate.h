@@ -17,6 +17,10 @@
 
 namespace plugrt::onednn {
 
+namespace blob {
+struct Blob;
+}  // namespace blob
+
 /// One call of the execution plan.
 struct Step {
   enum class Kind { kPrimitive, kErf, kFill };
@@ -53,6 +57,13 @@ struct Plan {
   std::vector<dnnl::memory> constants;
 };
 
+/// A plan with its arena and scratchpad, bound: ready to run.
+struct BoundPlan {
+  Plan plan;
+  void* arena = nullptr;
+  void* scratchpad = nullptr;
+};
+
 class OnednnDelegate final : public sdk::Delegate {
  public:
   /// Verifies the blob, builds every primitive and plans the memory. A blob of another
@@ -61,18 +72,31 @@ class OnednnDelegate final : public sdk::Delegate {
   static sdk::Expected<std::unique_ptr<sdk::Delegate>> create(const sdk::InitContext& context);
 
   /// Checks the arguments, binds the host's tensors and runs the plan. Creates no
-  /// primitive and allocates nothing of its own unless it fails.
+  /// primitive and allocates nothing of its own unless it fails, or it is the first call
+  /// on one thread of a small handle (see plan_for).
   sdk::Status execute(const sdk::Arguments& args) override;
-  /// Runs the plan's steps on the bound tensors.
-  sdk::Status run_steps();
 
   ~OnednnDelegate() override;
   OnednnDelegate(const OnednnDelegate&) = delete;
   OnednnDelegate& operator=(const OnednnDelegate&) = delete;
 
  private:
+  /// The most blob and constant bytes for which a handle makes a second plan, for calls
+  /// on one thread, rather than capping its plan's teams (see plan_for); the runtime
+  /// option `onednn.one_thread_plan_max_bytes` changes it.
+  static constexpr int64_t kMaxBytesForOneThreadPlan = int64_t{8} << 20;
+
   explicit OnednnDelegate(sdk::Host host) : host_(host) {}
   sdk::Status build(const sdk::InitContext& context);
+  /// Builds the blob's plan for `threads` and binds it.
+  sdk::Status make_plan(int threads, BoundPlan* bound);
+  sdk::Status bind(BoundPlan* bound);
+  void release(BoundPlan* bound);
+  /// The plan for a call on `threads`: the handle's, or for one thread a plan made for
+  /// one on the first such call when the handle is small.
+  BoundPlan& plan_for(size_t threads);
+  /// Runs a plan's steps on the bound tensors.
+  sdk::Status run_steps(Plan& plan);
   static sdk::Expected<void*> check_tensor(const char* role, size_t index, const DLTensor* tensor,
                                            const External& external);
 
@@ -80,9 +104,13 @@ class OnednnDelegate final : public sdk::Delegate {
   int threads_ = 1;
   dnnl::engine engine_;
   dnnl::stream stream_;
-  Plan plan_;
-  void* arena_ = nullptr;
-  void* scratchpad_ = nullptr;
+  BoundPlan plan_;
+  // What a plan is built from again: the blob (it outlives the handle) and the host's
+  // constants (their bytes do too; the array init got does not).
+  const blob::Blob* blob_ = nullptr;
+  std::vector<plugrt_named_constant> constants_;
+  std::unique_ptr<BoundPlan> one_thread_plan_;
+  bool one_thread_plan_refused_ = false;
 };
 
 }  // namespace plugrt::onednn
