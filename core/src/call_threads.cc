@@ -21,57 +21,76 @@ uint64_t ThreadChooser::Samples::median() const {
 }
 
 ThreadChooser::ThreadChooser(size_t budget, bool adapt)
-    : counts_{std::max<size_t>(budget, 1), 1}, adapt_(adapt && budget > 1) {}
+    : counts_{std::max<size_t>(budget, 1), 1}, adapt_(adapt && budget > 1) {
+  if (adapt_) start_block(0, kWarmupCalls);
+}
 
 size_t ThreadChooser::next() const {
   if (!adapt_) return counts_[0];
-  // The first calls measure both counts: the budget's first, then one thread's.
-  if (!measured_) return counts_[samples_[0].size < kSamples ? 0 : 1];
-  return counts_[trial_left_ > 0 ? other() : chosen_];
+  return counts_[block_left_ > 0 ? block_which_ : chosen_];
 }
 
 void ThreadChooser::record(size_t threads, uint64_t nanoseconds) {
   if (!adapt_) return;
   // The process share may have given a count between the two: not a sample of either.
   if (threads != counts_[0] && threads != counts_[1]) return;
-  const size_t which = threads == counts_[chosen_] ? chosen_ : other();
-  samples_[which].add(nanoseconds);
-  if (trial_left_ > 0) {
-    if (which != other() || --trial_left_ > 0) return;
-    // The trial is over: keep the count it measured if faster; trials grow rarer while
-    // the choice holds.
-    const size_t before = chosen_;
-    compare();
-    if (chosen_ == before) trial_gap_ = std::min(trial_gap_ * 2, kLongestTrialGap);
-    calls_until_trial_ = trial_gap_;
-    return;
-  }
-  if (!measured_) {  // the first calls
-    measured_ = samples_[0].size == kSamples && samples_[1].size == kSamples;
-    if (measured_) {
-      compare();
-      calls_until_trial_ = trial_gap_;
+  const size_t which = threads == counts_[0] ? 0 : 1;
+  if (block_left_ > 0 && which == block_which_) {
+    if (block_discard_ > 0) {
+      --block_discard_;
+      return;
     }
+    samples_[which].add(nanoseconds);
+    if (--block_left_ == 0) end_block();
     return;
   }
-  // On the budget, recent calls against one thread's last trial: calls that slow down
-  // (other work took cores) move to one thread at once. Back to the budget only by a
-  // trial: its samples from before the contention say nothing of now.
-  if (chosen_ == 0) compare();
-  if (calls_until_trial_ > 0 && --calls_until_trial_ == 0) {
-    trial_left_ = kSamples;
-    samples_[other()] = Samples{};  // the trial measures the other count afresh
+  if (block_left_ > 0) return;
+  if (skip_next_) {  // the first call back on the chosen count pays for the switch
+    skip_next_ = false;
+    return;
   }
+  samples_[which].add(nanoseconds);
+  // On the budget, calls against one thread's last block: kSlowStreak calls in a row
+  // slower than one thread (other work took cores; one or two alone are a hiccup) move
+  // to one thread at once. Back to the budget only by a comparison: one thread's samples
+  // from before say nothing of now.
+  const uint64_t one = samples_[1].median();
+  slow_streak_ = chosen_ == 0 && nanoseconds > one + one / 20 ? slow_streak_ + 1 : 0;
+  if (slow_streak_ >= kSlowStreak) {
+    slow_streak_ = 0;
+    chosen_ = 1;
+    gap_ = kFirstGap;
+    calls_until_comparison_ = gap_;
+    return;
+  }
+  if (--calls_until_comparison_ == 0) start_block(other(), 1);
 }
 
-void ThreadChooser::compare() {
-  const uint64_t mine = samples_[chosen_].median();
-  const uint64_t theirs = samples_[other()].median();
+void ThreadChooser::start_block(size_t which, size_t discard) {
+  samples_[which] = Samples{};
+  block_which_ = which;
+  block_discard_ = discard;
+  block_left_ = kSamples;
+}
+
+void ThreadChooser::end_block() {
+  if (!decided_ && block_which_ == 0) {
+    start_block(1, 1);  // the first comparison: the budget's block, then one thread's
+    return;
+  }
+  decide();
+}
+
+void ThreadChooser::decide() {
+  const size_t before = chosen_;
+  const uint64_t budget = samples_[0].median(), one = samples_[1].median();
   // 5% of hysteresis, so that two counts that run alike do not take turns.
-  if (theirs + theirs / 20 >= mine) return;
-  chosen_ = other();
-  trial_gap_ = kFirstTrialGap;
-  calls_until_trial_ = trial_gap_;
+  if (chosen_ == 0 && one + one / 20 < budget) chosen_ = 1;
+  if (chosen_ == 1 && budget + budget / 20 < one) chosen_ = 0;
+  gap_ = chosen_ == before && decided_ ? std::min(gap_ * 2, kLongestGap) : kFirstGap;
+  decided_ = true;
+  skip_next_ = chosen_ != block_which_;
+  calls_until_comparison_ = gap_;
 }
 
 namespace {

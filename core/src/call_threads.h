@@ -15,15 +15,25 @@
 namespace plugrt::internal {
 
 /// Chooses each call's thread count between a method's budget and one, from the latency
-/// of its recent calls. Not thread-safe: a method runs one call at a time.
+/// of its recent calls. A comparison runs the count not followed for a block of calls
+/// and sets its median against the followed count's recent calls; it comes again after a
+/// gap of calls that grows while the choice holds. Between comparisons, calls on the
+/// budget that stay slower than one thread move to one thread at once. Not thread-safe: a method runs one
+/// call at a time.
 class ThreadChooser {
  public:
   /// Samples per count that a comparison uses (their median): enough that a few calls
   /// slowed by a burst of other work do not decide.
   static constexpr size_t kSamples = 5;
-  /// Calls between two trials of the count not chosen, at first and at most.
-  static constexpr uint64_t kFirstTrialGap = 64;
-  static constexpr uint64_t kLongestTrialGap = 1024;
+  /// The method's first calls, on the budget, are not measured (caches, the pools'
+  /// threads starting); nor is the first call after every switch of count, which pays
+  /// for it (workers that slept while one thread ran, what a backend makes for one).
+  static constexpr size_t kWarmupCalls = 2;
+  /// Calls on the budget in a row slower than one thread that move to one thread.
+  static constexpr size_t kSlowStreak = 4;
+  /// Calls between two comparisons, at first and at most.
+  static constexpr uint64_t kFirstGap = 64;
+  static constexpr uint64_t kLongestGap = 1024;
 
   /// `budget`: the method's thread budget. `adapt` false keeps every call at the budget.
   ThreadChooser(size_t budget, bool adapt);
@@ -45,16 +55,23 @@ class ThreadChooser {
     uint64_t median() const;
   };
   size_t other() const { return 1 - chosen_; }
-  /// Picks the faster count once both have their samples.
-  void compare();
+  /// Runs `which` (0: the budget, 1: one thread) for `discard` calls and kSamples more.
+  void start_block(size_t which, size_t discard);
+  void end_block();
+  /// The faster count, by 5% or more, is chosen.
+  void decide();
 
   std::array<size_t, 2> counts_;  // [0]: the budget, [1]: one thread
   std::array<Samples, 2> samples_;
   size_t chosen_ = 0;
-  size_t trial_left_ = 0;  // calls of the trial under way, on the count not chosen
-  uint64_t calls_until_trial_ = 0;
-  uint64_t trial_gap_ = kFirstTrialGap;
-  bool measured_ = false;  // both counts have had their first samples
+  size_t block_which_ = 0;
+  size_t block_discard_ = 0;
+  size_t block_left_ = 0;  // measured calls left in the block under way; 0: none
+  uint64_t calls_until_comparison_ = 0;
+  uint64_t gap_ = kFirstGap;
+  bool decided_ = false;    // the first comparison has ended
+  bool skip_next_ = false;  // the next call is the first on the chosen count after a block
+  size_t slow_streak_ = 0;  // calls on the budget in a row slower than one thread
   bool adapt_;
 };
 

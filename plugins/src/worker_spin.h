@@ -12,7 +12,7 @@
 namespace plugrt::plugins {
 
 /// The spin budget when PLUGRT_SPIN_US does not set one, in microseconds.
-constexpr uint64_t kDefaultSpinMicroseconds = 100;
+constexpr uint64_t kDefaultSpinMicroseconds = 1000;
 
 /// Before the first plugin loads: unless the environment already says how OpenMP waits
 /// (GOMP_SPINCOUNT or OMP_WAIT_POLICY) or libgomp is loaded (it has read it then), sets
