@@ -6,6 +6,7 @@ fetch.sh and prepare.py put things in the work directory (default BUILD/real-mod
     WORK/ort/node_modules/onnxruntime-node
     WORK/data/inputs/<file>.npy           the inputs prepare.py makes
     WORK/data/reference/<model>/          ONNX Runtime's outputs (outputs.json, *.npy)
+    WORK/data/converted/<model>.onnx      a package's model converted (the manifest's `convert`)
     WORK/data/prepared                    stamp: what the data was prepared from
 """
 import hashlib
@@ -24,6 +25,7 @@ def load_manifest(path=MANIFEST):
         model.setdefault("input_shapes", [])
         model.setdefault("input_values", [])  # NAME=V,...: bound at compile time (--input-value)
         model.setdefault("rtol", manifest["check"]["rtol"])
+        model.setdefault("convert", "")  # "float16": the package's model, made float16 (float16.py)
         if model["package"] not in manifest["package"]:
             raise ValueError(f"model {model['id']}: no [package.\"{model['package']}\"]")
     return manifest
@@ -38,8 +40,15 @@ def package_dir(work_dir, name):
     return os.path.join(work_dir, "packages", name.lstrip("@").replace("/", "+"))
 
 
-def model_path(work_dir, model):
+def package_model_path(work_dir, model):
     return os.path.join(package_dir(work_dir, model["package"]), "package", model["file"])
+
+
+def model_path(work_dir, model):
+    """The model the checks run: the package's file, or the converted copy prepare.py makes."""
+    if model["convert"]:
+        return os.path.join(work_dir, "data", "converted", f"{model['id']}.onnx")
+    return package_model_path(work_dir, model)
 
 
 def ort_dir(work_dir):
@@ -78,10 +87,10 @@ def data_fingerprint():
     """A hash of what the prepared data depends on: the packages, the models' files and
     inputs, ONNX Runtime's version and the preparing scripts (not expectations or tolerances)."""
     manifest = load_manifest()
-    used = [{key: model[key] for key in ("id", "package", "file", "inputs", "input_shapes")}
+    used = [{key: model[key] for key in ("id", "package", "file", "inputs", "input_shapes", "convert")}
             for model in manifest["model"]]
     digest = hashlib.sha256(repr((manifest["package"], used, manifest["check"]["onnxruntime"])).encode())
-    for path in (os.path.join(HERE, "prepare.py"), os.path.join(HERE, "ort_run.js")):
+    for path in (os.path.join(HERE, "prepare.py"), os.path.join(HERE, "ort_run.js"), os.path.join(HERE, "float16.py")):
         with open(path, "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()

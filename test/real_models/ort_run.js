@@ -20,6 +20,7 @@ const path = require('path');
 // .npy dtype descr <-> ONNX Runtime tensor type and typed array.
 const DTYPES = {
   '<f4': {type: 'float32', array: Float32Array},
+  '<f2': {type: 'float16', array: Uint16Array},
   '<i8': {type: 'int64', array: BigInt64Array},
   '<i4': {type: 'int32', array: Int32Array},
   '|u1': {type: 'uint8', array: Uint8Array},

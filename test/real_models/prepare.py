@@ -30,6 +30,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 import corpus
+import float16
 
 SAMPLE_RATE = 16000
 SPEECH_SAMPLES = 4 * SAMPLE_RATE
@@ -183,6 +184,20 @@ def make_wake_word_inputs(work_dir, models):
         save(out, f"embeddings_{count}.npy", embeddings[-count:][None].astype(np.float32))
 
 
+def make_converted_models(work_dir, models):
+    """The float16 copies of the models the manifest converts, and their inputs: each
+    `NAME.f16.npy` input is NAME.npy in float16."""
+    os.makedirs(os.path.join(work_dir, "data", "converted"), exist_ok=True)
+    out = corpus.inputs_dir(work_dir)
+    for model in models.values():
+        if model["convert"] != "float16":
+            continue
+        float16.convert(corpus.package_model_path(work_dir, model), corpus.model_path(work_dir, model))
+        for file in model["inputs"].values():
+            if file.endswith(".f16.npy"):
+                save(out, file, np.load(os.path.join(out, file[:-len(".f16.npy")] + ".npy")).astype(np.float16))
+
+
 def check_input_shapes(work_dir, model):
     """Each --input-shape of the manifest is the shape of the input prepared for it."""
     files = corpus.input_files(work_dir, model)
@@ -207,6 +222,8 @@ def main():
     print("prepare: Silero VAD states and openWakeWord's pipeline (onnxruntime-node)", flush=True)
     warm_vad_states(work_dir, models)
     make_wake_word_inputs(work_dir, models)
+    print("prepare: float16 copies of the models the manifest converts", flush=True)
+    make_converted_models(work_dir, models)
     print(f"prepare: reference outputs of {len(models)} models (onnxruntime-node)", flush=True)
     for model in models.values():
         check_input_shapes(work_dir, model)

@@ -1019,6 +1019,12 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
                                            ")");
   }
   PLUGRT_RETURN_IF_ERROR(bind_input_values(&model));
+  bool half_in_float32 = false;
+  if (options_.half_precision == ImportOptions::HalfPrecision::kFloat32) {
+    Result<bool> widened = onnx_import::compute_half_in_float32(&model);
+    if (!widened.is_ok()) return error(widened.code(), widened.status().message());
+    half_in_float32 = *widened;
+  }
   PLUGRT_RETURN_IF_ERROR(read_graph(model));
   try {
     onnx::checker::check_model(model);
@@ -1034,6 +1040,7 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
     imported.producer += (imported.producer.empty() ? "" : " ") + model.producer_version();
   }
   imported.folded_nodes = folded_;
+  imported.half_in_float32 = half_in_float32;
   return imported;
 }
 

@@ -75,13 +75,20 @@ struct ImportOptions {
   /// declared one, completed by `input_shapes`, or [count] for a rank-1 input and [] for
   /// one value of a rank-0 input.
   std::map<std::string, std::vector<double>> input_values;
+  /// How a float16 or bfloat16 model computes. kFloat32 (the default): in float32, its
+  /// constants widened at import and a Cast at each half input and output of the graph,
+  /// which keep their dtype; the fast backends and portable's heavy kernels take float32
+  /// only. kAsGiven: in the model's dtypes, which only portable's element-wise kernels take.
+  enum class HalfPrecision { kFloat32, kAsGiven };
+  HalfPrecision half_precision = HalfPrecision::kFloat32;
 };
 
 struct ImportedModel {
-  std::vector<uint8_t> graph;  ///< a graph IR buffer (GraphBuilder::finish())
-  int64_t opset = 0;           ///< the default-domain opset of the graph (kMinOnnxOpset for an upgraded model)
-  std::string producer;        ///< "pytorch 1.13.1", from the model
-  size_t folded_nodes = 0;     ///< nodes evaluated at import (constants, shape subgraphs)
+  std::vector<uint8_t> graph;    ///< a graph IR buffer (GraphBuilder::finish())
+  int64_t opset = 0;             ///< the default-domain opset of the graph (kMinOnnxOpset for an upgraded model)
+  std::string producer;          ///< "pytorch 1.13.1", from the model
+  size_t folded_nodes = 0;       ///< nodes evaluated at import (constants, shape subgraphs)
+  bool half_in_float32 = false;  ///< a float16 or bfloat16 model, computed in float32
 };
 
 /// The lowest and highest default-domain opsets the importer reads. A model below

@@ -131,6 +131,11 @@ Status upgrade_opset(onnx::ModelProto* model, int64_t from, int64_t to);
 /// Errors (kNotSupported) name the node, its op and opset, and what has no opset-17 form.
 Status lower_to_opset_17(onnx::ModelProto* model, int64_t opset);
 
+/// Rewrites a model whose graph computes float16 or bfloat16 to compute in float32
+/// (onnx_half_precision.cc): constants widened, a Cast at each half input and output of
+/// the graph, whose types stay. False when the model has no half value.
+Result<bool> compute_half_in_float32(onnx::ModelProto* model);
+
 /// Shape (with opset 15's start and end) or Size of a value of static shape `dims`.
 Tensor fold_shape_of(const onnx::NodeProto& node, const std::vector<int64_t>& dims);
 

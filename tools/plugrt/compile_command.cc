@@ -31,6 +31,7 @@ struct CompileCommandOptions {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   std::vector<std::string> dims;          // NAME=MIN..MAX
   std::vector<std::string> input_values;  // NAME=V0,V1,...
+  std::string compute_dtype = "float32";  // of float16 and bfloat16 models: float32 or as-given
   PluginSearchOptions plugins;
   bool json = false;
 };
@@ -127,6 +128,9 @@ int run_compile(const CompileCommandOptions& options) {
     }
     import_options.input_values[name] = values;
   }
+  import_options.half_precision = options.compute_dtype == "as-given"
+                                      ? compiler::ImportOptions::HalfPrecision::kAsGiven
+                                      : compiler::ImportOptions::HalfPrecision::kFloat32;
   for (const std::string& text : options.dims) {
     std::string name;
     compiler::DimBounds bounds;
@@ -233,12 +237,14 @@ int run_compile(const CompileCommandOptions& options) {
                    {"passes", summary.pass_changes},
                    {"nodes", summary.num_nodes},
                    {"partitions", partitions},
-                   {"untaken_ops", summary.untaken_ops}};
+                   {"untaken_ops", summary.untaken_ops},
+                   {"notes", summary.notes}};
     std::cout << result.dump(2) << "\n";
     return 0;
   }
   std::cout << "compiled " << options.model << " -> " << output << " (" << compiled->program.size() << " bytes, "
             << summary.num_nodes << " nodes)\n";
+  for (const std::string& note : summary.notes) std::cout << "note: " << note << "\n";
   if (!summary.pass_changes.empty()) {
     std::cout << "graph passes: " << summary.num_nodes_imported << " -> " << summary.num_nodes << " nodes ("
               << ops_text(summary.pass_changes) << ")\n";
@@ -302,6 +308,11 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                       "NAME=V0,V1,...: bind an input to these values (a sample rate, a flag): it becomes a constant, "
                       "no longer an input of the program, and what depends on it folds, control flow included "
                       "(repeatable; e.g. --input-value sr=16000)");
+  command
+      ->add_option("--compute-dtype", options->compute_dtype,
+                   "How a float16 or bfloat16 model computes: float32 (default: weights widened, a Cast at each "
+                   "half input and output, so every backend can take it) or as-given")
+      ->check(CLI::IsMember({"float32", "as-given"}));
   command->add_option("--dim", options->dims,
                       "NAME=MIN..MAX: keep the ONNX symbolic dimension NAME (a dim_param), which takes sizes from "
                       "MIN to MAX at run time (repeatable)");

@@ -952,6 +952,121 @@ TEST(OnnxImporter, ImportsDoubleTensors) {
   EXPECT_TRUE(found);
 }
 
+// ---- float16 and bfloat16 models ---------------------------------------------------
+
+/// The float16 bits of a float that float16 holds exactly (a normal number or zero).
+uint16_t half_of(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7FFFFFFFu) == 0) return static_cast<uint16_t>(bits >> 16);
+  const uint32_t exponent = ((bits >> 23) & 0xFFu) - 112;
+  return static_cast<uint16_t>(((bits >> 16) & 0x8000u) | (exponent << 10) | ((bits >> 13) & 0x3FFu));
+}
+
+HostTensor half_tensor(std::vector<int64_t> shape, const std::vector<float>& values) {
+  HostTensor t;
+  t.dtype = DType::kFloat16;
+  t.shape = std::move(shape);
+  for (float v : values) {
+    const uint16_t bits = half_of(v);
+    t.bytes.push_back(static_cast<uint8_t>(bits & 0xFF));
+    t.bytes.push_back(static_cast<uint8_t>(bits >> 8));
+  }
+  return t;
+}
+
+/// x (float16, 1x1x3x3) -> Conv with float16 weights (raw data) -> Relu -> Mul by a
+/// float16 Constant (int32_data) -> Cast to float16 -> y (float16).
+onnx::ModelProto half_conv_model() {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {1, 1, 3, 3}, onnx::TensorProto::FLOAT16);
+  onnx::TensorProto* w = model.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : {1, 1, 2, 2}) w->add_dims(d);
+  std::string raw;
+  for (float v : {1.0f, 0.5f, -2.0f, 0.25f}) {
+    const uint16_t bits = half_of(v);
+    raw.push_back(static_cast<char>(bits & 0xFF));
+    raw.push_back(static_cast<char>(bits >> 8));
+  }
+  w->set_raw_data(raw);
+  add_node(model, "Conv", "conv", {"x", "w"}, {"c"});
+  add_node(model, "Relu", "relu", {"c"}, {"r"});
+  onnx::NodeProto* two = add_node(model, "Constant", "two", {}, {"k"});
+  onnx::AttributeProto* value = two->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT16);
+  value->mutable_t()->add_int32_data(half_of(2.0f));
+  add_node(model, "Mul", "mul", {"r", "k"}, {"m"});
+  set_int(add_node(model, "Cast", "cast", {"m"}, {"y"}), "to", onnx::TensorProto::FLOAT16);
+  add_output(model, "y", {1, 1, 2, 2}, onnx::TensorProto::FLOAT16);
+  return model;
+}
+
+TEST(OnnxImporter, AFloat16ModelComputesInFloat32AndKeepsItsInterface) {
+  Result<ImportedModel> imported = import_model(half_conv_model());
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_TRUE(imported->half_in_float32);
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_EQ(value_at(graph, graph.inputs()->Get(0)).dtype(), ir::DType::Float16);
+  EXPECT_EQ(value_at(graph, graph.outputs()->Get(0)).dtype(), ir::DType::Float16);
+  const ir::Node* conv = find_node(graph, "Conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(value_at(graph, conv->inputs()->Get(0)).dtype(), ir::DType::Float32);
+  EXPECT_EQ(value_at(graph, conv->inputs()->Get(1)).dtype(), ir::DType::Float32);
+  EXPECT_EQ(constant_values<float>(graph, conv->inputs()->Get(1)), (std::vector<float>{1.0f, 0.5f, -2.0f, 0.25f}));
+
+  // y = 2 * relu(conv(x, w)), every value exact in float16. conv(x, w) for x = 1..9 is
+  // -4.75, -5, -5.5, -5.75, which Relu clamps; for -x it is their negation.
+  std::vector<HostTensor> out = run_portable(*imported, {half_tensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].dtype, DType::kFloat16);
+  std::vector<uint16_t> bits(4);
+  std::memcpy(bits.data(), out[0].bytes.data(), 8);
+  EXPECT_EQ(bits, (std::vector<uint16_t>{0, 0, 0, 0}));
+  std::vector<HostTensor> negated =
+      run_portable(*imported, {half_tensor({1, 1, 3, 3}, {-1, -2, -3, -4, -5, -6, -7, -8, -9})});
+  std::memcpy(bits.data(), negated[0].bytes.data(), 8);
+  EXPECT_EQ(bits, (std::vector<uint16_t>{half_of(9.5f), half_of(10.0f), half_of(11.0f), half_of(11.5f)}));
+}
+
+TEST(OnnxImporter, AFloat16ModelAsGivenKeepsItsDtypes) {
+  ImportOptions options;
+  options.half_precision = ImportOptions::HalfPrecision::kAsGiven;
+  Result<ImportedModel> imported = import_model(half_conv_model(), options);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_FALSE(imported->half_in_float32);
+  const ir::Graph& graph = graph_of(*imported);
+  const ir::Node* conv = find_node(graph, "Conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(value_at(graph, conv->inputs()->Get(1)).dtype(), ir::DType::Float16);
+}
+
+TEST(OnnxImporter, ABfloat16InitializerIsWidened) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2});
+  onnx::TensorProto* b = model.mutable_graph()->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::BFLOAT16);
+  b->add_dims(2);
+  b->add_int32_data(0x3FC0);  // 1.5
+  b->add_int32_data(0xC040);  // -3
+  add_node(model, "Cast", "widen", {"b"}, {"bf"});
+  model.mutable_graph()->mutable_node(0)->add_attribute()->set_name("to");
+  model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+  model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_i(onnx::TensorProto::FLOAT);
+  add_node(model, "Add", "add", {"x", "bf"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_TRUE(imported->half_in_float32);
+  std::vector<HostTensor> out = run_portable(*imported, {float_tensor({2}, {1.0f, 1.0f})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(floats_of(out[0]), (std::vector<float>{2.5f, -2.0f}));
+}
+
 TEST(OnnxImporter, RefusesComplexAndStringTensors) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {2});

@@ -109,6 +109,8 @@ struct CompileSummary {
   std::vector<PartitionSummary> partitions;
   /// Op types (with node counts) that no chosen backend other than portable took.
   std::map<std::string, size_t> untaken_ops;
+  /// What the import changed that the user should know ("float16 computed in float32 ...").
+  std::vector<std::string> notes;
 };
 
 struct CompiledModel {
