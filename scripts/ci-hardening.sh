@@ -12,7 +12,8 @@
 #         (default 60) on its corpus in test/fuzz/corpus/;
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
-#         (default 120000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores) a backend,
+#         (default 60000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores; each graph
+#         runs on two threads and on one, oneDNN also with its plan for two capped) a backend,
 #         from seed PLUGRT_DIFFERENTIAL_SEED (default 1000000, past the seeds ctest checks),
 #         with the build scripts/test.sh made.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
@@ -142,8 +143,8 @@ run_differential() {
   step "differential: build" cmake --build "$build" --parallel "$jobs" --target plugrt_differential_run || return 1
   mkdir -p "$build/differential-failures"
   for backend in onednn xnnpack; do
-    step "differential: $backend, ${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-120000} graphs" "$runner" --backend "$backend" \
-      --graphs "${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-120000}" --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
+    step "differential: $backend, ${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-60000} graphs" "$runner" --backend "$backend" \
+      --graphs "${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-60000}" --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
       --failures "$build/differential-failures" || rc=1
   done
   return $rc

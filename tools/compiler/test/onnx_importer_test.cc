@@ -1053,10 +1053,7 @@ TEST(OnnxImporter, ABfloat16InitializerIsWidened) {
   b->add_dims(2);
   b->add_int32_data(0x3FC0);  // 1.5
   b->add_int32_data(0xC040);  // -3
-  add_node(model, "Cast", "widen", {"b"}, {"bf"});
-  model.mutable_graph()->mutable_node(0)->add_attribute()->set_name("to");
-  model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
-  model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_i(onnx::TensorProto::FLOAT);
+  set_int(add_node(model, "Cast", "widen", {"b"}, {"bf"}), "to", onnx::TensorProto::FLOAT);
   add_node(model, "Add", "add", {"x", "bf"}, {"y"});
   add_output(model, "y", {2});
   Result<ImportedModel> imported = import_model(model);
