@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "plugrt/plugins/plugin_library.h"
+#include "worker_spin.h"
 
 namespace plugrt::plugins {
 namespace {
@@ -80,6 +81,7 @@ PluginLoader::PluginLoader(Registry& registry, SearchPathOptions options)
       options_(std::move(options)),
       search_path_(plugin_search_path(options_)),
       next_explicit_rank_(kFirstExplicitRank) {
+  bound_worker_spinning();  // before any plugin's worker pool can start
   if (options_.isolation.backend_host.empty()) options_.isolation.backend_host = default_backend_host();
   options_.isolation.allow_untrusted_files = options_.allow_untrusted_files;
   options_.isolation.allow_list = options_.allow_list;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 namespace plugrt::plugins {
@@ -41,15 +42,15 @@ uint64_t pauses_in(uint64_t microseconds) {
 }
 
 void bound_worker_spinning() {
-  static bool done = false;  // callers hold the loader's lock
-  if (done) return;
-  done = true;
-  if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  if (void* loaded = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-    dlclose(loaded);
-    return;
-  }
-  setenv("GOMP_SPINCOUNT", std::to_string(pauses_in(spin_microseconds())).c_str(), 0);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+    if (void* loaded = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(loaded);
+      return;
+    }
+    setenv("GOMP_SPINCOUNT", std::to_string(pauses_in(spin_microseconds())).c_str(), 0);
+  });
 }
 
 }  // namespace plugrt::plugins

@@ -17,8 +17,9 @@ constexpr uint64_t kDefaultSpinMicroseconds = 1000;
 /// Before the first plugin loads: unless the environment already says how OpenMP waits
 /// (GOMP_SPINCOUNT or OMP_WAIT_POLICY) or libgomp is loaded (it has read it then), sets
 /// GOMP_SPINCOUNT to the pause instructions this CPU runs in PLUGRT_SPIN_US microseconds
-/// (default kDefaultSpinMicroseconds). Once per process; the later calls do nothing. Call
-/// it before other threads read the environment (setenv is not safe against them).
+/// (default kDefaultSpinMicroseconds). Once per process; the later calls do nothing. The
+/// plugin loader calls it when it is made (an application makes it before its threads run
+/// models: setenv is not safe against other threads' getenv) and before each dlopen.
 void bound_worker_spinning();
 
 /// The pause instructions this CPU runs in `microseconds`, measured (at least 1).
