@@ -215,6 +215,12 @@ check run-expect-differs 1 "DIFFERS FROM the expected values" -- \
   "$plugrt" run "$dir/tiny_cnn.prt" --expect "output=$models/tiny_cnn.output.npy" --tolerance 1e-9
 check bench-json 0 '"median_ms".*|"p90_ms"' -- "$plugrt" bench "$dir/cnn.prt" --iterations 3 --warmup 1 --json
 check bench-text 0 "median .* ms, p90 .* ms over 3 iterations" -- "$plugrt" bench "$dir/cnn.prt" --iterations 3
+# A second method of the program runs in the same process while the first is timed.
+check bench-instances 0 '"instances": 2' -- "$plugrt" bench "$dir/cnn.prt" --iterations 20 --instances 2 --json
+check bench-instances-zero 1 "--instances must be at least 1" -- "$plugrt" bench "$dir/cnn.prt" --instances 0
+# A fixed budget: no call on fewer threads.
+check bench-fixed-threads 0 '"one_thread_calls": 0' -- \
+  "$plugrt" bench "$dir/cnn.prt" --iterations 20 --threads 2 --fixed-threads --json
 
 # .npy files of every dtype a program computes, in and out: an Identity per dtype.
 if /usr/bin/python3 -c "import numpy, onnx" 2>/dev/null; then
