@@ -68,7 +68,8 @@ struct Method::State {
   std::vector<Call> calls;              // per instruction
   std::atomic<bool> executing{false};   // a call is running: one at a time
   internal::ThreadChooser threads{1, false};
-  size_t cores = 1;  // what the process may run on: the process share's bound
+  size_t cores = 1;         // what the process may run on: the process share's bound
+  size_t call_threads = 0;  // the thread count of the call running, or of the last one
 
   /// Dimensions that vary (format 1.2): the symbols, bound from the inputs' shapes on
   /// each call, and the values whose dimensions they give.
@@ -89,7 +90,6 @@ struct Method::State {
   Status execute_call(DelegateHandle& handle, const Call& call) const;
   /// Runs every call in order.
   Status run_calls();
-  size_t call_threads = 0;  // this call's thread count
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
