@@ -211,11 +211,16 @@ Result<bool> compute_half_in_float32(onnx::ModelProto* model) {
   if (!has_half(*graph)) return false;
   std::set<std::string> names;
   collect_names(*graph, &names);
-  std::set<std::string> input_names;
+  std::set<std::string> input_names, initializer_names;
   for (const onnx::ValueInfoProto& info : graph->input()) input_names.insert(info.name());
+  for (const TensorProto& tensor : graph->initializer()) initializer_names.insert(tensor.name());
   std::vector<onnx::NodeProto> casts_in, casts_out;
-  for (const onnx::ValueInfoProto& input : graph->input()) {
+  for (onnx::ValueInfoProto& input : *graph->mutable_input()) {
     if (!has_half(input)) continue;
+    if (initializer_names.count(input.name()) != 0) {  // a constant listed as an input (IR 3)
+      widen(input.mutable_type());
+      continue;
+    }
     const std::string widened = unique_name(input.name(), &names);
     rename(graph, input.name(), widened);
     casts_in.push_back(cast_node(input.name(), widened, TensorProto::FLOAT));

@@ -1064,6 +1064,29 @@ TEST(OnnxImporter, ABfloat16InitializerIsWidened) {
   EXPECT_EQ(floats_of(out[0]), (std::vector<float>{2.5f, -2.0f}));
 }
 
+TEST(OnnxImporter, AFloat16InitializerListedAsAnInputStaysAConstant) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {2}, onnx::TensorProto::FLOAT16);
+  add_input(model, "b", {2}, onnx::TensorProto::FLOAT16);  // an IR 3 model lists its initializers
+  onnx::TensorProto* b = model.mutable_graph()->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT16);
+  b->add_dims(2);
+  b->add_int32_data(half_of(0.5f));
+  b->add_int32_data(half_of(-4.0f));
+  add_node(model, "Add", "add", {"x", "b"}, {"y"});
+  add_output(model, "y", {2}, onnx::TensorProto::FLOAT16);
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  ASSERT_EQ(graph.inputs()->size(), 1u);
+  std::vector<HostTensor> out = run_portable(*imported, {half_tensor({2}, {1.0f, 2.0f})});
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<uint16_t> bits(2);
+  std::memcpy(bits.data(), out[0].bytes.data(), 4);
+  EXPECT_EQ(bits, (std::vector<uint16_t>{half_of(1.5f), half_of(-2.0f)}));
+}
+
 TEST(OnnxImporter, RefusesComplexAndStringTensors) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {2});
