@@ -67,7 +67,8 @@ void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
       ->type_name("NAME[,NAME]|all");
   add_time_limit(command, "--execute-timeout-ms", options.execute_timeout_ms,
                  "Time limit of one call on an isolated backend; past it the process is killed and the call runs "
-                 "on the portable fallback (default: none)");
+                 "on the portable fallback (0: none)")
+      ->capture_default_str();
   add_time_limit(command, "--init-timeout-ms", options.init_timeout_ms,
                  "Time limit of starting an isolated backend's process and its init; past it the process is "
                  "killed and the partition runs on the portable fallback (0: none)")

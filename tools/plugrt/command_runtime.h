@@ -30,7 +30,7 @@ struct PluginSearchOptions {
   /// Backends to run isolated in plugrt-backend-host processes ("all": every plugin).
   std::vector<std::string> isolate;
   /// Time limit of one isolated execute call; 0: none.
-  int execute_timeout_ms = 0;
+  int execute_timeout_ms = isolation::IsolationOptions{}.execute_timeout_ms;
   /// Time limit of starting an isolated backend's process and its init; 0: none.
   int init_timeout_ms = isolation::IsolationOptions{}.init_timeout_ms;
 };

@@ -210,6 +210,8 @@ if [ -f "$xnnpack" ]; then
     "$plugrt" bench "$dir/cnn.prt" --iterations 2 --warmup 1 --cache-dir "$dir/blobs"
 fi
 check init-timeout-in-help 0 "--init-timeout-ms MS" -- "$plugrt" run --help
+# An isolated backend's call has a time limit unless told otherwise: a minute.
+check execute-timeout-default 0 "--execute-timeout-ms MS.*=60000" -- "$plugrt" run --help
 check init-timeout-negative 105 "--init-timeout-ms" -- "$plugrt" run "$dir/mlp.prt" --init-timeout-ms -5
 check run-expect-differs 1 "DIFFERS FROM the expected values" -- \
   "$plugrt" run "$dir/tiny_cnn.prt" --expect "output=$models/tiny_cnn.output.npy" --tolerance 1e-9

@@ -31,8 +31,10 @@ struct IsolationOptions {
   /// Path of the plugrt-backend-host executable (the plugin loader fills in
   /// plugins::default_backend_host() when it is empty).
   std::string backend_host;
-  /// Time limit of one execute call, in milliseconds; 0: none.
-  int execute_timeout_ms = 0;
+  /// Time limit of one execute call, in milliseconds; 0: none. By default a minute: a
+  /// call that long is a hang for an on-device model, and an isolated backend that hangs
+  /// must not hang the host.
+  int execute_timeout_ms = 60000;
   /// Time limit of starting the process and running the plugin's entry, is_available
   /// and init; 0: none.
   int init_timeout_ms = 30000;
