@@ -124,30 +124,41 @@ sdk::Expected<std::unique_ptr<sdk::Delegate>> XnnpackDelegate::create(const sdk:
   std::unique_ptr<XnnpackDelegate> delegate(new XnnpackDelegate(context.host));
   PLUGRT_SDK_ASSIGN_OR_RETURN(const blob::Blob* root, delegate->open_blob(context));
 
-  PLUGRT_SDK_RETURN_IF_ERROR(check_dataflow(*root));
   DefinedTensors tensors;
   Subgraph subgraph;
-  PLUGRT_SDK_RETURN_IF_ERROR(delegate->define_subgraph(*root, &tensors, &subgraph));
+  // Each phase relies on what the ones before it checked: the tensors, then the
+  // externals' indices, then the dataflow, before XNNPACK sees a node.
+  PLUGRT_SDK_RETURN_IF_ERROR(new_subgraph(*root, &subgraph));
+  PLUGRT_SDK_RETURN_IF_ERROR(delegate->define_tensors(*root, subgraph.get(), &tensors));
   PLUGRT_SDK_RETURN_IF_ERROR(delegate->bind_externals(*root, tensors));
+  PLUGRT_SDK_RETURN_IF_ERROR(check_dataflow(*root));
+  PLUGRT_SDK_RETURN_IF_ERROR(define_nodes(*root, tensors.ids, subgraph.get()));
   PLUGRT_SDK_RETURN_IF_ERROR(delegate->create_runtime(subgraph.get(), tensors.runtime_bytes, context.num_threads));
   delegate->root_ = root;
   return std::unique_ptr<sdk::Delegate>(std::move(delegate));
 }
 
-/// The blob's tensors and nodes, defined in a new subgraph. Defining the same blob again
-/// gives every value the same id.
-sdk::Status XnnpackDelegate::define_subgraph(const blob::Blob& root, DefinedTensors* tensors,
-                                             Subgraph* subgraph) const {
+sdk::Status XnnpackDelegate::new_subgraph(const blob::Blob& root, Subgraph* subgraph) {
   xnn_subgraph_t raw_subgraph = nullptr;
   const xnn_status status =
       xnn_create_subgraph(static_cast<uint32_t>(length(root.inputs()) + length(root.outputs())), 0, &raw_subgraph);
   if (status != xnn_status_success) return from_xnn(status, "xnn_create_subgraph failed");
   subgraph->reset(raw_subgraph);
-  PLUGRT_SDK_RETURN_IF_ERROR(define_tensors(root, subgraph->get(), tensors));
-  for (size_t n = 0; n < root.nodes()->size(); ++n) {
-    PLUGRT_SDK_RETURN_IF_ERROR(define_node(root, n, tensors->ids, subgraph->get()));
-  }
   return sdk::Status::ok();
+}
+
+sdk::Status XnnpackDelegate::define_nodes(const blob::Blob& root, const std::vector<uint32_t>& ids,
+                                          xnn_subgraph_t subgraph) {
+  for (size_t n = 0; n < root.nodes()->size(); ++n) PLUGRT_SDK_RETURN_IF_ERROR(define_node(root, n, ids, subgraph));
+  return sdk::Status::ok();
+}
+
+/// The blob's tensors and nodes defined again, in a new subgraph, for a blob create()
+/// has checked. Every value gets the same id as the first time.
+sdk::Status XnnpackDelegate::define_subgraph(DefinedTensors* tensors, Subgraph* subgraph) const {
+  PLUGRT_SDK_RETURN_IF_ERROR(new_subgraph(*root_, subgraph));
+  PLUGRT_SDK_RETURN_IF_ERROR(define_tensors(*root_, subgraph->get(), tensors));
+  return define_nodes(*root_, tensors->ids, subgraph->get());
 }
 
 /// The header first (a blob of another format or version goes to the fallback), then the
@@ -324,7 +335,8 @@ sdk::Status XnnpackDelegate::check_dataflow(const blob::Blob& root) {
     }
   }
   for (flatbuffers::uoffset_t k = 0; k < length(root.outputs()); ++k) {
-    if (!defined[root.outputs()->Get(k)]) {
+    const uint32_t t = root.outputs()->Get(k);
+    if (t >= num_tensors || !defined[t]) {
       return invalid("XNNPACK blob output " + std::to_string(k) + " is written by no node");
     }
   }
@@ -496,7 +508,7 @@ xnn_runtime_t XnnpackDelegate::runtime_for(size_t threads) {
     DefinedTensors tensors;
     Subgraph subgraph;
     xnn_runtime_t made = nullptr;
-    one_thread_refused_ = !define_subgraph(*root_, &tensors, &subgraph).is_ok() ||
+    one_thread_refused_ = !define_subgraph(&tensors, &subgraph).is_ok() ||
                           xnn_create_runtime_v2(subgraph.get(), nullptr, 0, &made) != xnn_status_success;
     if (made != nullptr && (one_thread_refused_ || !set_up(made).is_ok())) {
       xnn_delete_runtime(made);

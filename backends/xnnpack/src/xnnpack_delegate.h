@@ -64,7 +64,9 @@ class XnnpackDelegate final : public sdk::Delegate {
 
   // The phases of create, in order.
   sdk::Expected<const blob::Blob*> open_blob(const sdk::InitContext& context);
-  sdk::Status define_subgraph(const blob::Blob& root, DefinedTensors* tensors, Subgraph* subgraph) const;
+  static sdk::Status new_subgraph(const blob::Blob& root, Subgraph* subgraph);
+  static sdk::Status define_nodes(const blob::Blob& root, const std::vector<uint32_t>& ids, xnn_subgraph_t subgraph);
+  sdk::Status define_subgraph(DefinedTensors* tensors, Subgraph* subgraph) const;
   sdk::Status define_tensors(const blob::Blob& root, xnn_subgraph_t subgraph, DefinedTensors* tensors) const;
   sdk::Status bind_externals(const blob::Blob& root, const DefinedTensors& tensors);
   static sdk::Status check_dataflow(const blob::Blob& root);
