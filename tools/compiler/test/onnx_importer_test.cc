@@ -963,6 +963,16 @@ uint16_t half_of(float value) {
   return static_cast<uint16_t>(((bits >> 16) & 0x8000u) | (exponent << 10) | ((bits >> 13) & 0x3FFu));
 }
 
+/// A rank-1 float16 or bfloat16 initializer, its bits in int32_data.
+void add_half_initializer(onnx::ModelProto& model, const std::string& name, int32_t dtype,
+                          const std::vector<uint16_t>& bits) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(dtype);
+  t->add_dims(static_cast<int64_t>(bits.size()));
+  for (uint16_t b : bits) t->add_int32_data(b);
+}
+
 HostTensor half_tensor(std::vector<int64_t> shape, const std::vector<float>& values) {
   HostTensor t;
   t.dtype = DType::kFloat16;
@@ -1047,12 +1057,7 @@ TEST(OnnxImporter, AFloat16ModelAsGivenKeepsItsDtypes) {
 TEST(OnnxImporter, ABfloat16InitializerIsWidened) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {2});
-  onnx::TensorProto* b = model.mutable_graph()->add_initializer();
-  b->set_name("b");
-  b->set_data_type(onnx::TensorProto::BFLOAT16);
-  b->add_dims(2);
-  b->add_int32_data(0x3FC0);  // 1.5
-  b->add_int32_data(0xC040);  // -3
+  add_half_initializer(model, "b", onnx::TensorProto::BFLOAT16, {0x3FC0, 0xC040});  // 1.5, -3
   set_int(add_node(model, "Cast", "widen", {"b"}, {"bf"}), "to", onnx::TensorProto::FLOAT);
   add_node(model, "Add", "add", {"x", "bf"}, {"y"});
   add_output(model, "y", {2});
@@ -1068,12 +1073,7 @@ TEST(OnnxImporter, AFloat16InitializerListedAsAnInputStaysAConstant) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {2}, onnx::TensorProto::FLOAT16);
   add_input(model, "b", {2}, onnx::TensorProto::FLOAT16);  // an IR 3 model lists its initializers
-  onnx::TensorProto* b = model.mutable_graph()->add_initializer();
-  b->set_name("b");
-  b->set_data_type(onnx::TensorProto::FLOAT16);
-  b->add_dims(2);
-  b->add_int32_data(half_of(0.5f));
-  b->add_int32_data(half_of(-4.0f));
+  add_half_initializer(model, "b", onnx::TensorProto::FLOAT16, {half_of(0.5f), half_of(-4.0f)});
   add_node(model, "Add", "add", {"x", "b"}, {"y"});
   add_output(model, "y", {2}, onnx::TensorProto::FLOAT16);
   Result<ImportedModel> imported = import_model(model);
