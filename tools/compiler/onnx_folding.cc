@@ -14,13 +14,6 @@ namespace plugrt::compiler::onnx_import {
 
 namespace {
 
-const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.name() == name) return &attribute;
-  }
-  return nullptr;
-}
-
 /// The int64 elements of a constant, or false when it is not int64.
 bool int64_values(const Tensor& tensor, std::vector<int64_t>* values) {
   if (tensor.dtype != DType::kInt64) return false;

@@ -116,6 +116,13 @@ void remove_dead_nodes(onnx::GraphProto* graph, const std::set<std::string>& out
   for (onnx::NodeProto& node : nodes) graph->add_node()->Swap(&node);
 }
 
+const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == name) return &attribute;
+  }
+  return nullptr;
+}
+
 Status constant_node_value(const onnx::NodeProto& node, Tensor* tensor) {
   if (node.attribute_size() != 1) return Status(Error::kInvalidArgument, "a Constant needs exactly one attribute");
   const onnx::AttributeProto& a = node.attribute(0);

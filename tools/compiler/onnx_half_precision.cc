@@ -11,6 +11,7 @@
 #include <string>
 
 #include "onnx_internal.h"
+#include "plugrt/half_float.h"
 
 namespace plugrt::compiler::onnx_import {
 
@@ -20,33 +21,7 @@ using onnx::TensorProto;
 
 bool is_half(int32_t elem_type) { return elem_type == TensorProto::FLOAT16 || elem_type == TensorProto::BFLOAT16; }
 
-float half_to_float(uint16_t bits, bool bfloat) {
-  uint32_t word = 0;
-  if (bfloat) {
-    word = static_cast<uint32_t>(bits) << 16;
-  } else {
-    const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-    const uint32_t exponent = (bits >> 10) & 0x1Fu;
-    uint32_t mantissa = bits & 0x3FFu;
-    if (exponent == 0x1F) {  // infinity or NaN
-      word = sign | 0x7F800000u | (mantissa << 13);
-    } else if (exponent != 0) {
-      word = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa == 0) {
-      word = sign;
-    } else {  // subnormal: normalise
-      int shift = 0;
-      while ((mantissa & 0x400u) == 0) {
-        mantissa <<= 1;
-        ++shift;
-      }
-      word = sign | (static_cast<uint32_t>(113 - shift) << 23) | ((mantissa & 0x3FFu) << 13);
-    }
-  }
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
+float half_to_float(uint16_t bits, bool bfloat) { return bfloat ? bfloat16_to_float(bits) : float16_to_float(bits); }
 
 /// A half tensor's values as float32 raw data.
 Status widen(TensorProto* tensor) {

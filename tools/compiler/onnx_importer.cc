@@ -38,6 +38,7 @@ namespace plugrt::compiler {
 
 namespace {
 
+using onnx_import::find_attribute;
 using onnx_import::Tensor;
 using onnx_import::ValueType;
 
@@ -113,13 +114,6 @@ class Importer {
 
 bool is_control_flow(const onnx::NodeProto& node) {
   return node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
-}
-
-const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.name() == name) return &attribute;
-  }
-  return nullptr;
 }
 
 /// What a kept control flow node's subgraph attributes are filed under.

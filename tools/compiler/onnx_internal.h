@@ -116,6 +116,8 @@ Status check_node_attributes(const onnx::NodeProto& node);
 void sort_nodes(onnx::GraphProto* graph);
 /// Drops the nodes none of whose outputs reaches one of `outputs`.
 void remove_dead_nodes(onnx::GraphProto* graph, const std::set<std::string>& outputs);
+/// The node's attribute called `name`, or nullptr.
+const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name);
 /// The value of a Constant node (value, value_float(s), value_int(s)); the reason alone
 /// on failure.
 Status constant_node_value(const onnx::NodeProto& node, Tensor* tensor);

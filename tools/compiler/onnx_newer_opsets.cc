@@ -29,13 +29,6 @@ namespace plugrt::compiler::onnx_import {
 
 namespace {
 
-const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const onnx::AttributeProto& a : node.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
 void remove_attribute(onnx::NodeProto* node, const std::string& name) {
   auto* attributes = node->mutable_attribute();
   for (int i = 0; i < attributes->size(); ++i) {
@@ -119,7 +112,7 @@ class Lowering {
   }
 
   Status reduce(const onnx::GraphProto& in, onnx::NodeProto* node) {
-    const onnx::AttributeProto* noop = attribute(*node, "noop_with_empty_axes");
+    const onnx::AttributeProto* noop = find_attribute(*node, "noop_with_empty_axes");
     const bool no_op_when_empty = noop != nullptr && noop->i() != 0;
     remove_attribute(node, "noop_with_empty_axes");
     if (node->input_size() < 2 || node->input(1).empty()) {
@@ -143,15 +136,15 @@ class Lowering {
   }
 
   Status resize(onnx::NodeProto* node) {
-    if (const onnx::AttributeProto* a = attribute(*node, "antialias"); a != nullptr && a->i() != 0) {
+    if (const onnx::AttributeProto* a = find_attribute(*node, "antialias"); a != nullptr && a->i() != 0) {
       return refuse(*node, "antialias is not supported");
     }
-    if (const onnx::AttributeProto* a = attribute(*node, "keep_aspect_ratio_policy");
+    if (const onnx::AttributeProto* a = find_attribute(*node, "keep_aspect_ratio_policy");
         a != nullptr && a->s() != "stretch") {
       return refuse(*node, "keep_aspect_ratio_policy '" + a->s() + "' is not supported");
     }
-    if (attribute(*node, "axes") != nullptr) return refuse(*node, "axes is not supported; give every axis");
-    if (const onnx::AttributeProto* a = attribute(*node, "coordinate_transformation_mode");
+    if (find_attribute(*node, "axes") != nullptr) return refuse(*node, "axes is not supported; give every axis");
+    if (const onnx::AttributeProto* a = find_attribute(*node, "coordinate_transformation_mode");
         a != nullptr && a->s() == "half_pixel_symmetric") {
       return refuse(*node, "coordinate_transformation_mode 'half_pixel_symmetric' is not supported");
     }
@@ -161,7 +154,7 @@ class Lowering {
   }
 
   Status unit_dilations(onnx::NodeProto* node) {
-    const onnx::AttributeProto* dilations = attribute(*node, "dilations");
+    const onnx::AttributeProto* dilations = find_attribute(*node, "dilations");
     if (dilations == nullptr) return Status::ok();
     for (int64_t d : dilations->ints()) {
       if (d != 1) return refuse(*node, "dilations other than 1 are not supported");
@@ -207,7 +200,7 @@ class Lowering {
   }
 
   Status gelu(const onnx::NodeProto& node, onnx::GraphProto* out) {
-    const onnx::AttributeProto* a = attribute(node, "approximate");
+    const onnx::AttributeProto* a = find_attribute(node, "approximate");
     const std::string approximate = a != nullptr ? a->s() : "none";
     const std::string& x = node.input(0);
     std::string inner;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "plugrt/half_float.h"
+
 namespace plugrt::conformance {
 
 namespace {
@@ -78,21 +80,6 @@ std::string compare_exact(const std::vector<int64_t>& shape, const void* actual,
 
 }  // namespace
 
-float half_to_float(uint16_t bits) {
-  const uint32_t sign = (bits >> 15) & 1u;
-  const uint32_t exponent = (bits >> 10) & 0x1fu;
-  const uint32_t mantissa = bits & 0x3ffu;
-  float magnitude;
-  if (exponent == 0) {
-    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero or subnormal
-  } else if (exponent == 31) {
-    magnitude = mantissa == 0 ? INFINITY : NAN;
-  } else {
-    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
-  }
-  return sign != 0 ? -magnitude : magnitude;
-}
-
 bool float_close(double actual, double expected, FloatTolerance tolerance) {
   if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
   if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
@@ -112,7 +99,7 @@ std::string compare_elements(DType dtype, const std::vector<int64_t>& shape, con
       if (dtype == DType::kDouble) tolerance = kDoubleTolerance;
       auto element = [dtype](const void* data, size_t i) -> double {
         switch (dtype) {
-          case DType::kFloat16: return half_to_float(load<uint16_t>(data, i));
+          case DType::kFloat16: return float16_to_float(load<uint16_t>(data, i));
           case DType::kBFloat16: {
             const uint32_t bits = static_cast<uint32_t>(load<uint16_t>(data, i)) << 16;
             float value;

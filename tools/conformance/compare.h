@@ -32,9 +32,6 @@ inline constexpr FloatTolerance kDoubleTolerance{1e-3, 1e-5};
 /// float32 to bfloat16 by truncation, plugrt to nearest.
 inline constexpr FloatTolerance kBFloat16Tolerance{1.0 / 128, 1e-5};
 
-/// float16 bits to float32 (subnormals, infinities and NaN included).
-float half_to_float(uint16_t bits);
-
 /// Whether `actual` is close enough to `expected` under `tolerance`.
 bool float_close(double actual, double expected, FloatTolerance tolerance);
 

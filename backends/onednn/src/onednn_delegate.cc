@@ -186,16 +186,24 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
       ThreadLimit limit(&bound == &plan_ ? threads_ : 1);
       return run_steps(plan);
     }
-    sdk::Status status = sdk::Status::ok();
-    // Nothing may leave the OpenMP region that runs the body by an exception.
-    run_on_fewer_threads(static_cast<int>(asked), [&] {
-      try {
-        status = run_steps(plan);
-      } catch (const dnnl::error& e) {
-        status = failed_while_running(e);
-      }
-    });
-    return status;
+    // Nothing may leave the OpenMP region that runs the steps by an exception.
+    struct Run {
+      OnednnDelegate* self;
+      Plan* plan;
+      sdk::Status status;
+    } run{this, &plan, sdk::Status::ok()};
+    run_on_fewer_threads(
+        static_cast<int>(asked),
+        [](void* context) {
+          Run& r = *static_cast<Run*>(context);
+          try {
+            r.status = r.self->run_steps(*r.plan);
+          } catch (const dnnl::error& e) {
+            r.status = failed_while_running(e);
+          }
+        },
+        &run);
+    return run.status;
   } catch (const dnnl::error& e) {
     return failed_while_running(e);
   }

@@ -28,18 +28,18 @@ ThreadLimit::~ThreadLimit() {
   if (changed_) omp_set_num_threads(previous_);
 }
 
-void run_on_fewer_threads(int threads, const std::function<void()>& body) {
+void run_on_fewer_threads(int threads, void (*body)(void*), void* context) {
   if (threads < 1 || omp_in_parallel()) {
-    body();
+    body(context);
     return;
   }
   ThreadLimit limit(threads);
 #ifdef _OPENMP
   // One team, on the calling thread: the region only sets the limit for what it runs.
 #pragma omp teams num_teams(1) thread_limit(threads)
-  body();
+  body(context);
 #else
-  body();  // without OpenMP's compiler support only the limit of parallel_nd applies
+  body(context);  // without OpenMP's compiler support only the limit of parallel_nd applies
 #endif
 }
 
@@ -56,7 +56,7 @@ int resolve_thread_count(size_t requested) {
 ThreadLimit::ThreadLimit(int) : previous_(0), changed_(false) {}
 ThreadLimit::~ThreadLimit() = default;
 
-void run_on_fewer_threads(int, const std::function<void()>& body) { body(); }
+void run_on_fewer_threads(int, void (*body)(void*), void* context) { body(context); }
 
 const char* cpu_runtime_name() {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_TBB

@@ -10,7 +10,6 @@
 #define PLUGRT_BACKENDS_ONEDNN_SRC_THREADING_H_
 
 #include <cstddef>
-#include <functional>
 
 namespace plugrt::onednn {
 
@@ -38,8 +37,8 @@ class ThreadLimit {
 /// thread-limit-var, set by a host `teams` region around the call), and oneDNN then runs
 /// each parallel region as thread 0 of a team of one, the same call it makes when it is
 /// called from inside a parallel region. Below one or inside a parallel region, `body`
-/// runs unchanged.
-void run_on_fewer_threads(int threads, const std::function<void()>& body);
+/// runs unchanged. `body(context)` must not throw; nothing here allocates.
+void run_on_fewer_threads(int threads, void (*body)(void*), void* context);
 
 /// How this oneDNN build schedules its threads, for messages ("OpenMP", "TBB", ...).
 const char* cpu_runtime_name();

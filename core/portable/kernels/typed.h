@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "../kernel.h"
+#include "plugrt/half_float.h"
 
 namespace plugrt::portable {
 
@@ -25,52 +26,10 @@ struct BFloat16 {
   uint16_t bits;
 };
 
-inline uint32_t float_bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-inline float bits_float(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
-inline float to_float(Float16 h) {
-  const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000u) << 16;
-  const uint32_t exponent = (h.bits >> 10) & 0x1fu;
-  const uint32_t mantissa = h.bits & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign != 0 ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return bits_float(sign | 0x7f800000u | (mantissa << 13));
-  return bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-/// Rounds to nearest, ties to even; overflow gives infinity, NaN stays NaN.
-inline Float16 to_float16(float value) {
-  const uint32_t bits = float_bits(value);
-  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u) return {static_cast<uint16_t>(sign | (magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u))};
-  if (magnitude >= 0x477ff000u) return {static_cast<uint16_t>(sign | 0x7c00u)};  // >= 65520 rounds up to inf
-  if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal, counted in units of 2^-24
-    const float units = std::nearbyint(bits_float(magnitude) * 16777216.0f);
-    return {static_cast<uint16_t>(sign | static_cast<uint16_t>(units))};
-  }
-  magnitude += 0xc8000fffu + ((magnitude >> 13) & 1u);  // rebias the exponent by -112, round
-  return {static_cast<uint16_t>(sign | (magnitude >> 13))};
-}
-
-inline float to_float(BFloat16 b) { return bits_float(static_cast<uint32_t>(b.bits) << 16); }
-
-/// Rounds to nearest, ties to even; NaN stays NaN.
-inline BFloat16 to_bfloat16(float value) {
-  const uint32_t bits = float_bits(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return {static_cast<uint16_t>((bits >> 16) | 0x40u)};
-  return {static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16)};
-}
+inline float to_float(Float16 h) { return float16_to_float(h.bits); }
+inline Float16 to_float16(float value) { return {float_to_float16(value)}; }
+inline float to_float(BFloat16 b) { return bfloat16_to_float(b.bits); }
+inline BFloat16 to_bfloat16(float value) { return {float_to_bfloat16(value)}; }
 
 template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;

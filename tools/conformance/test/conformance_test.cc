@@ -19,6 +19,7 @@
 
 #include "compare.h"
 #include "plugrt/builtin_backends.h"
+#include "plugrt/half_float.h"
 #include "plugrt/registry.h"
 #include "portable_scope.h"
 #include "report.h"
@@ -83,11 +84,11 @@ TEST(Compare, BoolIsExactAndAnyNonZeroByteIsTrue) {
 }
 
 TEST(Compare, Float16IsWidened) {
-  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
-  EXPECT_EQ(half_to_float(0xc000), -2.0f);
-  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));
-  EXPECT_TRUE(std::isinf(half_to_float(0x7c00)));
-  EXPECT_TRUE(std::isnan(half_to_float(0x7e00)));
+  EXPECT_EQ(float16_to_float(0x3c00), 1.0f);
+  EXPECT_EQ(float16_to_float(0xc000), -2.0f);
+  EXPECT_EQ(float16_to_float(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_TRUE(std::isinf(float16_to_float(0x7c00)));
+  EXPECT_TRUE(std::isnan(float16_to_float(0x7e00)));
   const std::vector<uint16_t> actual = {0x3c00, 0x7e00};
   const std::vector<uint16_t> expected = {0x3c01, 0x7e01};  // 1 + 2^-10 is within 1e-3 + 1e-5
   EXPECT_THAT(compare_elements(DType::kFloat16, {2}, actual.data(), expected.data(), 2), IsEmpty());
