@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "plugrt/memory_planner.h"
 #include "plugrt/schema/graph_ir_generated.h"
@@ -22,6 +23,8 @@ constexpr size_t kAlignment = 64;
 /// No single tensor may exceed this many bytes (2^40: far beyond any device, and far
 /// from overflowing the products below).
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+/// Nor may the arena: the values alive at once plus the largest kernel's scratch.
+constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
 /// A node whose inputs are all constants runs once, when the graph is compiled, if its
 /// outputs take at most this many bytes: shape arithmetic (Shape, Gather, Concat feeding
 /// a Reshape) becomes the constants the kernels after it need.
@@ -524,7 +527,18 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const void* data, size_t s
 
   const size_t scratch_offset = static_cast<size_t>(plan.arena_size);
   compiled->arena_size_ = scratch_offset + static_cast<size_t>(align_up(scratch_bytes, kAlignment));
-  compiled->arena_storage_ = allocate_aligned(compiled->arena_size_, &compiled->arena_);
+  if (compiled->arena_size_ > kMaxArenaBytes) {
+    *error = "the values alive at once and the kernels' scratch need " + std::to_string(compiled->arena_size_) +
+             " bytes of arena, more than 2^40";
+    return nullptr;
+  }
+  try {
+    compiled->arena_storage_ = allocate_aligned(compiled->arena_size_, &compiled->arena_);
+  } catch (const std::bad_alloc&) {
+    *error = "the program's arena needs " + std::to_string(compiled->arena_size_) +
+             " bytes, more than this process can allocate";
+    return nullptr;
+  }
   compiled->scratch_ = compiled->arena_ + scratch_offset;
   return compiled;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernel.h"
 
+#include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "plugrt/schema/graph_ir_generated.h"
 
@@ -116,7 +118,11 @@ std::optional<std::vector<float>> NodeContext::constant_floats(size_t i) const {
 
 std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned) {
   constexpr size_t kAlignment = 64;
-  std::unique_ptr<std::byte[]> storage(new std::byte[bytes + kAlignment]);
+  // Asked without throwing, then thrown here: a sanitizer's allocator ends the process on a
+  // failed throwing new, but a program that asks for more than the machine has is input.
+  if (bytes > SIZE_MAX - kAlignment) throw std::bad_alloc();
+  std::unique_ptr<std::byte[]> storage(new (std::nothrow) std::byte[bytes + kAlignment]);
+  if (storage == nullptr) throw std::bad_alloc();
   const auto address = reinterpret_cast<uintptr_t>(storage.get());
   *aligned = storage.get() + (kAlignment - address % kAlignment) % kAlignment;
   return storage;

@@ -140,7 +140,7 @@ class ConstantInt64Kernel final : public Kernel {
 /// `bytes` of storage with `*aligned` at its first 64-byte boundary. Uninitialised (not
 /// zero-filled): an arena's pages are touched only when a kernel writes them, so a graph
 /// planned for large bounds costs its address space, not its memory, until it runs at
-/// large shapes.
+/// large shapes. Throws std::bad_alloc when the memory is not there.
 std::unique_ptr<std::byte[]> allocate_aligned(size_t bytes, std::byte** aligned);
 
 /// Checks the node's input and output counts: an empty string when fine, else the reason.

@@ -158,6 +158,32 @@ TEST(CompiledGraph, RefusesShapesWhoseStridesOverflowBehindAZeroDimension) {
   EXPECT_THAT(compile_error(graph.finish()), HasSubstr("is larger than 2^40 bytes (zero dimensions aside)"));
 }
 
+// Found by the blob fuzzer: an arena larger than the machine's memory ended the process.
+TEST(CompiledGraph, AnArenaBeyondMemoryIsRefusedWithItsSize) {
+  const auto two_live_values = [](int64_t elements) {
+    GraphBuilder graph;  // t and u (elements floats each) are alive at once
+    ValueId x = graph.add_value("x", DType::kFloat32, {elements});
+    ValueId t = graph.add_value("t", DType::kFloat32, {elements});
+    ValueId u = graph.add_value("u", DType::kFloat32, {elements});
+    ValueId y = graph.add_value("y", DType::kFloat32, {elements});
+    graph.add_node("Relu", "a", {x}, {t});
+    graph.add_node("Relu", "b", {x}, {u});
+    graph.add_node("Add", "c", {t, u}, {y});
+    graph.add_input(x);
+    graph.add_output(y);
+    return graph.finish();
+  };
+  // 2 x 2^40 bytes: past the arena's limit, on every machine.
+  EXPECT_THAT(compile_error(two_live_values(int64_t{1} << 38)),
+              HasSubstr("need 2199023255552 bytes of arena, more than 2^40"));
+  // 2 x 2^38 bytes: within the limit, and more than this machine can map unless it
+  // overcommits without limit; then the arena is address space, never touched here.
+  const std::string error = compile_error(two_live_values(int64_t{1} << 36));
+  if (!error.empty()) {
+    EXPECT_THAT(error, HasSubstr("549755813888 bytes, more than this process can allocate"));
+  }
+}
+
 // The fuzzers' corpora of graph IR (test/fuzz/corpus/graph_ir, portable_blob): the seeds
 // are real subgraphs and compile; each crash-* input, a crash found by a fuzzer, now
 // compiles or is refused with a reason.
