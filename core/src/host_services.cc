@@ -45,6 +45,12 @@ HostEnvironment::HostEnvironment()
                      static_cast<int>(message.size()), message.data());
       }) {}
 
+std::shared_ptr<HostEnvironment> HostEnvironment::from_environment() {
+  auto environment = std::make_shared<HostEnvironment>();
+  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
+  return environment;
+}
+
 void HostEnvironment::set_log_sink(LogSink sink) {
   std::lock_guard<std::mutex> lock(sink_mutex_);
   sink_ = std::move(sink);

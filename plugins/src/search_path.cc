@@ -2,6 +2,7 @@
 #include "plugrt/plugins/search_path.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,9 +24,24 @@ bool is_candidate_name(std::string_view name) {
          name.substr(name.size() - kSuffix.size()) == kSuffix;
 }
 
+/// The directory of the shared library this code is linked into (libplugrt.so, in
+/// <prefix>/lib); empty when it is linked into the executable.
+std::string library_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&library_directory), &info) == 0 || info.dli_fname == nullptr) return "";
+  const std::string name = std::filesystem::path(info.dli_fname).filename().string();
+  if (name.find(".so") == std::string::npos) return "";
+  std::error_code error;
+  const std::filesystem::path file = std::filesystem::canonical(info.dli_fname, error);
+  return error ? "" : file.parent_path().string();
+}
+
 }  // namespace
 
 std::string install_plugin_directory() {
+  if (const std::string library = library_directory(); !library.empty()) {
+    return std::filesystem::path(library + "/" PLUGRT_LIB_TO_PLUGIN_DIR).lexically_normal().string();
+  }
   const std::string directory = executable_directory();
   if (directory.empty()) return "";
   return std::filesystem::path(directory + "/" PLUGRT_BIN_TO_PLUGIN_DIR).lexically_normal().string();

@@ -61,13 +61,6 @@ std::string data_directory(const Options& options) {
   return kDefaultDataDir;
 }
 
-// Plugins' log lines stay out of the report unless PLUGRT_LOG asks for them.
-std::shared_ptr<HostEnvironment> make_environment() {
-  auto environment = std::make_shared<HostEnvironment>();
-  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
-  return environment;
-}
-
 // Every backend named must exist, compile ahead of time and run here: a test run that
 // quietly fell back to portable would report on the wrong backend.
 std::string check_backends(Registry& registry, const std::vector<std::string>& backends) {
@@ -176,7 +169,7 @@ int run(const Options& options) {
     if (!*json_file) return usage_error("cannot write " + options.json);
   }
 
-  Registry registry(make_environment());
+  Registry registry(HostEnvironment::from_environment());
   if (Status status = register_builtin_backends(registry); !status.is_ok()) {
     std::cerr << "plugrt_conformance: " << status.to_string() << "\n";
     return 1;

@@ -135,8 +135,9 @@ Result<Timings> time_method(Method& method, size_t iterations, DelegateTimer* ti
 int run_bench(const BenchOptions& options) {
   if (options.iterations == 0) return fail("--iterations must be at least 1");
   if (options.instances == 0) return fail("--instances must be at least 1");
-  CommandRuntime runtime(options.plugins);
-  if (!runtime.status().is_ok()) return fail(runtime.status().message());
+  Result<std::unique_ptr<Runtime>> made = make_runtime(options.plugins);
+  if (!made.is_ok()) return fail(made.status().message());
+  Runtime& runtime = **made;
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
   LoadSettings settings = options.load;
@@ -214,11 +215,6 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_option("PROGRAM", options->program, "The program (.prt)")->required();
   command->add_option("--iterations", options->iterations, "Timed runs (default 50)");
   command->add_option("--warmup", options->warmup, "Untimed runs first (default 5)");
-  command
-      ->add_option("--threads", options->load.threads,
-                   "The method's thread budget, which its backends take turns on (default: the cores this "
-                   "process may run on)")
-      ->check(CLI::Range(size_t{0}, size_t{1024}));
   command->add_option("--input", options->inputs, "NAME=FILE.npy for an input (repeatable); others are random");
   command->add_option("--instances", options->instances,
                       "Methods of the program in this process: the first is timed while the others run in threads "
@@ -226,8 +222,7 @@ void add_bench_command(CLI::App& app, CommandResult& result) {
   command->add_flag("--fixed-threads", options->fixed_threads,
                     "Every call on the whole thread budget (by default a call runs on one thread while one runs "
                     "the method faster)");
-  command->add_option("--backends", options->load.backends, "Only these backends may run (comma-separated)");
-  add_placement_options(*command, options->load);
+  add_load_options(*command, options->load);
   add_plugin_search_options(*command, options->plugins);
   add_isolation_options(*command, options->plugins);
   command->add_flag("--json", options->json,

@@ -1,41 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "command_runtime.h"
 
-#include <cstdlib>
-
-#include "plugrt/builtin_backends.h"
-#include "plugrt/placement/load_placer.h"
-#include "plugrt/plugins/plugin_trust.h"
-#include "text.h"
-
 namespace plugrt::tools {
 
 namespace {
 
-std::shared_ptr<HostEnvironment> command_environment() {
-  auto environment = std::make_shared<HostEnvironment>();
-  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
-  return environment;
-}
-
-plugins::SearchPathOptions search_options(const PluginSearchOptions& options) {
-  plugins::SearchPathOptions search;
-  search.application_directories = options.plugin_dirs;
-  search.allow_list = options.allow_list;
-  search.allow_untrusted_files = options.allow_untrusted;
-  search.isolated_backends = options.isolate;
-  search.isolation.execute_timeout_ms = options.execute_timeout_ms;
-  search.isolation.init_timeout_ms = options.init_timeout_ms;
-  return search;
-}
-
-// The loader would refuse every plugin over a list it cannot read; the command says so
-// up front instead.
-Status check_allow_list(const std::string& path) {
-  if (path.empty()) return Status::ok();
-  Result<plugins::AllowList> list = plugins::AllowList::read(path);
-  if (!list.is_ok()) return list.status().with_context("--plugin-allow-list");
-  return Status::ok();
+/// The environment's settings, or the defaults when it holds an error (main() reports it).
+const RuntimeOptions& defaults() {
+  static const RuntimeOptions options = environment_options().is_ok() ? *environment_options() : RuntimeOptions{};
+  return options;
 }
 
 /// A time limit in milliseconds, from 0 (none) to a day.
@@ -45,24 +18,31 @@ CLI::Option* add_time_limit(CLI::App& command, const std::string& flag, int& val
 
 }  // namespace
 
+const Result<RuntimeOptions>& environment_options() {
+  static const Result<RuntimeOptions> options = RuntimeOptions::from_environment();
+  return options;
+}
+
 void add_plugin_search_options(CLI::App& command, PluginSearchOptions& options) {
+  options.allow_list = defaults().plugins.allow_list;
   command.add_option("--plugin-dir", options.plugin_dirs, "Directory to search for plugins first (repeatable)")
       ->type_name("DIR");
   command
       .add_option("--plugin-allow-list", options.allow_list,
-                  "File of SHA-256 digests (sha256sum's output works): only the plugins it lists may load")
-      ->envname("PLUGRT_PLUGIN_ALLOW_LIST")
+                  "File of SHA-256 digests (sha256sum's output works): only the plugins it lists may load "
+                  "(default: PLUGRT_PLUGIN_ALLOW_LIST)")
       ->type_name("FILE");
   command.add_flag("--allow-untrusted-plugins", options.allow_untrusted,
                    "Also load plugin files owned by another user or writable by others");
 }
 
 void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
+  options.isolate = defaults().plugins.isolate;
   command
       .add_option("--isolate", options.isolate,
                   "Run these backends (comma-separated, or 'all' for every plugin) in separate plugrt-backend-host "
-                  "processes: a crash or hang there falls back to portable instead of taking this process down")
-      ->envname("PLUGRT_ISOLATE")
+                  "processes: a crash or hang there falls back to portable instead of taking this process down "
+                  "(default: PLUGRT_ISOLATE)")
       ->delimiter(',')
       ->type_name("NAME[,NAME]|all");
   add_time_limit(command, "--execute-timeout-ms", options.execute_timeout_ms,
@@ -75,59 +55,40 @@ void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
       ->capture_default_str();
 }
 
-CommandRuntime::CommandRuntime(const PluginSearchOptions& options)
-    : options_(options),
-      status_(check_allow_list(options.allow_list)),
-      registry_(command_environment()),
-      loader_(registry_, search_options(options)) {
-  Status builtins = register_builtin_backends(registry_);
-  (void)builtins;  // the built-in tables are checked by the tests; this cannot fail
-  loader_.discover();
-}
-
-void CommandRuntime::load_all() { loader_.load_accepted(); }
-
-void add_placement_options(CLI::App& command, LoadSettings& settings) {
+void add_load_options(CLI::App& command, LoadSettings& settings) {
+  settings = defaults().load;
+  command
+      .add_option("--threads", settings.threads,
+                  "The method's thread budget, which its backends take turns on (default: PLUGRT_NUM_THREADS, "
+                  "else the cores this process may run on)")
+      ->check(CLI::Range(size_t{0}, size_t{1024}));
+  command
+      .add_option("--backends", settings.backends,
+                  "Only these backends may run (comma-separated); other parts run on their portable fallback")
+      ->delimiter(',');
   command
       .add_option("--placement", settings.placement,
                   "auto: place the program again over the backends present, reusing its blobs and the blob cache; "
-                  "as-compiled: run each part where the program says, or on its portable fallback (default: auto)")
-      ->envname("PLUGRT_PLACEMENT")
+                  "as-compiled: run each part where the program says, or on its portable fallback (default: "
+                  "PLUGRT_PLACEMENT, else auto)")
       ->check(CLI::IsMember({"auto", "as-compiled"}))
       ->type_name("auto|as-compiled");
   command
       .add_option("--cache-dir", settings.cache_dir,
-                  "Directory of the compiled-blob cache (default: $XDG_CACHE_HOME/plugrt, else ~/.cache/plugrt)")
-      ->envname("PLUGRT_CACHE_DIR")
+                  "Directory of the compiled-blob cache (default: PLUGRT_CACHE_DIR, else $XDG_CACHE_HOME/plugrt, "
+                  "else ~/.cache/plugrt)")
       ->type_name("DIR");
   command.add_flag("--no-cache", settings.no_cache, "With --placement auto, neither read nor write the blob cache");
-  command
-      .add_flag("--verify", settings.verify,
-                "Run each delegated partition once at load on seeded inputs against its portable fallback, and "
-                "keep it on the fallback when they disagree; verdicts are kept in the blob cache")
-      ->envname("PLUGRT_VERIFY");
+  command.add_flag("--verify", settings.verify,
+                   "Run each delegated partition once at load on seeded inputs against its portable fallback, and "
+                   "keep it on the fallback when they disagree; verdicts are kept in the blob cache (default: "
+                   "PLUGRT_VERIFY)");
 }
 
-Result<Method> CommandRuntime::load_method(const Program& program, const std::string& method_name,
-                                           const LoadSettings& settings) {
-  MethodOptions options;
-  options.num_threads = settings.threads;
-  options.adapt_threads = settings.adapt_threads;
-  options.allowed_backends = split(settings.backends, ',');
-  placement::LoadPlacerOptions placer_options;
-  if (settings.no_cache) {
-    placer_options.cache_directory.clear();
-  } else if (!settings.cache_dir.empty()) {
-    placer_options.cache_directory = settings.cache_dir;
-  }
-  placement::LoadPlacer placer(placer_options);
-  if (settings.placement == "auto") {
-    options.placement = PlacementPolicy::kAuto;
-    options.placer = &placer;
-  }
-  options.verify = settings.verify;
-  if (placer.cache() != nullptr) options.verdicts = &placer;
-  return Method::load(program, method_name, registry_, options);
+Result<std::unique_ptr<Runtime>> make_runtime(const PluginSearchOptions& plugins) {
+  RuntimeOptions options = defaults();
+  options.plugins = plugins;
+  return Runtime::create(options);
 }
 
 }  // namespace plugrt::tools

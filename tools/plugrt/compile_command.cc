@@ -174,11 +174,12 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.tune_options.budget_seconds = options.tune_seconds;
   compile_options.tune_options.progress = &std::cerr;
 
-  CommandRuntime runtime(options.plugins);
-  if (!runtime.status().is_ok()) {
-    std::cerr << "plugrt compile: " << runtime.status().message() << "\n";
+  Result<std::unique_ptr<Runtime>> made = make_runtime(options.plugins);
+  if (!made.is_ok()) {
+    std::cerr << "plugrt compile: " << made.status().message() << "\n";
     return 1;
   }
+  Runtime& runtime = **made;
   // With no --backends, every backend found may be used: register them all, since the
   // compiler lists backends by what the registry holds, not by name.
   if (compile_options.backends.empty()) runtime.load_all();

@@ -2,6 +2,9 @@
 // plugrt: compile, run and inspect programs; list, inspect and diagnose backends.
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
+#include "command_runtime.h"
 #include "commands.h"
 #include "escaping_output.h"
 #include "plugrt/trusted_path.h"
@@ -13,6 +16,10 @@ int main(int argc, char** argv) {
     for (const char* name : {"PLUGRT_CACHE_DIR", "PLUGRT_PLUGIN_PATH", "PLUGRT_PLUGIN_ALLOW_LIST", "XDG_CACHE_HOME"}) {
       unsetenv(name);
     }
+  }
+  if (const auto& environment = plugrt::tools::environment_options(); !environment.is_ok()) {
+    std::cerr << "plugrt: " << environment.status().message() << "\n";
+    return 2;
   }
   CLI::App app{"plugrt: a pluggable on-device inference runtime"};
   app.require_subcommand(1);

@@ -50,10 +50,10 @@ int fail(const std::string& command, const Status& status) {
 }
 
 int run_backends(const PluginOptions& options) {
-  CommandRuntime runtime(options.search);
-  if (!runtime.status().is_ok()) return fail("backends", runtime.status());
-  runtime.load_all();
-  Registry& registry = runtime.registry();
+  Result<std::unique_ptr<Runtime>> runtime = make_runtime(options.search);
+  if (!runtime.is_ok()) return fail("backends", runtime.status());
+  (*runtime)->load_all();
+  Registry& registry = (*runtime)->registry();
 
   json listed = json::array();
   std::vector<std::vector<std::string>> rows = {{"BACKEND", "PLUGIN", "VERSION", "ABI", "AVAILABLE", "FILE"}};
@@ -140,8 +140,9 @@ json cache_json(const std::string& cache_dir) {
 }
 
 int run_doctor(const PluginOptions& options, const std::vector<std::string>& programs, const std::string& cache_dir) {
-  CommandRuntime runtime(options.search);
-  if (!runtime.status().is_ok()) return fail("doctor", runtime.status());
+  Result<std::unique_ptr<Runtime>> made = make_runtime(options.search);
+  if (!made.is_ok()) return fail("doctor", made.status());
+  Runtime& runtime = **made;
   runtime.load_all();  // a verdict includes what loading the plugin showed
   const json loaded_programs = load_programs(programs, runtime.registry());
   plugins::PluginLoader& loader = runtime.loader();
@@ -343,7 +344,6 @@ void add_doctor_command(CLI::App& app, CommandResult& result) {
   command
       ->add_option("--cache-dir", *cache_dir,
                    "The compiled-blob cache to report on (default: $XDG_CACHE_HOME/plugrt, else ~/.cache/plugrt)")
-      ->envname("PLUGRT_CACHE_DIR")
       ->type_name("DIR");
   command->callback(
       [options, programs, cache_dir, &result] { result.exit_code = run_doctor(*options, *programs, *cache_dir); });

@@ -68,12 +68,12 @@ int fail(const std::string& message) {
 }
 
 int run_program(const RunOptions& options) {
-  CommandRuntime runtime(options.plugins);
-  if (!runtime.status().is_ok()) return fail(runtime.status().message());
+  Result<std::unique_ptr<Runtime>> runtime = make_runtime(options.plugins);
+  if (!runtime.is_ok()) return fail(runtime.status().message());
   Result<Program> program = Program::load(options.program);
   if (!program.is_ok()) return fail(program.status().message());
   const auto load_start = std::chrono::steady_clock::now();
-  Result<Method> method = runtime.load_method(*program, "forward", options.load);
+  Result<Method> method = (*runtime)->load_method(*program, "forward", options.load);
   if (!method.is_ok()) return fail(method.status().message());
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
@@ -110,9 +110,9 @@ int run_program(const RunOptions& options) {
   json agreement;
   if (options.check) {
     LoadSettings portable = options.load;
-    portable.backends = "portable";
+    portable.backends = {"portable"};
     portable.placement = "as-compiled";
-    Result<Method> reference = runtime.load_method(*program, "forward", portable);
+    Result<Method> reference = (*runtime)->load_method(*program, "forward", portable);
     if (!reference.is_ok()) return fail("--check: " + reference.status().message());
     if (Status status = fill_inputs(*reference, options.inputs, options.seed); !status.is_ok()) {
       return fail(status.message());
@@ -204,14 +204,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                       "NAME=FILE.npy for an input (repeatable); inputs not given get seeded random values");
   command->add_option("--output-dir", options->output_dir,
                       "Write each output to DIR/<output name>.npy (DIR and its parents are created when missing)");
-  command
-      ->add_option("--threads", options->load.threads,
-                   "The method's thread budget, which its backends take turns on (default: the cores this "
-                   "process may run on)")
-      ->check(CLI::Range(size_t{0}, size_t{1024}));
-  command->add_option("--backends", options->load.backends,
-                      "Only these backends may run (comma-separated); other parts run on their portable fallback");
-  add_placement_options(*command, options->load);
+  add_load_options(*command, options->load);
   command->add_flag("--report", options->report,
                     "Say which backend ran each part, where its blob came from, and why (fallbacks included)");
   command->add_flag("--check", options->check,

@@ -42,6 +42,9 @@ class Profiler {
 class HostEnvironment {
  public:
   HostEnvironment();
+  /// For the programs that build no plugrt::Runtime (the kit, the backend host): plugins'
+  /// log lines go to stderr when PLUGRT_LOG is set, and nowhere otherwise.
+  static std::shared_ptr<HostEnvironment> from_environment();
 
   /// Replaces the sink (the default writes warnings and errors to stderr).
   void set_log_sink(LogSink sink);

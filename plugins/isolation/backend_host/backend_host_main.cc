@@ -296,9 +296,7 @@ int main(int argc, char** argv) {
   if (getppid() != static_cast<pid_t>(parent)) return 0;
   signal(SIGPIPE, SIG_IGN);
 
-  auto environment = std::make_shared<HostEnvironment>();
-  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
-  Registry registry(environment);
+  Registry registry(HostEnvironment::from_environment());
   plugins::SearchPathOptions options;
   options.use_environment = false;
   options.use_install_directory = false;

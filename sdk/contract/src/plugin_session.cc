@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin_session.h"
 
-#include <cstdlib>
-
 #include "plugrt/plugins/plugin_metadata.h"
 
 namespace plugrt::sdk::testing {
 
 namespace {
-
-// Plugins' log lines stay out of the output unless PLUGRT_LOG asks for them.
-std::shared_ptr<HostEnvironment> quiet_environment() {
-  auto environment = std::make_shared<HostEnvironment>();
-  if (std::getenv("PLUGRT_LOG") == nullptr) environment->set_log_sink(nullptr);
-  return environment;
-}
 
 // Only the plugin named: no search path, so no other plugin can stand in for it.
 plugins::SearchPathOptions nowhere() {
@@ -32,12 +23,12 @@ plugins::SearchPathOptions isolating_all() {
 }  // namespace
 
 struct PluginSession::Isolated {
-  Isolated() : registry(quiet_environment()), loader(registry, isolating_all()) {}
+  Isolated() : registry(HostEnvironment::from_environment()), loader(registry, isolating_all()) {}
   Registry registry;
   plugins::PluginLoader loader;
 };
 
-PluginSession::PluginSession() : registry_(quiet_environment()), loader_(registry_, nowhere()) {}
+PluginSession::PluginSession() : registry_(HostEnvironment::from_environment()), loader_(registry_, nowhere()) {}
 PluginSession::~PluginSession() = default;
 
 Registry& PluginSession::run_registry() { return isolated_ ? isolated_->registry : registry_; }

@@ -79,11 +79,11 @@ check allow-list-unlisted-not-loaded 0 "" -- sh -c \
   "! \"$plugrt\" backends --plugin-dir \"$dir\" --plugin-allow-list \"$dir/empty-pins.txt\" | grep -q '^offset '"
 check allow-list-from-environment 0 '"verdict": "refused"' -- \
   env PLUGRT_PLUGIN_ALLOW_LIST="$dir/empty-pins.txt" "$plugrt" doctor --plugin-dir "$dir" --json
-check allow-list-missing 1 "^plugrt doctor: --plugin-allow-list: .*nowhere\.txt: cannot open" -- \
+check allow-list-missing 1 "^plugrt doctor: the plugin allow-list: .*nowhere\.txt: cannot open" -- \
   "$plugrt" doctor --plugin-dir "$dir" --plugin-allow-list "$dir/nowhere.txt"
-check allow-list-missing-run 1 "^plugrt run: --plugin-allow-list: .*nowhere\.txt: cannot open" -- \
+check allow-list-missing-run 1 "^plugrt run: the plugin allow-list: .*nowhere\.txt: cannot open" -- \
   "$plugrt" run "$programs/portable_add_relu.prt" --plugin-allow-list "$dir/nowhere.txt"
-check allow-list-malformed 1 "^plugrt backends: --plugin-allow-list: .*notes\.txt:1: " -- \
+check allow-list-malformed 1 "^plugrt backends: the plugin allow-list: .*notes\.txt:1: " -- \
   "$plugrt" backends --plugin-dir "$dir" --plugin-allow-list "$dir/notes.txt"
 check allow-list-in-help 0 "--plugin-allow-list FILE.*PLUGRT_PLUGIN_ALLOW_LIST" -- "$plugrt" run --help
 # The real backend next to the command, when it is built: pinned, it loads and runs.
@@ -178,7 +178,8 @@ done
 # Isolated backends: in plugrt-backend-host processes, same answers.
 check doctor-isolated 0 "isolated: its backends run in plugrt-backend-host processes" -- \
   "$plugrt" doctor --plugin-dir "$dir" --isolate offset
-check isolate-in-help 0 "--isolate NAME\[,NAME\]\|all.*PLUGRT_ISOLATE" -- "$plugrt" bench --help
+check isolate-in-help 0 "default: PLUGRT_ISOLATE" -- "$plugrt" bench --help
+check environment-refused 2 "^plugrt: PLUGRT_PLACEMENT=.fastest.: expected auto or as-compiled" -- env PLUGRT_PLACEMENT=fastest "$plugrt" backends
 if [ -f "$xnnpack" ]; then
   check run-isolated 0 "ran on [a-z]+ \(.*\), isolated" -- \
     "$plugrt" run "$dir/mlp.prt" --input input="$models/mlp.input.npy" --expect output="$models/mlp.output.npy" \

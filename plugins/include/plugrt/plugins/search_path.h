@@ -59,10 +59,11 @@ std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options
 /// them), full paths sorted by file name. A missing or unreadable directory gives none.
 std::vector<std::string> list_plugin_files(const std::string& directory);
 
-/// <prefix>/lib/plugrt/plugins for the prefix the running executable is in: its
-/// directory (<prefix>/bin) joined with the configured path from bin to the plugin
-/// directory, so a moved install still finds its plugins. "" when /proc/self/exe cannot
-/// be read.
+/// <prefix>/lib/plugrt/plugins for the prefix the runtime is in: when this code is in
+/// libplugrt.so (<prefix>/lib), its directory joined with the configured path from lib
+/// to the plugin directory; else the running executable's directory (<prefix>/bin)
+/// joined with the path from bin. A moved install still finds its plugins. "" when
+/// /proc/self/exe cannot be read.
 std::string install_plugin_directory();
 
 /// Where plugrt-backend-host (isolated backends) is looked for: <exe>/../lib/plugrt/,
