@@ -12,6 +12,8 @@ packages=(
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the Python package (python/), built for /usr/bin/python3
+  pybind11-dev python3-pybind11 python3-dev
   # the tests' Python side: the zoo subset exported from PyTorch, the real-model corpus
   python3-torch python3-torchvision python3-onnx python3-numpy
 )
