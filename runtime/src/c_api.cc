@@ -10,10 +10,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "npy.h"
 #include "plugrt/dtype.h"
+#include "plugrt/runtime/report_json.h"
 #include "plugrt/runtime/runtime.h"
 
 struct plugrt_error {
@@ -142,29 +141,6 @@ std::vector<TensorInfoStorage> info_storage(const plugrt::Session& session, bool
   return all;
 }
 
-std::string report_json(const plugrt::LoadReport& report) {
-  nlohmann::json delegates = nlohmann::json::array();
-  for (const plugrt::DelegatePlacement& d : report.delegates) {
-    delegates.push_back({{"delegate", d.delegate},
-                         {"requested_backend", d.requested_backend},
-                         {"backend", d.backend},
-                         {"origin", d.origin},
-                         {"fell_back", d.fell_back},
-                         {"reason", d.reason},
-                         {"blob_size", d.blob_size},
-                         {"blob_origin", d.blob_origin},
-                         {"placement_reason", d.placement_reason},
-                         {"isolated", d.isolated},
-                         {"verification", d.verification}});
-  }
-  return nlohmann::json({{"method", report.method},
-                         {"placement", report.placement},
-                         {"placement_note", report.placement_note},
-                         {"num_threads", report.num_threads},
-                         {"delegates", delegates}})
-      .dump();
-}
-
 plugrt_error* tensor_info(const plugrt_session* session, size_t index, bool input, plugrt_tensor_info* info) {
   const char* call = input ? "plugrt_session_input_info" : "plugrt_session_output_info";
   if (session == nullptr || info == nullptr) return invalid_argument(call, "session and info must not be null");
@@ -253,7 +229,7 @@ plugrt_error* plugrt_session_open(plugrt_runtime* runtime, const char* path, plu
     auto made = std::unique_ptr<plugrt_session>(new plugrt_session{std::move(*opened), {}, {}, {}});
     made->inputs = info_storage(made->session, true);
     made->outputs = info_storage(made->session, false);
-    made->report_json = report_json(made->session.report());
+    made->report_json = plugrt::report_json(made->session.report()).dump();
     *session = made.release();
     return nullptr;
   });

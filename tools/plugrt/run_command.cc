@@ -12,6 +12,7 @@
 
 #include "command_runtime.h"
 #include "commands.h"
+#include "plugrt/runtime/report_json.h"
 #include "program_session.h"
 #include "text.h"
 
@@ -43,23 +44,6 @@ std::string file_name_for(const std::string& output_name, size_t index) {
     if (!ok) c = '_';
   }
   return name + ".npy";
-}
-
-json report_json(const LoadReport& report) {
-  json delegates = json::array();
-  for (const DelegatePlacement& d : report.delegates) {
-    delegates.push_back({{"delegate", d.delegate},
-                         {"requested_backend", d.requested_backend},
-                         {"backend", d.backend},
-                         {"origin", d.origin},
-                         {"fell_back", d.fell_back},
-                         {"isolated", d.isolated},
-                         {"reason", d.reason},
-                         {"blob_origin", d.blob_origin},
-                         {"placement_reason", d.placement_reason},
-                         {"verification", d.verification}});
-  }
-  return delegates;
 }
 
 int fail(const std::string& message) {
@@ -150,7 +134,7 @@ int run_program(const RunOptions& options) {
                    {"load_ms", load_ms},
                    {"latency_ms", milliseconds},
                    {"placement_policy", method->report().placement},
-                   {"placement", report_json(method->report())},
+                   {"placement", delegates_json(method->report())},
                    {"outputs", outputs}};
     if (!method->report().placement_note.empty()) result["placement_note"] = method->report().placement_note;
     if (!options.expected.empty()) result["expected"] = expectations;
