@@ -9,7 +9,7 @@
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 60) on its corpus in test/fuzz/corpus/;
+#         (default 45: 13 targets in about 10 minutes of CI) on its corpus in test/fuzz/corpus/;
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 60000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores; each graph
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
-fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-60}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-45}"
 
 # UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
 # turns any report into a failing exit code. A failed allocation must be handled, as in
