@@ -25,11 +25,12 @@ __all__ = ["Error", "Runtime", "Session", "TensorInfo", "from_dlpack", "load"]
 from_dlpack = _numpy.from_dlpack
 
 
-def load(path, **runtime_options):
+def load(path, input_shapes=None, dims=None, **runtime_options):
     """Opens `path` (a .prt program or an .onnx model) in a new Runtime.
 
+    input_shapes and dims are Runtime.open's (for ONNX models with open dimensions);
     runtime_options are Runtime's: plugin_dirs, placement, cache_dir, num_threads,
     backends, use_environment, plugin_allow_list. The session keeps its runtime alive.
     To open several models, make one Runtime and call its open() instead.
     """
-    return Runtime(**runtime_options).open(path)
+    return Runtime(**runtime_options).open(path, input_shapes=input_shapes, dims=dims)

@@ -298,10 +298,41 @@ std::shared_ptr<plugrt::api::Runtime> make_runtime(const py::object& plugin_dirs
   return std::make_shared<plugrt::api::Runtime>(&options);
 }
 
-std::unique_ptr<Session> open_session(const std::shared_ptr<plugrt::api::Runtime>& runtime, const py::object& path) {
+/// "NAME=D0,D1,..." for each item of {name: shape}.
+std::vector<std::string> shape_texts(const py::object& shapes) {
+  std::vector<std::string> texts;
+  if (shapes.is_none()) return texts;
+  for (const auto& item : shapes.cast<py::dict>()) {
+    std::string text = item.first.cast<std::string>() + "=";
+    for (const auto& dim : item.second) text += std::to_string(dim.cast<int64_t>()) + ",";
+    texts.push_back(text.substr(0, text.size() - 1));
+  }
+  return texts;
+}
+
+/// "NAME=MIN..MAX" for each item of {name: (min, max)}.
+std::vector<std::string> dim_texts(const py::object& dims) {
+  std::vector<std::string> texts;
+  if (dims.is_none()) return texts;
+  for (const auto& item : dims.cast<py::dict>()) {
+    const auto bounds = item.second.cast<std::pair<int64_t, int64_t>>();
+    texts.push_back(item.first.cast<std::string>() + "=" + std::to_string(bounds.first) + ".." +
+                    std::to_string(bounds.second));
+  }
+  return texts;
+}
+
+std::unique_ptr<Session> open_session(const std::shared_ptr<plugrt::api::Runtime>& runtime, const py::object& path,
+                                      const py::object& input_shapes, const py::object& dims, const py::object& method,
+                                      uint32_t num_threads) {
   const std::string file = fspath(path);
+  plugrt::api::OpenOptions options;
+  options.method = method.is_none() ? "" : method.cast<std::string>();
+  options.num_threads = num_threads;
+  options.input_shapes = shape_texts(input_shapes);
+  options.dims = dim_texts(dims);
   py::gil_scoped_release release;  // compiling an ONNX model takes a while
-  return std::make_unique<Session>(runtime, runtime->open(file));
+  return std::make_unique<Session>(runtime, runtime->open(file, options));
 }
 
 void register_error(py::module_& m) {
@@ -337,8 +368,12 @@ keeps the default (or the PLUGRT_* environment variable when use_environment is 
       .def(py::init(&make_runtime), py::arg("plugin_dirs") = py::none(), py::arg("placement") = py::none(),
            py::arg("cache_dir") = py::none(), py::arg("num_threads") = 0, py::arg("backends") = py::none(),
            py::arg("use_environment") = true, py::arg("plugin_allow_list") = py::none())
-      .def("open", &open_session, py::arg("path"),
-           "Opens a .prt program, or an ONNX model (.onnx) compiled in memory.");
+      .def("open", &open_session, py::arg("path"), py::arg("input_shapes") = py::none(), py::arg("dims") = py::none(),
+           py::arg("method") = py::none(), py::arg("num_threads") = 0,
+           "Opens a .prt program, or an ONNX model (.onnx) compiled in memory. For an ONNX model whose inputs "
+           "have open dimensions: input_shapes={name: shape}, or dims={dim_param: (min, max)} to keep them "
+           "symbolic within bounds. method: the program's method (default 'forward'); num_threads: this "
+           "session's thread budget (0: the runtime's).");
 
   py::class_<Session>(m, "Session", "An opened model. Runs one call at a time; open one per thread.")
       .def_property_readonly("inputs", &Session::inputs, "TensorInfo(name, dtype, shape, varies) of each input")

@@ -130,11 +130,8 @@ class PackageTest(unittest.TestCase):
         self.assertTrue(np.allclose(y, np.load(model("mlp.output.npy")), atol=1e-3))
 
     def test_other_dtypes(self):
-        try:
-            import onnx
-            from onnx import TensorProto, helper
-        except ImportError:
-            self.skipTest("python3-onnx is not installed")
+        import onnx  # python3-onnx, which scripts/install-deps.sh installs
+        from onnx import TensorProto, helper
         cases = [("Neg", TensorProto.INT32, np.arange(6, dtype=np.int32).reshape(2, 3), np.int32),
                  ("Abs", TensorProto.INT64, -np.arange(6).reshape(2, 3), np.int64),
                  ("Relu", TensorProto.DOUBLE, np.linspace(-1, 1, 6).reshape(2, 3), np.float64),
@@ -153,6 +150,19 @@ class PackageTest(unittest.TestCase):
                 expected = {"Neg": np.negative, "Abs": np.abs, "Relu": lambda v: np.maximum(v, 0),
                             "Not": np.logical_not}[op](x)
                 self.assertTrue(np.array_equal(y, expected.astype(dtype)), op)
+
+    def test_open_dimensions_with_bounds(self):
+        runtime = plugrt.Runtime(plugin_dirs=[PLUGINS])
+        with self.assertRaises(plugrt.Error) as raised:
+            runtime.open(model("varying_conv1d.onnx"))
+        self.assertIn("open it with input shapes for 'input'", str(raised.exception))
+        session = runtime.open(model("varying_conv1d.onnx"), dims={"len": (1, 64)})
+        self.assertEqual(session.inputs[0].varies, (False, False, True))
+        for length in ("1x8x7.", "1x8x64."):
+            (y,) = session.run([np.load(model("varying_conv1d." + length + "input.npy"))])
+            self.assertTrue(np.allclose(y, np.load(model("varying_conv1d." + length + "output.npy")), atol=1e-4))
+        fixed = runtime.open(model("varying_conv1d.onnx"), input_shapes={"input": (1, 8, 7)})
+        self.assertEqual(fixed.inputs[0].shape, (1, 8, 7))
 
     def test_example_script(self):
         session = plugrt.load(model("tiny_cnn.onnx"), plugin_dirs=[PLUGINS])

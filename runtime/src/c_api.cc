@@ -84,18 +84,19 @@ plugrt_error* guarded(const char* call, Body&& body) noexcept {
   }
 }
 
-/// The caller's options struct, read up to its struct_size over the defaults; an error
-/// when it is newer than this library and sets a field this library does not know.
-plugrt_error* read_options(const plugrt_runtime_options* given, plugrt_runtime_options* options) {
-  plugrt_runtime_options_init(options);
+/// The caller's options struct `given` (of this library's type Options), read up to its
+/// struct_size over the defaults in `*options`; an error when it is newer than this
+/// library and sets a field this library does not know.
+template <typename Options>
+plugrt_error* read_struct(const char* call, const Options* given, Options* options) {
   if (given == nullptr) return nullptr;
-  if (given->struct_size < sizeof(size_t)) return invalid_argument("plugrt_runtime_create", "struct_size is 0");
-  const size_t known = sizeof(plugrt_runtime_options);
+  if (given->struct_size < sizeof(size_t)) return invalid_argument(call, "struct_size is 0");
+  const size_t known = sizeof(Options);
   std::memcpy(options, given, std::min(given->struct_size, known));
   const auto* bytes = reinterpret_cast<const unsigned char*>(given);
   for (size_t i = known; i < given->struct_size; ++i) {
     if (bytes[i] != 0) {
-      return make_error(PLUGRT_C_NOT_SUPPORTED, "plugrt_runtime_create: the options set a field this library (C API " +
+      return make_error(PLUGRT_C_NOT_SUPPORTED, std::string(call) + ": the options set a field this library (C API " +
                                                     std::to_string(PLUGRT_C_API_VERSION_MAJOR) + "." +
                                                     std::to_string(PLUGRT_C_API_VERSION_MINOR) +
                                                     ") does not know, at byte " + std::to_string(i));
@@ -125,6 +126,23 @@ plugrt_error* apply_options(const plugrt_runtime_options& given, plugrt::Runtime
       const size_t comma = std::min(list.find(',', start), list.size());
       if (comma > start) options->load.backends.push_back(list.substr(start, comma - start));
       start = comma + 1;
+    }
+  }
+  return nullptr;
+}
+
+plugrt_error* session_options(const plugrt_session_options& given, plugrt::SessionOptions* options) {
+  if (given.method != nullptr) options->method = given.method;
+  options->threads = given.num_threads;
+  for (const char* const* text = given.input_shapes; text != nullptr && *text != nullptr; ++text) {
+    if (!options->add_input_shape(*text)) {
+      return invalid_argument("plugrt_session_open", std::string("input shape '") + *text + "' is not NAME=D0,D1,...");
+    }
+  }
+  for (const char* const* text = given.dims; text != nullptr && *text != nullptr; ++text) {
+    if (!options->add_dim(*text)) {
+      return invalid_argument("plugrt_session_open",
+                              std::string("dimension bounds '") + *text + "' are not NAME=MIN..MAX");
     }
   }
   return nullptr;
@@ -206,7 +224,8 @@ plugrt_error* plugrt_runtime_create(const plugrt_runtime_options* given, plugrt_
     if (runtime == nullptr) return invalid_argument("plugrt_runtime_create", "runtime must not be null");
     *runtime = nullptr;
     plugrt_runtime_options read;
-    if (plugrt_error* error = read_options(given, &read)) return error;
+    plugrt_runtime_options_init(&read);
+    if (plugrt_error* error = read_struct("plugrt_runtime_create", given, &read)) return error;
     plugrt::RuntimeOptions options;
     if (plugrt_error* error = apply_options(read, &options)) return error;
     plugrt::Result<std::unique_ptr<plugrt::Runtime>> created = plugrt::Runtime::create(options);
@@ -219,12 +238,28 @@ plugrt_error* plugrt_runtime_create(const plugrt_runtime_options* given, plugrt_
 void plugrt_runtime_destroy(plugrt_runtime* runtime) { delete runtime; }
 
 plugrt_error* plugrt_session_open(plugrt_runtime* runtime, const char* path, plugrt_session** session) {
+  return plugrt_session_open_with_options(runtime, path, nullptr, session);
+}
+
+void plugrt_session_options_init(plugrt_session_options* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+}
+
+plugrt_error* plugrt_session_open_with_options(plugrt_runtime* runtime, const char* path,
+                                               const plugrt_session_options* given, plugrt_session** session) {
   return guarded("plugrt_session_open", [&]() -> plugrt_error* {
     if (runtime == nullptr || path == nullptr || session == nullptr) {
       return invalid_argument("plugrt_session_open", "runtime, path and session must not be null");
     }
     *session = nullptr;
-    plugrt::Result<plugrt::Session> opened = runtime->runtime->open(path);
+    plugrt_session_options read;
+    plugrt_session_options_init(&read);
+    if (plugrt_error* error = read_struct("plugrt_session_open", given, &read)) return error;
+    plugrt::SessionOptions options;
+    if (plugrt_error* error = session_options(read, &options)) return error;
+    plugrt::Result<plugrt::Session> opened = runtime->runtime->open(path, options);
     if (!opened.is_ok()) return from_status(opened.status());
     auto made = std::unique_ptr<plugrt_session>(new plugrt_session{std::move(*opened), {}, {}, {}});
     made->inputs = info_storage(made->session, true);

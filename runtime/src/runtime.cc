@@ -2,7 +2,9 @@
 #include "plugrt/runtime/runtime.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "compiler.h"
 #include "plugrt/builtin_backends.h"
@@ -45,7 +47,47 @@ bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// An import that failed for want of an input's shape says how a session gives one.
+Status with_shape_hint(const Status& status, const compiler::InputShapeProblem& problem) {
+  if (problem.kind != compiler::InputShapeProblem::Kind::kShapeNeeded) return status;
+  std::string needed;
+  for (const compiler::NeededShape& input : problem.needed)
+    needed += (needed.empty() ? "'" : ", '") + input.input + "'";
+  return Status(status.code(), status.message() + "; open it with input shapes for " + needed +
+                                   " (NAME=D0,D1,...), or bounds for the dimensions that vary (NAME=MIN..MAX)");
+}
+
 }  // namespace
+
+bool SessionOptions::add_input_shape(const std::string& text) {
+  const size_t equals = text.rfind('=');
+  if (equals == std::string::npos || equals == 0) return false;
+  std::vector<int64_t> shape;
+  std::stringstream list(text.substr(equals + 1));
+  for (std::string dim; std::getline(list, dim, ',');) {
+    char* end = nullptr;
+    const long long value = std::strtoll(dim.c_str(), &end, 10);
+    if (dim.empty() || *end != '\0' || value < 0) return false;
+    shape.push_back(value);
+  }
+  input_shapes[text.substr(0, equals)] = std::move(shape);
+  return true;
+}
+
+bool SessionOptions::add_dim(const std::string& text) {
+  const size_t equals = text.rfind('=');
+  const size_t dots = text.find("..", equals == std::string::npos ? 0 : equals);
+  if (equals == std::string::npos || equals == 0 || dots == std::string::npos) return false;
+  const std::string min = text.substr(equals + 1, dots - equals - 1), max = text.substr(dots + 2);
+  DimRange range;
+  char* end = nullptr;
+  range.min = std::strtoll(min.c_str(), &end, 10);
+  if (min.empty() || *end != '\0') return false;
+  range.max = std::strtoll(max.c_str(), &end, 10);
+  if (max.empty() || *end != '\0') return false;
+  dims[text.substr(0, equals)] = range;
+  return true;
+}
 
 Session::Session(std::unique_ptr<Program> program, Method method)
     : program_(std::move(program)), method_(std::move(method)) {}
@@ -144,6 +186,9 @@ Result<Session> Runtime::open(Program program, const SessionOptions& options) {
 Result<Program> Runtime::compile_onnx(const std::string& path, const SessionOptions& options) {
   compiler::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
+  for (const auto& [name, range] : options.dims) import_options.dims[name] = compiler::DimBounds{range.min, range.max};
+  compiler::InputShapeProblem shape_problem;
+  import_options.input_shape_problem = &shape_problem;
   compiler::CompileOptions compile_options;
   compile_options.producer = "plugrt runtime";
   placement::CostProfile profile;
@@ -160,7 +205,7 @@ Result<Program> Runtime::compile_onnx(const std::string& path, const SessionOpti
     loader_.load_accepted();
     return compiler::compile_onnx_file(path, registry_, compile_options, import_options);
   }();
-  if (!compiled.is_ok()) return compiled.status();
+  if (!compiled.is_ok()) return with_shape_hint(compiled.status(), shape_problem);
   return Program::from_bytes(Span<const uint8_t>(compiled->program.data(), compiled->program.size()), path);
 }
 

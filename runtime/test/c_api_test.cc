@@ -110,3 +110,45 @@ TEST(CApi, OptionsFromANewerHeaderAreReadUpToWhatThisLibraryKnows) {
 }
 
 }  // namespace
+
+namespace {
+
+// An ONNX model whose input length varies: refused without bounds, with the remedy
+// named; opened with them, it runs at each length within them.
+TEST(CApi, AnOnnxModelWithOpenDimensionsOpensWithBounds) {
+  const plugrt_runtime_options options = in_tree_options();
+  plugrt::api::Runtime runtime(&options);
+  try {
+    runtime.open(PLUGRT_MODELS_DIR "/varying_conv1d.onnx");
+    ADD_FAILURE() << "a model with an open dimension opened without bounds";
+  } catch (const plugrt::api::Error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("'len'"));
+    EXPECT_THAT(error.what(), HasSubstr("open it with input shapes for 'input'"));
+  }
+  plugrt::api::OpenOptions open;
+  open.dims = {"len=1..64"};
+  plugrt::api::Session session = runtime.open(PLUGRT_MODELS_DIR "/varying_conv1d.onnx", open);
+  EXPECT_EQ(session.input_info(0).varies, (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(session.input_info(0).shape[2], 64);
+  for (const char* length : {"1x8x7.", "1x8x64."}) {
+    auto in = plugrt::tools::read_npy(std::string(PLUGRT_MODELS_DIR "/varying_conv1d.") + length + "input.npy");
+    auto expected = plugrt::tools::read_npy(std::string(PLUGRT_MODELS_DIR "/varying_conv1d.") + length + "output.npy");
+    ASSERT_TRUE(in.is_ok() && expected.is_ok());
+    DLTensor view = plugrt::tools::dltensor_view(*in);
+    session.run({&view});
+    const DLTensor& output = session.output(0);
+    ASSERT_EQ(std::vector<int64_t>(output.shape, output.shape + output.ndim), expected->shape) << length;
+    const auto* values = static_cast<const float*>(output.data);
+    const auto* want = reinterpret_cast<const float*>(expected->data.data());
+    for (size_t i = 0; i < expected->data.size() / sizeof(float); ++i) EXPECT_NEAR(values[i], want[i], 1e-4);
+  }
+  open.dims = {"len=1-64"};
+  try {
+    runtime.open(PLUGRT_MODELS_DIR "/varying_conv1d.onnx", open);
+    ADD_FAILURE() << "malformed bounds were accepted";
+  } catch (const plugrt::api::Error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("'len=1-64' are not NAME=MIN..MAX"));
+  }
+}
+
+}  // namespace

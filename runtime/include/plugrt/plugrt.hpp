@@ -128,6 +128,14 @@ class Session {
   plugrt_session* session_;
 };
 
+/// How one model opens (plugrt_session_options).
+struct OpenOptions {
+  std::string method;                     ///< empty: "forward"
+  uint32_t num_threads = 0;               ///< 0: the runtime's
+  std::vector<std::string> input_shapes;  ///< ONNX: "NAME=D0,D1,..." each
+  std::vector<std::string> dims;          ///< ONNX: "NAME=MIN..MAX" each
+};
+
 class Runtime {
  public:
   /// The defaults and the PLUGRT_* variables.
@@ -144,9 +152,21 @@ class Runtime {
   ~Runtime() { plugrt_runtime_destroy(runtime_); }
 
   /// A .prt program, or an ONNX model compiled in memory.
-  Session open(const std::string& path) {
+  Session open(const std::string& path) { return open(path, OpenOptions{}); }
+  Session open(const std::string& path, const OpenOptions& options) {
+    std::vector<const char*> shapes, dims;
+    for (const std::string& text : options.input_shapes) shapes.push_back(text.c_str());
+    for (const std::string& text : options.dims) dims.push_back(text.c_str());
+    shapes.push_back(nullptr);
+    dims.push_back(nullptr);
+    plugrt_session_options raw;
+    plugrt_session_options_init(&raw);
+    raw.method = options.method.empty() ? nullptr : options.method.c_str();
+    raw.num_threads = options.num_threads;
+    raw.input_shapes = shapes.data();
+    raw.dims = dims.data();
     plugrt_session* session = nullptr;
-    check(plugrt_session_open(runtime_, path.c_str(), &session));
+    check(plugrt_session_open_with_options(runtime_, path.c_str(), &raw, &session));
     return Session(session);
   }
 

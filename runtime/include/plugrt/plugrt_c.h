@@ -78,7 +78,7 @@ typedef struct plugrt_runtime plugrt_runtime;
 
 typedef struct {
   size_t struct_size;
-  /* Start from the PLUGRT_* variables (RuntimeOptions::from_environment, see README);
+  /* Start from the PLUGRT_* variables (plugrt/runtime/runtime_options.h lists them);
    * 0: from the defaults only. Default 1. */
   int32_t use_environment;
   /* Directories searched for plugins first; NULL-terminated, or NULL for none. */
@@ -109,6 +109,27 @@ typedef struct plugrt_session plugrt_session;
 
 /* Opens `path`: a .prt program, or an ONNX model (.onnx) compiled in memory. */
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_open(plugrt_runtime* runtime, const char* path, plugrt_session** session);
+
+typedef struct {
+  size_t struct_size;
+  /* The program's method to run; NULL: "forward". */
+  const char* method;
+  /* This session's thread budget; 0: the runtime's. */
+  uint32_t num_threads;
+  /* ONNX models: shapes for inputs the model leaves open, "NAME=D0,D1,..." each
+   * (`plugrt compile --input-shape`); NULL-terminated, or NULL for none. */
+  const char* const* input_shapes;
+  /* ONNX models: bounds of dimensions that stay symbolic, "NAME=MIN..MAX" each
+   * (`plugrt compile --dim`); NULL-terminated, or NULL for none. */
+  const char* const* dims;
+} plugrt_session_options;
+
+/* Fills the defaults in, struct_size included. */
+PLUGRT_C_EXPORT void plugrt_session_options_init(plugrt_session_options* options);
+/* plugrt_session_open with options; `options` may be NULL (the defaults). */
+PLUGRT_C_EXPORT plugrt_error* plugrt_session_open_with_options(plugrt_runtime* runtime, const char* path,
+                                                               const plugrt_session_options* options,
+                                                               plugrt_session** session);
 PLUGRT_C_EXPORT void plugrt_session_destroy(plugrt_session* session);
 
 PLUGRT_C_EXPORT size_t plugrt_session_num_inputs(const plugrt_session* session);

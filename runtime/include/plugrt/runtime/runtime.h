@@ -35,6 +35,18 @@ struct SessionOptions {
   /// ONNX models only: static shapes for inputs whose dimensions the model leaves open,
   /// by input name (`plugrt compile --input-shape`).
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  /// ONNX models only: bounds of symbolic dimensions that stay symbolic, by name
+  /// (`plugrt compile --dim`): the session takes any size within them at each run.
+  struct DimRange {
+    int64_t min = 0;
+    int64_t max = 0;
+  };
+  std::map<std::string, DimRange> dims;
+
+  /// Adds "NAME=D0,D1,..." to input_shapes, or "NAME=MIN..MAX" to dims; false when the
+  /// text is not of that form (the flags of `plugrt compile` use the same forms).
+  bool add_input_shape(const std::string& text);
+  bool add_dim(const std::string& text);
 };
 
 /// One method of one model, loaded and ready to run. Runs one call at a time (a call
