@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The costs of isolation (README.md, "Isolated backends"):
+// The costs of isolation (docs/plugins.md, "Isolated backends"):
 //   - one delegate call on the "offset" test backend (6 floats) in process and isolated
 //     in a plugrt-backend-host process: the difference is the per-call overhead (a socket
 //     round trip and the copies through shared memory);
