@@ -106,6 +106,8 @@ std::vector<SearchDirectory> plugin_search_path(const SearchPathOptions& options
   if (options.use_executable_directory) {
     const std::string directory = executable_directory();
     if (!directory.empty()) add(directory + "/plugins", "executable");
+    // libplugrt.so in a build tree sits in bin/, next to the in-tree plugins.
+    if (const std::string library = library_directory(); !library.empty()) add(library + "/plugins", "library");
   }
   return path;
 }

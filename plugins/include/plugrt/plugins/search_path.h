@@ -29,6 +29,8 @@ struct SearchPathOptions {
   std::vector<std::string> application_directories;
   bool use_environment = true;
   bool use_install_directory = true;
+  /// <executable dir>/plugins, and <runtime library dir>/plugins when the runtime is
+  /// libplugrt.so (a build tree keeps both in bin/).
   bool use_executable_directory = true;
   /// Load plugin files that this user does not own, or that others could write (see
   /// plugin_trust.h). Off by default: such files are refused.
@@ -48,7 +50,7 @@ struct SearchPathOptions {
 /// One directory of the search path and which of the sources above gave it.
 struct SearchDirectory {
   std::string path;
-  std::string source;  // "application", "PLUGRT_PLUGIN_PATH", "install", "executable"
+  std::string source;  // "application", "PLUGRT_PLUGIN_PATH", "install", "executable", "library"
 };
 
 /// The directories to search, in order, without duplicates. Directories that do not
