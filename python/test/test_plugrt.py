@@ -164,6 +164,12 @@ class PackageTest(unittest.TestCase):
         fixed = runtime.open(model("varying_conv1d.onnx"), input_shapes={"input": (1, 8, 7)})
         self.assertEqual(fixed.inputs[0].shape, (1, 8, 7))
 
+    def test_finds_the_plugins_next_to_the_library(self):
+        # No directory given: libplugrt.so finds bin/plugins beside it in the build tree.
+        session = plugrt.load(model("tiny_cnn.onnx"), use_environment=False)
+        origins = [d["origin"] for d in session.report["delegates"]]
+        self.assertTrue(any(os.path.join("bin", "plugins", "libplugrt_") in o for o in origins), origins)
+
     def test_example_script(self):
         session = plugrt.load(model("tiny_cnn.onnx"), plugin_dirs=[PLUGINS])
         name, output = session.input_names[0], session.output_names[0]
