@@ -37,21 +37,6 @@ struct CompileCommandOptions {
 };
 
 /// "x=1,3,224,224" -> ("x", {1, 3, 224, 224}); false when malformed.
-bool parse_input_shape(const std::string& text, std::string* name, std::vector<int64_t>* shape) {
-  const size_t equals = text.rfind('=');
-  if (equals == std::string::npos || equals == 0) return false;
-  *name = text.substr(0, equals);
-  shape->clear();
-  for (const std::string& dim : split(text.substr(equals + 1), ',')) {
-    char* end = nullptr;
-    const long long value = std::strtoll(dim.c_str(), &end, 10);
-    if (end == dim.c_str() || *end != '\0' || value < 0) return false;
-    shape->push_back(value);
-  }
-  return true;
-}
-
-/// "sr=16000" -> ("sr", {16000}); "mask=1,0,1" -> ("mask", {1, 0, 1}); false when malformed.
 bool parse_input_value(const std::string& text, std::string* name, std::vector<double>* values) {
   const size_t equals = text.rfind('=');
   if (equals == std::string::npos || equals == 0) return false;
@@ -67,19 +52,6 @@ bool parse_input_value(const std::string& text, std::string* name, std::vector<d
 }
 
 /// "seq=1..256" -> ("seq", {1, 256}); false when malformed.
-bool parse_dim(const std::string& text, std::string* name, compiler::DimBounds* bounds) {
-  const size_t equals = text.rfind('=');
-  const size_t dots = text.find("..", equals == std::string::npos ? 0 : equals);
-  if (equals == std::string::npos || equals == 0 || dots == std::string::npos) return false;
-  *name = text.substr(0, equals);
-  const std::string min = text.substr(equals + 1, dots - equals - 1), max = text.substr(dots + 2);
-  char* end = nullptr;
-  bounds->min = std::strtoll(min.c_str(), &end, 10);
-  if (min.empty() || *end != '\0') return false;
-  bounds->max = std::strtoll(max.c_str(), &end, 10);
-  return !max.empty() && *end == '\0';
-}
-
 std::string ops_text(const std::map<std::string, size_t>& ops) {
   std::string text;
   for (const auto& [op, count] : ops) text += (text.empty() ? "" : ", ") + op + " x" + std::to_string(count);
@@ -110,15 +82,14 @@ int run_compile(const CompileCommandOptions& options) {
   compiler::InputShapeProblem shape_problem;
   compiler::ImportOptions import_options;
   import_options.input_shape_problem = &shape_problem;
+  SessionOptions shapes;  // the forms the runtime's sessions take too
   for (const std::string& text : options.input_shapes) {
-    std::string name;
-    std::vector<int64_t> shape;
-    if (!parse_input_shape(text, &name, &shape)) {
+    if (!shapes.add_input_shape(text)) {
       std::cerr << "plugrt compile: --input-shape '" << text << "' is not NAME=D0,D1,...\n";
       return 2;
     }
-    import_options.input_shapes[name] = shape;
   }
+  import_options.input_shapes = shapes.input_shapes;
   for (const std::string& text : options.input_values) {
     std::string name;
     std::vector<double> values;
@@ -132,14 +103,12 @@ int run_compile(const CompileCommandOptions& options) {
                                       ? compiler::ImportOptions::HalfPrecision::kAsGiven
                                       : compiler::ImportOptions::HalfPrecision::kFloat32;
   for (const std::string& text : options.dims) {
-    std::string name;
-    compiler::DimBounds bounds;
-    if (!parse_dim(text, &name, &bounds)) {
+    if (!shapes.add_dim(text)) {
       std::cerr << "plugrt compile: --dim '" << text << "' is not NAME=MIN..MAX\n";
       return 2;
     }
-    import_options.dims[name] = bounds;
   }
+  for (const auto& [name, range] : shapes.dims) import_options.dims[name] = compiler::DimBounds{range.min, range.max};
   compiler::CompileOptions compile_options;
   compile_options.backends = split(options.backends, ',');
   compile_options.fallback = !options.no_fallback;
