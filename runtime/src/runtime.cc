@@ -96,6 +96,17 @@ Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
 Status Session::run(Span<const DLTensor* const> inputs) {
+  // The inputs are copied into the arena the running call reads: one run at a time.
+  if (running_->exchange(true, std::memory_order_acquire)) {
+    return Status(Error::kInvalidState,
+                  "'" + method_.name() + "' is running a call on another thread; open one session per thread");
+  }
+  Status status = run_exclusively(inputs);
+  running_->store(false, std::memory_order_release);
+  return status;
+}
+
+Status Session::run_exclusively(Span<const DLTensor* const> inputs) {
   if (inputs.size() != method_.num_inputs()) {
     return Status(Error::kInvalidArgument, "'" + method_.name() + "' takes " + std::to_string(method_.num_inputs()) +
                                                " inputs; " + std::to_string(inputs.size()) + " were given");

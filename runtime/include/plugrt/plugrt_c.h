@@ -40,7 +40,7 @@ extern "C" {
 #define PLUGRT_C_EXPORT
 #endif
 
-/* (major << 16) | minor of the library. */
+/* (major << 16) | minor of the library. Thread-safe. */
 PLUGRT_C_EXPORT uint32_t plugrt_c_api_version(void);
 
 /* ---- Errors ---- */
@@ -68,7 +68,8 @@ typedef enum {
 typedef struct plugrt_error plugrt_error;
 
 PLUGRT_C_EXPORT int32_t plugrt_error_code_of(const plugrt_error* error);
-/* What failed and why, naming the file, input or backend. Valid until the error is freed. */
+/* The code and what failed and why, naming the file, input or backend (valid until the
+ * error is freed). An error belongs to the caller that got it: no other thread sees it. */
 PLUGRT_C_EXPORT const char* plugrt_error_message(const plugrt_error* error);
 PLUGRT_C_EXPORT void plugrt_error_free(plugrt_error* error);
 
@@ -98,16 +99,18 @@ typedef struct {
 /* Fills the defaults in, struct_size included. */
 PLUGRT_C_EXPORT void plugrt_runtime_options_init(plugrt_runtime_options* options);
 
-/* options may be NULL (the defaults). Reads every plugin's metadata; runs no plugin code. */
+/* options may be NULL (the defaults). Reads every plugin's metadata; runs no plugin code.
+ * Thread-safe: each call makes its own runtime. */
 PLUGRT_C_EXPORT plugrt_error* plugrt_runtime_create(const plugrt_runtime_options* options, plugrt_runtime** runtime);
-/* Every session of the runtime must be destroyed first. */
+/* Every session of the runtime must be destroyed first; no other call on it may run. */
 PLUGRT_C_EXPORT void plugrt_runtime_destroy(plugrt_runtime* runtime);
 
 /* ---- Sessions ---- */
 
 typedef struct plugrt_session plugrt_session;
 
-/* Opens `path`: a .prt program, or an ONNX model (.onnx) compiled in memory. */
+/* Opens `path`: a .prt program, or an ONNX model (.onnx) compiled in memory.
+ * Thread-safe: threads may open sessions of one runtime at once (loading is serialised). */
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_open(plugrt_runtime* runtime, const char* path, plugrt_session** session);
 
 typedef struct {
@@ -146,7 +149,8 @@ typedef struct {
   const uint8_t* varies;
 } plugrt_tensor_info;
 
-/* Input or output `index`; the pointers stay valid while the session lives. */
+/* Input or output `index`; the pointers stay valid while the session lives. These reads,
+ * and the counts above, may run on any thread, also while the session runs. */
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_input_info(const plugrt_session* session, size_t index,
                                                         plugrt_tensor_info* info);
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_output_info(const plugrt_session* session, size_t index,
@@ -157,7 +161,8 @@ PLUGRT_C_EXPORT plugrt_error* plugrt_session_output_info(const plugrt_session* s
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_run(plugrt_session* session, const DLTensor* const* inputs,
                                                  size_t num_inputs);
 
-/* Output `index` of the last run, owned by the session: valid until its next run. */
+/* Output `index` of the last run, owned by the session: valid until its next run. Not
+ * while a run is in progress on another thread. */
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_output(const plugrt_session* session, size_t index,
                                                     const DLTensor** output);
 /* Copies output `index` into `destination`, which the caller owns: same dtype and shape,
@@ -180,7 +185,8 @@ typedef struct plugrt_tensor plugrt_tensor;
 /* Reads a .npy file (C order, little-endian, a dtype plugrt has) into a tensor on the
  * CPU that the caller frees with plugrt_tensor_free(). */
 PLUGRT_C_EXPORT plugrt_error* plugrt_tensor_read_npy(const char* path, plugrt_tensor** tensor);
-/* A view of the tensor, valid until it is freed. */
+/* A view of the tensor, valid until it is freed. The tensor functions are thread-safe
+ * (each tensor used by one thread at a time). */
 PLUGRT_C_EXPORT const DLTensor* plugrt_tensor_dltensor(const plugrt_tensor* tensor);
 PLUGRT_C_EXPORT void plugrt_tensor_free(plugrt_tensor* tensor);
 /* Writes a compact CPU tensor to `path` as a .npy file. */

@@ -7,6 +7,7 @@
 #ifndef PLUGRT_RUNTIME_RUNTIME_H_
 #define PLUGRT_RUNTIME_RUNTIME_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,7 +72,8 @@ class Session {
   const TensorSpec& output_spec(size_t index) const { return method_.output_spec(index); }
 
   /// Copies `inputs` (one per input, in order) in and runs. Errors name the input or
-  /// the part that failed.
+  /// the part that failed; kInvalidState when another thread's run on this session is
+  /// in progress (that run is not disturbed).
   Status run(Span<const DLTensor* const> inputs);
   /// Output `index` of the last run, valid until the next run.
   const DLTensor& output(size_t index) const { return method_.output(index); }
@@ -82,8 +84,10 @@ class Session {
  private:
   friend class Runtime;
   Session(std::unique_ptr<Program> program, Method method);
+  Status run_exclusively(Span<const DLTensor* const> inputs);
   std::unique_ptr<Program> program_;  // declared first: it outlives the method
   Method method_;
+  std::unique_ptr<std::atomic<bool>> running_ = std::make_unique<std::atomic<bool>>(false);
 };
 
 class Runtime {
