@@ -22,8 +22,8 @@
 #include <CLI/CLI.hpp>
 
 #include "plugrt/builtin_backends.h"
-#include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/registry.h"
+#include "plugrt/runtime/runtime.h"
 #include "portable_scope.h"
 #include "report.h"
 #include "runner.h"
@@ -169,15 +169,17 @@ int run(const Options& options) {
     if (!*json_file) return usage_error("cannot write " + options.json);
   }
 
-  Registry registry(HostEnvironment::from_environment());
-  if (Status status = register_builtin_backends(registry); !status.is_ok()) {
-    std::cerr << "plugrt_conformance: " << status.to_string() << "\n";
+  // The runtime applications get, over the plugin directories given; the tests choose
+  // their own backends, threads and placement (RunOptions below).
+  Result<RuntimeOptions> runtime_options = RuntimeOptions::from_environment();
+  if (!runtime_options.is_ok()) return usage_error(runtime_options.status().message());
+  runtime_options->plugins.plugin_dirs = options.plugin_dirs;
+  Result<std::unique_ptr<Runtime>> runtime = Runtime::create(*runtime_options);
+  if (!runtime.is_ok()) {
+    std::cerr << "plugrt_conformance: " << runtime.status().to_string() << "\n";
     return 1;
   }
-  plugins::SearchPathOptions search;
-  search.application_directories = options.plugin_dirs;
-  plugins::PluginLoader loader(registry, search);
-  loader.discover();
+  Registry& registry = (*runtime)->registry();
   if (std::string problem = check_backends(registry, options.backends); !problem.empty()) {
     return usage_error(problem);
   }
