@@ -158,7 +158,7 @@ void BM_ExecuteDirectCall(benchmark::State& state) {
   int64_t shape[1] = {4};
   DLTensor tensor{data.data(), DLDevice{kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr, 0};
   const DLTensor* tensors[] = {&tensor};
-  const plugrt_execute_args args{sizeof(args), tensors, 1, tensors, 1, 0, nullptr, 0, 0};
+  const plugrt_execute_args args{sizeof(args), tensors, 1, tensors, 1, 0, nullptr, 0, 0, nullptr, 0};
   for (auto _ : state) {
     benchmark::DoNotOptimize(plugrt_test_offset_execute(raw, &args));
   }

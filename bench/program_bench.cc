@@ -140,7 +140,7 @@ void BM_DirectHundredEmptyCalls(benchmark::State& state) {
   DLTensor b{&out, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &shape, nullptr, 0};
   const DLTensor* inputs[] = {&a};
   const DLTensor* outputs[] = {&b};
-  plugrt_execute_args args{sizeof(args), inputs, 1, outputs, 1, 0, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), inputs, 1, outputs, 1, 0, nullptr, 0, 0, nullptr, 0};
   auto* volatile execute = &empty_execute;  // an indirect call, as through a table
   plugrt_delegate_handle handle = nullptr;
   empty_init(nullptr, nullptr, nullptr, &handle);

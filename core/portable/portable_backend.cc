@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "call_stop.h"
 #include "compiled_graph.h"
 #include "dynamic_graph.h"
 #include "plugrt/sdk/graph.h"
@@ -20,11 +21,13 @@ class PortableDelegate final : public sdk::Delegate {
   sdk::Status execute(const sdk::Arguments& args) override {
     const plugrt_execute_args& raw = args.raw();
     char error[512];
+    const CallStopScope call(args);
     const bool ran = graph_ != nullptr
                          ? graph_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, error, sizeof(error))
                          : dynamic_->run(raw.inputs, raw.num_inputs, raw.outputs, raw.num_outputs, args.symbol_values(),
                                          args.num_symbol_values(), error, sizeof(error));
-    return ran ? sdk::Status::ok() : sdk::Status::invalid_argument(error);
+    if (ran) return sdk::Status::ok();
+    return call.stopped() ? sdk::Status(PLUGRT_STATUS_CANCELLED, error) : sdk::Status::invalid_argument(error);
   }
 
  private:

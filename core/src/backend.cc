@@ -2,6 +2,7 @@
 #include "plugrt/backend.h"
 
 #include <algorithm>
+#include <ctime>
 
 #include "plugin_record.h"
 #include "plugrt/sdk/graph.h"
@@ -165,8 +166,20 @@ void DelegateHandle::reset() {
   handle_ = nullptr;
 }
 
+bool CallStop::requested() const {
+  if (flag != nullptr && __atomic_load_n(flag, __ATOMIC_RELAXED) != 0) return true;
+  return deadline_ns != 0 && now_ns() >= deadline_ns;
+}
+
+int64_t CallStop::now_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
 Status DelegateHandle::execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
-                               plugrt_execute_flags flags, Span<const int64_t> symbol_values, size_t num_threads) {
+                               plugrt_execute_flags flags, Span<const int64_t> symbol_values, size_t num_threads,
+                               CallStop stop) {
   if (handle_ == nullptr) {
     return Status(Error::kDelegateInvalidHandle, "execute on a moved-from or destroyed handle");
   }
@@ -178,7 +191,9 @@ Status DelegateHandle::execute(Span<const DLTensor* const> inputs, Span<const DL
                                  flags,
                                  symbol_values.empty() ? nullptr : symbol_values.data(),
                                  symbol_values.size(),
-                                 num_threads};
+                                 num_threads,
+                                 stop.flag,
+                                 stop.deadline_ns};
   // A report left by an earlier call that succeeded must not explain a failure here.
   clear_reported_error();
   plugrt_status status;

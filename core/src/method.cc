@@ -70,6 +70,8 @@ struct Method::State {
   internal::ThreadChooser threads{1, false};
   size_t cores = 1;         // what the process may run on: the process share's bound
   size_t call_threads = 0;  // the thread count of the call running, or of the last one
+  CallStop stop;            // how the call running may be stopped
+  std::chrono::nanoseconds timeout{0};
 
   /// Dimensions that vary (format 1.2): the symbols, bound from the inputs' shapes on
   /// each call, and the values whose dimensions they give.
@@ -90,6 +92,9 @@ struct Method::State {
   Status execute_call(DelegateHandle& handle, const Call& call) const;
   /// Runs every call in order.
   Status run_calls();
+  /// How the call in progress was stopped: "cancelled" or the time limit it passed.
+  std::string stop_reason() const;
+  Status stopped_before(const Call& call) const;
   /// Binds the symbols from the inputs and sets every varying value's shape.
   Status set_varying_shapes();
   void mark_turn_ends();
@@ -514,7 +519,7 @@ Status Method::State::execute_call(DelegateHandle& handle, const Call& call) con
   return handle.execute(
       Span<const DLTensor* const>(call.arguments.data(), call.num_inputs),
       Span<const DLTensor* const>(call.arguments.data() + call.num_inputs, call.arguments.size() - call.num_inputs),
-      call.flags, Span<const int64_t>(symbols.values()), call_threads);
+      call.flags, Span<const int64_t>(symbols.values()), call_threads, stop);
 }
 
 Status Method::State::fall_back_after_crash(Call& call, const Status& crash) {
@@ -572,7 +577,11 @@ Status Method::State::set_varying_shapes() {
   return Status::ok();
 }
 
-Status Method::execute() {
+Status Method::execute() { return execute(ExecuteOptions{}); }
+
+Status Method::execute(const ExecuteOptions& options) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
+                "the cancel flag is read through the ABI as a uint32_t");
   if (state_->executing.exchange(true, std::memory_order_acquire)) {
     return Status(Error::kInvalidState, "method '" + state_->name +
                                             "' is already executing on another thread: a Method runs one call at a "
@@ -584,6 +593,9 @@ Status Method::execute() {
   } done{state_->executing};
   if (state_->symbols.num_symbols() > 0) PLUGRT_RETURN_IF_ERROR(state_->set_varying_shapes());
   State& state = *state_;
+  state.stop = CallStop{reinterpret_cast<const uint32_t*>(options.cancel),
+                        options.timeout.count() > 0 ? CallStop::now_ns() + options.timeout.count() : 0};
+  state.timeout = options.timeout;
   state.call_threads = internal::CoreShare::take(state.threads.next(), state.cores);
   const auto start = std::chrono::steady_clock::now();
   const Status status = state.run_calls();
@@ -599,6 +611,7 @@ Status Method::execute() {
 Status Method::State::run_calls() {
   Profiler* profiler = environment->profiler();
   for (Call& call : calls) {
+    if (stop.requested()) return stopped_before(call);
     const uint64_t token = profiler != nullptr ? profiler->begin(call.backend, call.label) : 0;
     Status status = execute_call(*call.handle, call);
     if (profiler != nullptr) profiler->end(token);
@@ -606,10 +619,22 @@ Status Method::State::run_calls() {
     if (status.code() == Error::kDelegateInvalidCompatibility && symbols.num_symbols() > 0) {
       status = run_shape_on_fallback(call, status);
     }
+    if (status.code() == Error::kCancelled) status = Status(Error::kCancelled, stop_reason() + ": " + status.message());
     if (!status.is_ok())
       return status.with_context("method '" + name + "', delegate '" + std::string(call.label) + "'");
   }
   return Status::ok();
+}
+
+std::string Method::State::stop_reason() const {
+  if (stop.flag != nullptr && __atomic_load_n(stop.flag, __ATOMIC_RELAXED) != 0) return "cancelled";
+  return "passed its time limit of " +
+         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + " ms";
+}
+
+Status Method::State::stopped_before(const Call& call) const {
+  return Status(Error::kCancelled,
+                "method '" + name + "': " + stop_reason() + " (before delegate '" + std::string(call.label) + "')");
 }
 
 size_t Method::last_call_threads() const { return state_->call_threads; }

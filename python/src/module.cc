@@ -177,6 +177,8 @@ class Session {
   }
 
   py::list inputs() const { return describe_all(inputs_); }
+  /// Stops the run in progress on another thread (the GIL is released while one runs).
+  void cancel() { session_.cancel(); }
   py::list outputs() const { return describe_all(outputs_); }
   py::list input_names() const { return names(inputs_); }
   py::list output_names() const { return names(outputs_); }
@@ -324,13 +326,14 @@ std::vector<std::string> dim_texts(const py::object& dims) {
 
 std::unique_ptr<Session> open_session(const std::shared_ptr<plugrt::api::Runtime>& runtime, const py::object& path,
                                       const py::object& input_shapes, const py::object& dims, const py::object& method,
-                                      uint32_t num_threads) {
+                                      uint32_t num_threads, uint32_t execute_timeout_ms) {
   const std::string file = fspath(path);
   plugrt::api::OpenOptions options;
   options.method = method.is_none() ? "" : method.cast<std::string>();
   options.num_threads = num_threads;
   options.input_shapes = shape_texts(input_shapes);
   options.dims = dim_texts(dims);
+  options.execute_timeout_ms = execute_timeout_ms;
   py::gil_scoped_release release;  // compiling an ONNX model takes a while
   return std::make_unique<Session>(runtime, runtime->open(file, options));
 }
@@ -369,11 +372,12 @@ keeps the default (or the PLUGRT_* environment variable when use_environment is 
            py::arg("cache_dir") = py::none(), py::arg("num_threads") = 0, py::arg("backends") = py::none(),
            py::arg("use_environment") = true, py::arg("plugin_allow_list") = py::none())
       .def("open", &open_session, py::arg("path"), py::arg("input_shapes") = py::none(), py::arg("dims") = py::none(),
-           py::arg("method") = py::none(), py::arg("num_threads") = 0,
+           py::arg("method") = py::none(), py::arg("num_threads") = 0, py::arg("execute_timeout_ms") = 0,
            "Opens a .prt program, or an ONNX model (.onnx) compiled in memory. For an ONNX model whose inputs "
            "have open dimensions: input_shapes={name: shape}, or dims={dim_param: (min, max)} to keep them "
            "symbolic within bounds. method: the program's method (default 'forward'); num_threads: this "
-           "session's thread budget (0: the runtime's).");
+           "session's thread budget (0: the runtime's); execute_timeout_ms: each run's time limit (0: none), past "
+           "which run() raises plugrt.Error (code 3, cancelled).");
 
   py::class_<Session>(m, "Session", "An opened model. Runs one call at a time; open one per thread.")
       .def_property_readonly("inputs", &Session::inputs, "TensorInfo(name, dtype, shape, varies) of each input")
@@ -384,5 +388,8 @@ keeps the default (or the PLUGRT_* environment variable when use_environment is 
       .def("run", &Session::run, py::arg("inputs"),
            "Runs on `inputs` (a list in order, a dict by name, or one array) and returns the outputs as a list "
            "of new NumPy arrays. Each input is a NumPy array of the input's dtype or an object with __dlpack__.")
+      .def("cancel", &Session::cancel,
+           "Stops the run in progress on another thread: that run() raises plugrt.Error (code 3). A run started "
+           "later is not affected.")
       .def("run_dict", &Session::run_dict, py::arg("inputs"), "As run(), returning a dict by output name.");
 }

@@ -170,6 +170,44 @@ class PackageTest(unittest.TestCase):
         origins = [d["origin"] for d in session.report["delegates"]]
         self.assertTrue(any(os.path.join("bin", "plugins", "libplugrt_") in o for o in origins), origins)
 
+    def test_an_endless_loop_stops_at_its_time_limit_or_when_cancelled(self):
+        import threading
+        import onnx
+        from onnx import TensorProto, helper
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+            "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                     helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                     helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1])],
+            [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])])
+        graph = helper.make_graph(
+            [helper.make_node("Loop", ["n", "go", "v0"], ["v"], body=body)], "endless",
+            [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+             helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("v", TensorProto.FLOAT, [1])],
+            [helper.make_tensor("go", TensorProto.BOOL, [], [True])])
+        inputs = [np.array(np.iinfo(np.int64).max), np.zeros(1, np.float32)]
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "endless.onnx")
+            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)], ir_version=8), path)
+            runtime = plugrt.Runtime(plugin_dirs=[PLUGINS])
+            limited = runtime.open(path, execute_timeout_ms=200)
+            with self.assertRaises(plugrt.Error) as raised:
+                limited.run(inputs)
+            self.assertEqual(raised.exception.code, 3)
+            self.assertIn("passed its time limit of 200 ms", str(raised.exception))
+            (v,) = limited.run([np.array(4), np.zeros(1, np.float32)])  # still usable
+            self.assertEqual(v[0], 4.0)
+            session = runtime.open(path)
+            timer = threading.Timer(0.1, session.cancel)
+            timer.start()
+            with self.assertRaises(plugrt.Error) as raised:
+                session.run(inputs)
+            timer.join()
+            self.assertIn("cancelled", str(raised.exception))
+
     def test_example_script(self):
         session = plugrt.load(model("tiny_cnn.onnx"), plugin_dirs=[PLUGINS])
         name, output = session.input_names[0], session.output_names[0]

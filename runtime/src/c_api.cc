@@ -44,6 +44,7 @@ struct plugrt_session {
 constexpr bool same_code(plugrt_error_code code, int status) { return static_cast<int>(code) == status; }
 static_assert(same_code(PLUGRT_C_INVALID_ARGUMENT, PLUGRT_STATUS_INVALID_ARGUMENT) &&
                   same_code(PLUGRT_C_INVALID_PROGRAM, PLUGRT_STATUS_INVALID_PROGRAM) &&
+                  same_code(PLUGRT_C_CANCELLED, PLUGRT_STATUS_CANCELLED) &&
                   same_code(PLUGRT_C_DELEGATE_CRASHED, PLUGRT_STATUS_DELEGATE_CRASHED) &&
                   same_code(PLUGRT_C_PLUGIN_ABI_MISMATCH, PLUGRT_STATUS_PLUGIN_ABI_MISMATCH),
               "the C API's codes are the ABI's");
@@ -134,6 +135,7 @@ plugrt_error* apply_options(const plugrt_runtime_options& given, plugrt::Runtime
 plugrt_error* session_options(const plugrt_session_options& given, plugrt::SessionOptions* options) {
   if (given.method != nullptr) options->method = given.method;
   options->threads = given.num_threads;
+  options->timeout = std::chrono::milliseconds(given.execute_timeout_ms);
   for (const char* const* text = given.input_shapes; text != nullptr && *text != nullptr; ++text) {
     if (!options->add_input_shape(*text)) {
       return invalid_argument("plugrt_session_open", std::string("input shape '") + *text + "' is not NAME=D0,D1,...");
@@ -294,6 +296,10 @@ plugrt_error* plugrt_session_run(plugrt_session* session, const DLTensor* const*
     if (inputs == nullptr && num_inputs != 0) return invalid_argument("plugrt_session_run", "inputs is null");
     return from_status(session->session.run(plugrt::Span<const DLTensor* const>(inputs, num_inputs)));
   });
+}
+
+void plugrt_session_cancel(plugrt_session* session) {
+  if (session != nullptr) session->session.cancel();
 }
 
 plugrt_error* plugrt_session_output(const plugrt_session* session, size_t index, const DLTensor** output) {

@@ -89,8 +89,8 @@ bool SessionOptions::add_dim(const std::string& text) {
   return true;
 }
 
-Session::Session(std::unique_ptr<Program> program, Method method)
-    : program_(std::move(program)), method_(std::move(method)) {}
+Session::Session(std::unique_ptr<Program> program, Method method, std::chrono::milliseconds timeout)
+    : program_(std::move(program)), method_(std::move(method)), timeout_(timeout) {}
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
@@ -101,9 +101,14 @@ Status Session::run(Span<const DLTensor* const> inputs) {
     return Status(Error::kInvalidState,
                   "'" + method_.name() + "' is running a call on another thread; open one session per thread");
   }
+  cancel_->store(0);
   Status status = run_exclusively(inputs);
   running_->store(false, std::memory_order_release);
   return status;
+}
+
+void Session::cancel() {
+  if (running_->load(std::memory_order_acquire)) cancel_->store(1);
 }
 
 Status Session::run_exclusively(Span<const DLTensor* const> inputs) {
@@ -118,7 +123,10 @@ Status Session::run_exclusively(Span<const DLTensor* const> inputs) {
     Status status = method_.set_input(i, *inputs[i]);
     if (!status.is_ok()) return status;
   }
-  return method_.execute();
+  ExecuteOptions options;
+  options.timeout = timeout_;
+  options.cancel = cancel_.get();
+  return method_.execute(options);
 }
 
 Status Session::copy_output(size_t index, const DLTensor& destination) const {
@@ -191,7 +199,7 @@ Result<Session> Runtime::open(Program program, const SessionOptions& options) {
   auto owned = std::make_unique<Program>(std::move(program));
   Result<Method> method = load_method(*owned, options.method, settings);
   if (!method.is_ok()) return method.status().with_context(owned->origin());
-  return Session(std::move(owned), std::move(*method));
+  return Session(std::move(owned), std::move(*method), options.timeout);
 }
 
 Result<Program> Runtime::compile_onnx(const std::string& path, const SessionOptions& options) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <new>
 #include <stdexcept>
 
@@ -151,7 +152,7 @@ TEST_F(WrapperTest, InitExecuteDestroyWithACompileSpec) {
   DLTensor y{out, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ins[] = {&x};
   const DLTensor* outs[] = {&y};
-  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1, 0, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1, 0, nullptr, 0, 0, nullptr, 0};
   EXPECT_THAT(scale_->execute(handle, &args), IsOk());
   EXPECT_EQ(out[2], 7.5f);
   scale_->destroy(handle);
@@ -171,7 +172,7 @@ TEST_F(WrapperTest, WrongArgumentsAreInvalidArgumentWithAMessage) {
   int64_t shape[1] = {3};
   DLTensor x{data, {kDLCPU, 0}, 1, sdk::kInt32, shape, nullptr, 0};
   const DLTensor* ins[] = {&x};
-  plugrt_execute_args args{sizeof(args), ins, 1, ins, 1, 0, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), ins, 1, ins, 1, 0, nullptr, 0, 0, nullptr, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INVALID_ARGUMENT, "input 0: dtype is int32, expected float32"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INVALID_ARGUMENT));
   args.num_outputs = 0;
@@ -181,7 +182,8 @@ TEST_F(WrapperTest, WrongArgumentsAreInvalidArgumentWithAMessage) {
 }
 
 TEST(SdkArguments, ReadTheHandOffFlagOnlyWhenTheHostSentIt) {
-  plugrt_execute_args args{sizeof(args), nullptr, 0, nullptr, 0, PLUGRT_EXECUTE_PARK_WORKERS, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), nullptr, 0, nullptr, 0, PLUGRT_EXECUTE_PARK_WORKERS,
+                           nullptr,      0,       0, nullptr, 0};
   EXPECT_TRUE(sdk::Arguments(&args).park_workers());
   args.flags = 0;
   EXPECT_FALSE(sdk::Arguments(&args).park_workers());
@@ -190,6 +192,23 @@ TEST(SdkArguments, ReadTheHandOffFlagOnlyWhenTheHostSentIt) {
   args.flags = PLUGRT_EXECUTE_PARK_WORKERS;
   EXPECT_FALSE(sdk::Arguments(&args).park_workers());
   EXPECT_EQ(sdk::Arguments(&args).flags(), 0u);
+}
+
+TEST(SdkArguments, AStopIsRequestedByTheFlagOrThePassedDeadlineOnlyFromA18Host) {
+  uint32_t flag = 0;
+  plugrt_execute_args args{sizeof(args), nullptr, 0, nullptr, 0, 0, nullptr, 0, 0, &flag, 0};
+  EXPECT_FALSE(sdk::Arguments(&args).stop_requested());
+  __atomic_store_n(&flag, 1u, __ATOMIC_RELAXED);  // as the host's other thread does
+  EXPECT_TRUE(sdk::Arguments(&args).stop_requested());
+  flag = 0;
+  args.deadline_ns = 1;  // long past on CLOCK_MONOTONIC
+  EXPECT_TRUE(sdk::Arguments(&args).stop_requested());
+  args.deadline_ns = std::numeric_limits<int64_t>::max();
+  EXPECT_FALSE(sdk::Arguments(&args).stop_requested());
+  // A 1.7 host's args end before the fields: what lies there is not read.
+  args.struct_size = PLUGRT_EXECUTE_ARGS_SIZE_1_7;
+  args.deadline_ns = 1;
+  EXPECT_FALSE(sdk::Arguments(&args).stop_requested());
 }
 
 TEST_F(WrapperTest, InitRefusesADelegateOtherThanTheDeclaredDelegateType) {
@@ -210,7 +229,7 @@ TEST_F(WrapperTest, ExceptionsBecomeInternalWithTheirMessage) {
   int64_t shape[1] = {13};
   DLTensor x{data, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ts[] = {&x};
-  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1, 0, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1, 0, nullptr, 0, 0, nullptr, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INTERNAL, "execute threw an exception: thirteen is unlucky"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INTERNAL));
   scale_->destroy(handle);
@@ -223,7 +242,7 @@ TEST_F(WrapperTest, BadAllocBecomesDelegateMemoryAllocationFailed) {
   int64_t shape[1] = {14};
   DLTensor x{data, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ts[] = {&x};
-  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1, 0, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), ts, 1, ts, 1, 0, nullptr, 0, 0, nullptr, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED, "out of memory"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED));
   scale_->destroy(handle);
@@ -238,7 +257,7 @@ TEST_F(WrapperTest, TensorsOnAnotherDeviceAreRefusedBeforeExecute) {
   DLTensor y{out, {kDLCPU, 0}, 1, sdk::kFloat32, shape, nullptr, 0};
   const DLTensor* ins[] = {&x};
   const DLTensor* outs[] = {&y};
-  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1, 0, nullptr, 0, 0};
+  plugrt_execute_args args{sizeof(args), ins, 1, outs, 1, 0, nullptr, 0, 0, nullptr, 0};
   EXPECT_CALL(host_, report_error(PLUGRT_STATUS_INVALID_ARGUMENT,
                                   "input 0 is on device type 2, this backend runs on device type 1"));
   EXPECT_THAT(scale_->execute(handle, &args), ErrorIs(PLUGRT_STATUS_INVALID_ARGUMENT));

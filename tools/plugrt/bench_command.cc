@@ -113,13 +113,14 @@ struct Timings {
   size_t one_thread_calls = 0;
 };
 
-Result<Timings> time_method(Method& method, size_t iterations, DelegateTimer* timer, bool progress) {
+Result<Timings> time_method(Method& method, const ExecuteOptions& limit, size_t iterations, DelegateTimer* timer,
+                            bool progress) {
   Timings timings;
   timings.per_delegate.resize(method.report().delegates.size());
   for (size_t i = 0; i < iterations; ++i) {
     if (timer != nullptr) timer->reset();
     const Clock::time_point start = Clock::now();
-    Status status = method.execute();
+    Status status = method.execute(limit);
     timings.latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     PLUGRT_RETURN_IF_ERROR(status);
     if (method.last_call_threads() == 1) ++timings.one_thread_calls;
@@ -155,8 +156,10 @@ int run_bench(const BenchOptions& options) {
     others.push_back(std::move(other).value());
   }
 
+  ExecuteOptions limit;  // --execute-timeout-ms bounds every call, on any backend
+  limit.timeout = std::chrono::milliseconds(options.plugins.execute_timeout_ms);
   for (size_t i = 0; i < options.warmup; ++i) {
-    if (Status status = method->execute(); !status.is_ok()) return fail(status.message());
+    if (Status status = method->execute(limit); !status.is_ok()) return fail(status.message());
   }
   const LoadReport& report = method->report();
   // The profiler is the registry's, so it times delegates only when one method runs.
@@ -164,7 +167,7 @@ int run_bench(const BenchOptions& options) {
   if (others.empty()) runtime.registry().environment().set_profiler(&timer);
   Result<Timings> timed = [&] {
     BackgroundMethods background(std::move(others));
-    return time_method(*method, options.iterations, others.empty() ? &timer : nullptr,
+    return time_method(*method, limit, options.iterations, others.empty() ? &timer : nullptr,
                        !options.json && isatty(STDERR_FILENO));
   }();
   runtime.registry().environment().set_profiler(nullptr);

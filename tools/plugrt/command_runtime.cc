@@ -46,8 +46,9 @@ void add_isolation_options(CLI::App& command, PluginSearchOptions& options) {
       ->delimiter(',')
       ->type_name("NAME[,NAME]|all");
   add_time_limit(command, "--execute-timeout-ms", options.execute_timeout_ms,
-                 "Time limit of one call on an isolated backend; past it the process is killed and the call runs "
-                 "on the portable fallback (0: none)")
+                 "Time limit of one call: past it the call stops with an error, within a backend that checks (such "
+                 "as portable's loops) or before its next part; an isolated backend's process is killed and its part "
+                 "runs on the portable fallback, and the parts after it do not run (0: none)")
       ->capture_default_str();
   add_time_limit(command, "--init-timeout-ms", options.init_timeout_ms,
                  "Time limit of starting an isolated backend's process and its init; past it the process is "

@@ -65,7 +65,9 @@ int run_program(const RunOptions& options) {
     return fail(status.message());
 
   const auto start = std::chrono::steady_clock::now();
-  if (Status status = method->execute(); !status.is_ok()) return fail(status.message());
+  ExecuteOptions limit;  // --execute-timeout-ms bounds every call, on any backend
+  limit.timeout = std::chrono::milliseconds(options.plugins.execute_timeout_ms);
+  if (Status status = method->execute(limit); !status.is_ok()) return fail(status.message());
   const double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -101,7 +103,7 @@ int run_program(const RunOptions& options) {
     if (Status status = fill_inputs(*reference, options.inputs, options.seed); !status.is_ok()) {
       return fail(status.message());
     }
-    if (Status status = reference->execute(); !status.is_ok()) return fail("--check: " + status.message());
+    if (Status status = reference->execute(limit); !status.is_ok()) return fail("--check: " + status.message());
     double worst = 0;
     for (size_t i = 0; i < method->num_outputs(); ++i) {
       worst = std::max(worst, max_abs_difference(output_array(*method, i), output_array(*reference, i)));

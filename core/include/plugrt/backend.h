@@ -118,6 +118,18 @@ class RegisteredBackend {
   const internal::BackendTable* table_;
 };
 
+/// How one call may be asked to stop early (ABI 1.8: plugrt_execute_args.stop_flag and
+/// deadline_ns): a flag another thread may set, and a CLOCK_MONOTONIC deadline in
+/// nanoseconds (0: none).
+struct CallStop {
+  const uint32_t* flag = nullptr;
+  int64_t deadline_ns = 0;
+  /// Whether the flag is set or the deadline has passed.
+  bool requested() const;
+  /// CLOCK_MONOTONIC now, in nanoseconds.
+  static int64_t now_ns();
+};
+
 /// A live delegate instance. Move-only; destroys the plugin's handle when it goes away.
 class DelegateHandle {
  public:
@@ -132,9 +144,11 @@ class DelegateHandle {
   /// `flags` are PLUGRT_EXECUTE_* bits (PLUGRT_EXECUTE_PARK_WORKERS ends the backend's turn).
   /// `symbol_values`: this call's value of each symbol of the handle's graph (ABI 1.6),
   /// empty for a static one. `num_threads`: the most threads this call may keep busy
-  /// (ABI 1.7), at most the handle's budget; 0 for the whole budget.
+  /// (ABI 1.7), at most the handle's budget; 0 for the whole budget. `stop`: how the
+  /// call may be asked to stop early (ABI 1.8).
   Status execute(Span<const DLTensor* const> inputs, Span<const DLTensor* const> outputs,
-                 plugrt_execute_flags flags = 0, Span<const int64_t> symbol_values = {}, size_t num_threads = 0);
+                 plugrt_execute_flags flags = 0, Span<const int64_t> symbol_values = {}, size_t num_threads = 0,
+                 CallStop stop = {});
 
   const RegisteredBackend& backend() const { return backend_; }
 

@@ -13,6 +13,8 @@
 #ifndef PLUGRT_METHOD_H_
 #define PLUGRT_METHOD_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -137,6 +139,17 @@ class MethodPlacer {
   virtual void rejected(const PlacedProgram& placed, const Status& why) = 0;
 };
 
+/// How one call may be stopped early.
+struct ExecuteOptions {
+  /// The call's time limit; 0: none. Past it the call stops with kCancelled: at the next
+  /// delegate, or within a delegate whose backend checks (ABI 1.8; the portable backend
+  /// checks at every iteration of Loop and Scan).
+  std::chrono::nanoseconds timeout{0};
+  /// Set to nonzero (from any thread) to stop the call the same way; null: none. Must
+  /// outlive the call.
+  const std::atomic<uint32_t>* cancel = nullptr;
+};
+
 class Method {
  public:
   /// Instantiates `name` of `program`, placed as options.placement says. Errors:
@@ -180,6 +193,9 @@ class Method {
   /// kInvalidState, and the running call is not disturbed. Load one Method per thread;
   /// methods of one Program share its weights.
   Status execute();
+  /// execute() that stops early, with kCancelled, when `options` say so. The method stays
+  /// usable; the outputs of a stopped call are unspecified.
+  Status execute(const ExecuteOptions& options);
 
   /// The threads the last execute() ran on: the budget, or fewer while fewer run this
   /// method faster or other methods of the process hold cores (MethodOptions::adapt_threads).

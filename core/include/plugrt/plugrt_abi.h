@@ -51,7 +51,7 @@ extern "C" {
 
 /// The ABI version this header describes.
 #define PLUGRT_ABI_MAJOR 1
-#define PLUGRT_ABI_MINOR 7
+#define PLUGRT_ABI_MINOR 8
 
 #define PLUGRT_ABI_STRINGIFY_(x) #x
 #define PLUGRT_ABI_STRINGIFY(x) PLUGRT_ABI_STRINGIFY_(x)
@@ -79,6 +79,9 @@ enum {
   // System: something went wrong inside the runtime or the plugin.
   PLUGRT_STATUS_INTERNAL = 0x01,       ///< A bug or an unexpected failure.
   PLUGRT_STATUS_INVALID_STATE = 0x02,  ///< The call is not allowed in the current state.
+  /// The call stopped early: the host asked it to (plugrt_execute_args.stop_flag) or its
+  /// time limit passed (deadline_ns). Added in 1.8.
+  PLUGRT_STATUS_CANCELLED = 0x03,
 
   // Logic: the caller asked for something wrong or unsupported.
   PLUGRT_STATUS_NOT_SUPPORTED = 0x10,     ///< Valid request, not supported here.
@@ -273,13 +276,26 @@ typedef struct plugrt_execute_args {
   /// its thread count from call to call may use its budget. 0 (and from a host before
   /// 1.7: read it only when struct_size covers it) means the whole budget.
   size_t num_threads;
+
+  // -- Added in 1.8 --
+  /// How the host asks the call to stop early. When stop_flag is not null the host may
+  /// set *stop_flag to nonzero from another thread at any time during the call: read it
+  /// with a relaxed atomic load (__atomic_load_n(stop_flag, __ATOMIC_RELAXED)). When
+  /// deadline_ns is nonzero, the call should stop once CLOCK_MONOTONIC passes it
+  /// (nanoseconds). A backend that can stop checks both between steps that may take long
+  /// (a loop's iterations, a long sequence of kernels) and returns PLUGRT_STATUS_CANCELLED;
+  /// one that cannot ignores them, and the host stops before its next delegate. Null and
+  /// 0 (and from a host before 1.8: read them only when struct_size covers them): none.
+  const uint32_t* stop_flag;
+  int64_t deadline_ns;
 } plugrt_execute_args;
 
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_0 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_outputs)
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_2 PLUGRT_STRUCT_SIZE(plugrt_execute_args, flags)
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_6 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_symbol_values)
 #define PLUGRT_EXECUTE_ARGS_SIZE_1_7 PLUGRT_STRUCT_SIZE(plugrt_execute_args, num_threads)
-#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_7
+#define PLUGRT_EXECUTE_ARGS_SIZE_1_8 PLUGRT_STRUCT_SIZE(plugrt_execute_args, deadline_ns)
+#define PLUGRT_EXECUTE_ARGS_SIZE PLUGRT_EXECUTE_ARGS_SIZE_1_8
 
 // ---- Ahead-of-time table ----------------------------------------------------------
 

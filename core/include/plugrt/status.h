@@ -21,6 +21,7 @@ enum class Error : plugrt_status {
   kOk = PLUGRT_STATUS_OK,
   kInternal = PLUGRT_STATUS_INTERNAL,
   kInvalidState = PLUGRT_STATUS_INVALID_STATE,
+  kCancelled = PLUGRT_STATUS_CANCELLED,
   kNotSupported = PLUGRT_STATUS_NOT_SUPPORTED,
   kInvalidArgument = PLUGRT_STATUS_INVALID_ARGUMENT,
   kNotFound = PLUGRT_STATUS_NOT_FOUND,

@@ -15,12 +15,20 @@
 #include <cstdio>
 #include <limits>
 
+#include "../call_stop.h"
 #include "../compiled_graph.h"
 #include "kernel_families.h"
 
 namespace plugrt::portable {
 
 namespace {
+
+/// The error of a loop that stopped at iteration `t` because its call was asked to.
+bool stopped(const std::string& label, int64_t t, char* error, size_t error_capacity) {
+  std::snprintf(error, error_capacity, "%s: stopped at iteration %lld: the call was cancelled or passed its time limit",
+                label.c_str(), static_cast<long long>(t));
+  return false;
+}
 
 /// Subgraphs nest at most this deep (a crafted graph could otherwise recurse without bound).
 constexpr int kMaxNesting = 16;
@@ -312,6 +320,7 @@ class LoopKernel final : public Kernel {
     int current = 0;
     int64_t t = 0;
     for (; t < trips && condition; ++t) {
+      if (stop_requested()) return stopped(label_, t, error, error_capacity);
       if (!scan_bytes_.empty() && t >= scan_length_) {
         std::snprintf(error, error_capacity, "%s: runs more than %lld iterations, the length of its scan outputs",
                       label_.c_str(), static_cast<long long>(scan_length_));
@@ -356,6 +365,7 @@ class ScanKernel final : public Kernel {
  public:
   std::string prepare(const NodeContext& node) {
     if (node.opset() < 9) return "Scan before opset 9 (with a batch axis) is not supported";
+    label_ = std::string(node.op_type()) + (node.name().empty() ? "" : " '" + std::string(node.name()) + "'");
     const int64_t scanned = node.attr_int("num_scan_inputs", -1);
     if (std::string problem; !read_captured(node, 0, &captured_, &problem)) return problem;
     if (scanned < 1 || static_cast<uint64_t>(scanned) > node.num_inputs() - captured_) {
@@ -434,6 +444,7 @@ class ScanKernel final : public Kernel {
     for (size_t k = state + scanned; k < body_.num_inputs(); ++k) body_.bind_input(k, args.inputs[k]);
     int current = 0;
     for (int64_t t = 0; t < length_; ++t) {
+      if (stop_requested()) return stopped(label_, t, error, error_capacity);
       for (size_t k = 0; k < state; ++k) {
         body_.bind_input(k, state_.buffer(buffers, k, current));
         body_.bind_output(k, state_.buffer(buffers, k, 1 - current));
@@ -471,6 +482,7 @@ class ScanKernel final : public Kernel {
     return reversed;
   }
 
+  std::string label_;
   Subgraph body_;
   size_t captured_ = 0;
   CarriedBuffers state_;

@@ -101,6 +101,8 @@ class Session {
   void run(const std::vector<const DLTensor*>& inputs) {
     check(plugrt_session_run(session_, inputs.data(), inputs.size()));
   }
+  /// Stops the run in progress on another thread (it throws Error, PLUGRT_C_CANCELLED).
+  void cancel() { plugrt_session_cancel(session_); }
   /// Output `index` of the last run, owned by the session until its next run.
   const DLTensor& output(size_t index) const {
     const DLTensor* tensor = nullptr;
@@ -134,6 +136,7 @@ struct OpenOptions {
   uint32_t num_threads = 0;               ///< 0: the runtime's
   std::vector<std::string> input_shapes;  ///< ONNX: "NAME=D0,D1,..." each
   std::vector<std::string> dims;          ///< ONNX: "NAME=MIN..MAX" each
+  uint32_t execute_timeout_ms = 0;        ///< each run's time limit; 0: none
 };
 
 class Runtime {
@@ -165,6 +168,7 @@ class Runtime {
     raw.num_threads = options.num_threads;
     raw.input_shapes = shapes.data();
     raw.dims = dims.data();
+    raw.execute_timeout_ms = options.execute_timeout_ms;
     plugrt_session* session = nullptr;
     check(plugrt_session_open_with_options(runtime_, path.c_str(), &raw, &session));
     return Session(session);

@@ -50,6 +50,7 @@ typedef enum {
   PLUGRT_C_OK = 0x00,
   PLUGRT_C_INTERNAL = 0x01,
   PLUGRT_C_INVALID_STATE = 0x02,
+  PLUGRT_C_CANCELLED = 0x03,
   PLUGRT_C_NOT_SUPPORTED = 0x10,
   PLUGRT_C_INVALID_ARGUMENT = 0x12,
   PLUGRT_C_NOT_FOUND = 0x20,
@@ -125,6 +126,9 @@ typedef struct {
   /* ONNX models: bounds of dimensions that stay symbolic, "NAME=MIN..MAX" each
    * (`plugrt compile --dim`); NULL-terminated, or NULL for none. */
   const char* const* dims;
+  /* Each run's time limit in milliseconds; 0: none. Past it the run stops with
+   * PLUGRT_C_CANCELLED (within a backend that checks, else before its next part). */
+  uint32_t execute_timeout_ms;
 } plugrt_session_options;
 
 /* Fills the defaults in, struct_size included. */
@@ -160,6 +164,10 @@ PLUGRT_C_EXPORT plugrt_error* plugrt_session_output_info(const plugrt_session* s
  * runs. A dimension that varies takes the size of the tensor given. */
 PLUGRT_C_EXPORT plugrt_error* plugrt_session_run(plugrt_session* session, const DLTensor* const* inputs,
                                                  size_t num_inputs);
+
+/* Stops the run in progress on this session, if any: it returns PLUGRT_C_CANCELLED. A run
+ * started later is not affected. Thread-safe: meant to be called from another thread. */
+PLUGRT_C_EXPORT void plugrt_session_cancel(plugrt_session* session);
 
 /* Output `index` of the last run, owned by the session: valid until its next run. Not
  * while a run is in progress on another thread. */

@@ -8,6 +8,7 @@
 #define PLUGRT_RUNTIME_RUNTIME_H_
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,9 @@ struct SessionOptions {
   std::string method = "forward";
   /// The thread budget of this session; 0: the runtime's (RuntimeOptions::load.threads).
   size_t threads = 0;
+  /// Each run's time limit; 0: none. Past it the run stops with kCancelled
+  /// (Method::execute(ExecuteOptions)).
+  std::chrono::milliseconds timeout{0};
   /// ONNX models only: static shapes for inputs whose dimensions the model leaves open,
   /// by input name (`plugrt compile --input-shape`).
   std::map<std::string, std::vector<int64_t>> input_shapes;
@@ -75,6 +79,10 @@ class Session {
   /// the part that failed; kInvalidState when another thread's run on this session is
   /// in progress (that run is not disturbed).
   Status run(Span<const DLTensor* const> inputs);
+  /// Stops the run in progress on another thread, if any: it returns kCancelled. A run
+  /// started later is not affected. Thread-safe.
+  void cancel();
+
   /// Output `index` of the last run, valid until the next run.
   const DLTensor& output(size_t index) const { return method_.output(index); }
   /// Copies output `index` of the last run into `destination` (the caller's: on the CPU,
@@ -83,11 +91,14 @@ class Session {
 
  private:
   friend class Runtime;
-  Session(std::unique_ptr<Program> program, Method method);
+  Session(std::unique_ptr<Program> program, Method method, std::chrono::milliseconds timeout);
   Status run_exclusively(Span<const DLTensor* const> inputs);
   std::unique_ptr<Program> program_;  // declared first: it outlives the method
   Method method_;
+  std::chrono::milliseconds timeout_;
+  // Heap-held so that a Session can move.
   std::unique_ptr<std::atomic<bool>> running_ = std::make_unique<std::atomic<bool>>(false);
+  std::unique_ptr<std::atomic<uint32_t>> cancel_ = std::make_unique<std::atomic<uint32_t>>(0);
 };
 
 class Runtime {

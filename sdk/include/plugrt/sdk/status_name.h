@@ -18,6 +18,7 @@ constexpr std::string_view status_name(plugrt_status code) {
     case PLUGRT_STATUS_OK: return "Ok";
     case PLUGRT_STATUS_INTERNAL: return "Internal";
     case PLUGRT_STATUS_INVALID_STATE: return "InvalidState";
+    case PLUGRT_STATUS_CANCELLED: return "Cancelled";
     case PLUGRT_STATUS_NOT_SUPPORTED: return "NotSupported";
     case PLUGRT_STATUS_INVALID_ARGUMENT: return "InvalidArgument";
     case PLUGRT_STATUS_NOT_FOUND: return "NotFound";

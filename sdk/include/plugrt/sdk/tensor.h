@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -168,6 +169,17 @@ class Arguments {
   /// The most threads this call may keep busy (ABI 1.7), at most the handle's budget;
   /// 0, and from an older host, means the whole budget.
   size_t num_threads() const { return args_->struct_size >= PLUGRT_EXECUTE_ARGS_SIZE_1_7 ? args_->num_threads : 0; }
+  /// Whether the host asked this call to stop (ABI 1.8): its stop flag is set, or its
+  /// deadline has passed. Check it between steps that may take long, and return
+  /// PLUGRT_STATUS_CANCELLED when it is true. False from an older host.
+  bool stop_requested() const {
+    if (args_->struct_size < PLUGRT_EXECUTE_ARGS_SIZE_1_8) return false;
+    if (args_->stop_flag != nullptr && __atomic_load_n(args_->stop_flag, __ATOMIC_RELAXED) != 0) return true;
+    if (args_->deadline_ns == 0) return false;
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec >= args_->deadline_ns;
+  }
 
   /// Exactly this many inputs and outputs.
   Status expect_count(size_t inputs, size_t outputs) const {
