@@ -32,9 +32,9 @@ std::vector<uint8_t> mlp_graph(int64_t fixed_rows) {
   for (float& v : w1) v = uniform(random);
   for (float& v : w2) v = uniform(random);
   GraphBuilder graph(13);
-  const sdk::DimExpr width = sdk::DimExpr::constant(kWidth);
-  const sdk::DimExpr rows =
-      fixed_rows > 0 ? sdk::DimExpr::constant(fixed_rows) : sdk::DimExpr::symbol(graph.add_symbol("rows", 1, kMaxRows));
+  const common::DimExpr width = common::DimExpr::constant(kWidth);
+  const common::DimExpr rows = fixed_rows > 0 ? common::DimExpr::constant(fixed_rows)
+                                              : common::DimExpr::symbol(graph.add_symbol("rows", 1, kMaxRows));
   auto value = [&](const char* name) { return graph.add_dynamic_value(name, DType::kFloat32, {rows, width}); };
   const ValueId x = value("x"), h = value("h"), r = value("r"), y = value("y");
   graph.add_node("MatMul", "fc1", {x, graph.add_constant_f32("w1", {kWidth, kWidth}, w1)}, {h});

@@ -66,11 +66,11 @@ std::vector<float> output_floats(const Method& method, size_t index) {
 
 std::vector<uint8_t> relu_flatten_graph(int64_t max_n) {
   GraphBuilder graph;
-  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, max_n));
-  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {n, sdk::DimExpr::constant(4)});
-  const ValueId relu = graph.add_dynamic_value("relu", DType::kFloat32, {n, sdk::DimExpr::constant(4)});
+  const common::DimExpr n = common::DimExpr::symbol(graph.add_symbol("n", 1, max_n));
+  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {n, common::DimExpr::constant(4)});
+  const ValueId relu = graph.add_dynamic_value("relu", DType::kFloat32, {n, common::DimExpr::constant(4)});
   const ValueId flat = graph.add_constant_i64("flat", {1}, {-1});
-  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {n * sdk::DimExpr::constant(4)});
+  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {n * common::DimExpr::constant(4)});
   graph.add_node("Relu", "relu", {x}, {relu});
   graph.add_node("Reshape", "flatten", {relu, flat}, {y});
   graph.add_input(x);
@@ -82,9 +82,9 @@ std::vector<uint8_t> relu_flatten_program(int64_t max_n) {
   const std::vector<uint8_t> graph = relu_flatten_graph(max_n);
   ProgramBuilder builder;
   MethodBuilder& method = builder.add_method("forward");
-  const sdk::DimExpr n = sdk::DimExpr::symbol(method.add_symbol("n", 1, max_n));
-  const uint32_t x = method.add_dynamic_value("x", DType::kFloat32, {n, sdk::DimExpr::constant(4)});
-  const uint32_t y = method.add_dynamic_value("y", DType::kFloat32, {n * sdk::DimExpr::constant(4)});
+  const common::DimExpr n = common::DimExpr::symbol(method.add_symbol("n", 1, max_n));
+  const uint32_t x = method.add_dynamic_value("x", DType::kFloat32, {n, common::DimExpr::constant(4)});
+  const uint32_t y = method.add_dynamic_value("y", DType::kFloat32, {n * common::DimExpr::constant(4)});
   method.add_input(x);
   method.add_output(y);
   method.add_instruction(method.add_delegate("portable:0", "portable", graph), {x}, {y});

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "plugin_record.h"
-#include "plugrt/sdk/graph.h"
+#include "plugrt/common/graph_ir.h"
 
 namespace plugrt {
 namespace {
@@ -59,7 +59,7 @@ Result<std::vector<bool>> RegisteredBackend::partition(Span<const uint8_t> graph
   }
   std::vector<uint8_t> taken(num_nodes, 0);
   // Static graphs only, unless the backend says it reads dimensions that vary.
-  if (!takes_varying_dimensions() && sdk::has_symbols(graph.data(), graph.size()))
+  if (!takes_varying_dimensions() && common::has_symbols(graph.data(), graph.size()))
     return std::vector<bool>(num_nodes, false);
   plugrt_partition_args args{sizeof(args),         graph.data(), graph.size(), compile_specs.data(),
                              compile_specs.size(), taken.data(), num_nodes};
@@ -82,7 +82,7 @@ Result<PreprocessedBlob> RegisteredBackend::preprocess(Span<const uint8_t> graph
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") has no ahead-of-time entries (partition, preprocess)");
   }
-  if (!takes_varying_dimensions() && sdk::has_symbols(graph.data(), graph.size())) {
+  if (!takes_varying_dimensions() && common::has_symbols(graph.data(), graph.size())) {
     return Status(Error::kNotSupported, "backend '" + table_->name + "' (" + plugin_->info.origin +
                                             ") takes static graphs only; this one has dimensions that vary "
                                             "(PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS, ABI 1.5)");

@@ -66,26 +66,26 @@ size_t GraphBuilder::add_symbol(std::string name, int64_t min, int64_t max) {
   return symbols_.size() - 1;
 }
 
-ValueId GraphBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims) {
-  std::vector<sdk::DimRange> ranges;
+ValueId GraphBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<common::DimExpr> dims) {
+  std::vector<common::DimRange> ranges;
   for (const Symbol& symbol : symbols_) ranges.push_back({symbol.min, symbol.max});
   bool varies = false;
-  std::vector<int64_t> bounds = sdk::dim_upper_bounds(dims, ranges, &varies);
+  std::vector<int64_t> bounds = common::dim_upper_bounds(dims, ranges, &varies);
   values_.push_back(Value{std::move(name), dtype, std::move(bounds), false, {}, {}});
   if (varies) values_.back().dims = std::move(dims);
   return static_cast<ValueId>(values_.size() - 1);
 }
 
-std::vector<sdk::DimExpr> read_value_dims(const ir::Value& value) {
-  std::vector<sdk::DimExpr> dims;
+std::vector<common::DimExpr> read_value_dims(const ir::Value& value) {
+  std::vector<common::DimExpr> dims;
   if (value.dims() == nullptr) return dims;
   for (flatbuffers::uoffset_t axis = 0; axis < value.dims()->size(); ++axis) {
     const auto* words = value.dims()->Get(axis)->words();
     // A dimension without words is static: its shape entry.
     const int64_t fixed = value.shape() != nullptr && axis < value.shape()->size() ? value.shape()->Get(axis) : 0;
     dims.push_back(words != nullptr && words->size() > 0
-                       ? sdk::DimExpr::from_words(std::vector<int64_t>(words->begin(), words->end()))
-                       : sdk::DimExpr::constant(fixed));
+                       ? common::DimExpr::from_words(std::vector<int64_t>(words->begin(), words->end()))
+                       : common::DimExpr::constant(fixed));
   }
   return dims;
 }
@@ -178,7 +178,7 @@ std::vector<uint8_t> GraphBuilder::finish() const {
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<ir::Dim>>> dims;
     if (!value.dims.empty()) {
       std::vector<flatbuffers::Offset<ir::Dim>> entries;
-      for (const sdk::DimExpr& dim : value.dims) {
+      for (const common::DimExpr& dim : value.dims) {
         entries.push_back(ir::CreateDim(fbb, dim.is_constant() ? 0 : fbb.CreateVector(dim.words())));
       }
       dims = fbb.CreateVector(entries);

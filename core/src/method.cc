@@ -10,9 +10,9 @@
 
 #include "call_threads.h"
 #include "plugrt/builtin_backends.h"
+#include "plugrt/common/symbol_binder.h"
 #include "plugrt/graph_constants.h"
 #include "plugrt/memory_planner.h"
-#include "plugrt/sdk/symbol_binder.h"
 #include "plugrt/thread_budget.h"
 #include "program_data.h"
 #include "verification.h"
@@ -79,7 +79,7 @@ struct Method::State {
     size_t value;
     std::vector<std::vector<int64_t>> dims;  // per dimension: its words, empty when static
   };
-  sdk::SymbolBinder symbols;
+  common::SymbolBinder symbols;
   std::vector<const DLTensor*> input_tensors;  // per input, into `tensors`
   std::vector<VaryingValue> varying;           // every value that varies, inputs aside
 
@@ -571,7 +571,7 @@ Status Method::State::set_varying_shapes() {
     for (size_t axis = 0; axis < value.dims.size(); ++axis) {
       const std::vector<int64_t>& words = value.dims[axis];
       // Checked when the program loaded: bounded over the symbols' ranges, so it evaluates.
-      if (!words.empty()) (void)sdk::evaluate_dim_expr(words.data(), words.size(), values, &shape[axis]);
+      if (!words.empty()) (void)common::evaluate_dim_expr(words.data(), words.size(), values, &shape[axis]);
     }
   }
   return Status::ok();

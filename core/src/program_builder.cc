@@ -39,11 +39,11 @@ size_t MethodBuilder::add_symbol(std::string name, int64_t min, int64_t max) {
   return symbols_.size() - 1;
 }
 
-uint32_t MethodBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims) {
-  std::vector<sdk::DimRange> ranges;
+uint32_t MethodBuilder::add_dynamic_value(std::string name, DType dtype, std::vector<common::DimExpr> dims) {
+  std::vector<common::DimRange> ranges;
   for (const Symbol& symbol : symbols_) ranges.push_back({symbol.min, symbol.max});
   bool varies = false;
-  std::vector<int64_t> bounds = sdk::dim_upper_bounds(dims, ranges, &varies);
+  std::vector<int64_t> bounds = common::dim_upper_bounds(dims, ranges, &varies);
   values_.push_back(Value{std::move(name), dtype, std::move(bounds), -1, {}});
   if (varies) values_.back().dims = std::move(dims);
   return static_cast<uint32_t>(values_.size() - 1);
@@ -194,7 +194,7 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<ir::Dim>>> dims;
       if (!value.dims.empty()) {
         std::vector<flatbuffers::Offset<ir::Dim>> entries;
-        for (const sdk::DimExpr& dim : value.dims) {
+        for (const common::DimExpr& dim : value.dims) {
           entries.push_back(ir::CreateDim(fbb, dim.is_constant() ? 0 : fbb.CreateVector(dim.words())));
         }
         dims = fbb.CreateVector(entries);

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
 #include "plugrt/names.h"
-#include "plugrt/sdk/dim_expr.h"
 
 namespace plugrt::internal {
 
@@ -210,7 +210,8 @@ class MethodChecker {
       const std::string what = value_name(v) + " dimension " + std::to_string(axis);
       if (!elements_aligned(words, alignof(int64_t))) return fail(what + " is misaligned");
       const int64_t bound = tensor.shape()->Get(static_cast<uoffset_t>(axis));
-      if (std::string why = sdk::check_dim_within(words->data(), words->size(), symbol_ranges_, bound); !why.empty()) {
+      if (std::string why = common::check_dim_within(words->data(), words->size(), symbol_ranges_, bound);
+          !why.empty()) {
         return fail(what + why);
       }
     }
@@ -225,7 +226,7 @@ class MethodChecker {
       const program::TensorValue& tensor = value(method_.inputs()->Get(static_cast<uoffset_t>(k)));
       for (size_t axis = 0; axis < count(tensor.dims()); ++axis) {
         const auto* words = tensor.dims()->Get(static_cast<uoffset_t>(axis))->words();
-        const int64_t symbol = words != nullptr ? sdk::sole_symbol(words->data(), words->size()) : -1;
+        const int64_t symbol = words != nullptr ? common::sole_symbol(words->data(), words->size()) : -1;
         if (symbol >= 0) given[static_cast<size_t>(symbol)] = true;
       }
     }
@@ -364,7 +365,7 @@ class MethodChecker {
   Checker& c_;
   std::string where_;
   size_t num_values_ = 0;
-  std::vector<sdk::DimRange> symbol_ranges_;
+  std::vector<common::DimRange> symbol_ranges_;
   std::vector<uint64_t> bytes_;
   std::vector<bool> defined_, is_input_;
   std::vector<size_t> first_step_, last_step_;

@@ -25,12 +25,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
 #include "plugrt/program.h"
 #include "plugrt/program_builder.h"
 #include "plugrt/program_format.h"
 #include "plugrt/schema/program_generated.h"
-#include "plugrt/sdk/dim_expr.h"
 #include "scratch_directory.h"
 
 namespace plugrt {
@@ -385,19 +385,19 @@ TEST(ProgramValidation, ABuilderFileLoads) {
 
 // Format 1.2: a method's dimensions that vary, and what the reader checks of them.
 TEST(ProgramValidation, DimensionsThatVaryAreCheckedAgainstTheSymbolsAndInputs) {
-  auto program_with = [](const std::function<void(MethodBuilder&, const sdk::DimExpr&)>& add_values) {
+  auto program_with = [](const std::function<void(MethodBuilder&, const common::DimExpr&)>& add_values) {
     ProgramBuilder builder;
     MethodBuilder& method = builder.add_method("forward");
-    const sdk::DimExpr n = sdk::DimExpr::symbol(method.add_symbol("n", 1, 8));
+    const common::DimExpr n = common::DimExpr::symbol(method.add_symbol("n", 1, 8));
     add_values(method, n);
     const uint8_t blob[4] = {1, 2, 3, 4};
     method.add_instruction(method.add_delegate("d", "portable", blob), {0}, {1});
     return builder.finish().value();
   };
   // The input gives n: loads, as format 1.2.
-  const std::vector<uint8_t> good = program_with([](MethodBuilder& m, const sdk::DimExpr& n) {
+  const std::vector<uint8_t> good = program_with([](MethodBuilder& m, const common::DimExpr& n) {
     m.add_input(m.add_dynamic_value("x", DType::kFloat32, {n}));
-    m.add_output(m.add_dynamic_value("y", DType::kFloat32, {n + sdk::DimExpr::constant(1)}));
+    m.add_output(m.add_dynamic_value("y", DType::kFloat32, {n + common::DimExpr::constant(1)}));
   });
   Result<Program> program = load_bytes(good);
   ASSERT_TRUE(program.is_ok()) << program.status().to_string();
@@ -408,8 +408,8 @@ TEST(ProgramValidation, DimensionsThatVaryAreCheckedAgainstTheSymbolsAndInputs) 
   EXPECT_EQ(summary->outputs[0].shape, std::vector<int64_t>{9});  // the bound of n + 1
 
   // No input's dimension is n alone: a run could not tell n.
-  const std::vector<uint8_t> hidden = program_with([](MethodBuilder& m, const sdk::DimExpr& n) {
-    m.add_input(m.add_dynamic_value("x", DType::kFloat32, {n + sdk::DimExpr::constant(1)}));
+  const std::vector<uint8_t> hidden = program_with([](MethodBuilder& m, const common::DimExpr& n) {
+    m.add_input(m.add_dynamic_value("x", DType::kFloat32, {n + common::DimExpr::constant(1)}));
     m.add_output(m.add_dynamic_value("y", DType::kFloat32, {n}));
   });
   Result<Program> refused = load_bytes(hidden);

@@ -377,7 +377,7 @@ plugrt_status preprocess_one_byte(void*, const plugrt_host_services* host, plugr
 /// x[n] -> Relu -> y[n], n in 1..8: a graph IR version 2 buffer (with a symbol).
 std::vector<uint8_t> graph_with_a_symbol() {
   GraphBuilder graph;
-  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, 8));
+  const common::DimExpr n = common::DimExpr::symbol(graph.add_symbol("n", 1, 8));
   const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {n});
   const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {n});
   graph.add_node("Relu", "relu", {x}, {y});

@@ -45,7 +45,7 @@ TEST(Status, EveryAbiCodeHasANameInTheOneTable) {
     const Error error = error_from_abi(code);
     if (error == Error::kInternal && code != PLUGRT_STATUS_INTERNAL) continue;  // not an ABI code
     EXPECT_NE(to_string(error), "Unknown") << "code " << code;
-    EXPECT_EQ(to_string(error), sdk::status_name(code));
+    EXPECT_EQ(to_string(error), common::status_name(code));
   }
   EXPECT_EQ(to_string(Error::kDelegateCrashed), "DelegateCrashed");
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "plugrt/builtin_backends.h"
+#include "plugrt/common/graph_ir.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/graph_constants.h"
 #include "plugrt/placement/cost_model.h"
@@ -12,7 +13,6 @@
 #include "plugrt/placement/placer.h"
 #include "plugrt/program_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
-#include "plugrt/sdk/graph.h"
 
 namespace plugrt::placement {
 

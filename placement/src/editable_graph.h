@@ -25,8 +25,8 @@ Attribute read_attribute(const ir::Attribute& a);
 struct EditableValue {
   std::string name;
   DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;      ///< the upper bounds, where dims vary
-  std::vector<sdk::DimExpr> dims;  ///< expressions over the graph's symbols; empty when static
+  std::vector<int64_t> shape;         ///< the upper bounds, where dims vary
+  std::vector<common::DimExpr> dims;  ///< expressions over the graph's symbols; empty when static
   bool constant = false;
   std::vector<uint8_t> data;
 };

@@ -14,12 +14,12 @@
 
 #include "placed_entry.h"
 #include "plugrt/builtin_backends.h"
+#include "plugrt/common/graph_ir.h"
 #include "plugrt/mapped_file.h"
 #include "plugrt/placement/compile.h"
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/method_graph.h"
 #include "plugrt/plugrt_abi.h"
-#include "plugrt/sdk/graph.h"
 
 namespace plugrt::placement {
 
@@ -308,7 +308,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   compile.passes = false;  // the program's graph has been through them
   // Method::load falls back to the program as compiled. A graph whose dimensions vary
   // keeps its fallbacks: a backend may refuse some call's shapes, which then run there.
-  compile.fallback = sdk::has_symbols(graph->bytes.data(), graph->bytes.size());
+  compile.fallback = common::has_symbols(graph->bytes.data(), graph->bytes.size());
   compile.producer = program.producer() + ", placed at load";
   std::string warning;
   CostProfile profile;

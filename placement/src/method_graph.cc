@@ -122,10 +122,10 @@ Result<MethodGraph> method_graph(const MethodContents& method) {
             builder.add_constant(spec.name, spec.dtype, spec.shape,
                                  std::vector<uint8_t>(method.constants[v].begin(), method.constants[v].end()));
       } else if (spec.varies()) {
-        std::vector<sdk::DimExpr> dims;
+        std::vector<common::DimExpr> dims;
         for (size_t axis = 0; axis < spec.dims.size(); ++axis) {
-          dims.push_back(spec.dims[axis].empty() ? sdk::DimExpr::constant(spec.shape[axis])
-                                                 : sdk::DimExpr::from_words(spec.dims[axis]));
+          dims.push_back(spec.dims[axis].empty() ? common::DimExpr::constant(spec.shape[axis])
+                                                 : common::DimExpr::from_words(spec.dims[axis]));
         }
         method_value[v] = builder.add_dynamic_value(spec.name, spec.dtype, std::move(dims));
       } else {

@@ -8,11 +8,11 @@
 
 #include "compiler.h"
 #include "plugrt/builtin_backends.h"
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/load_placer.h"
 #include "plugrt/plugins/plugin_trust.h"
-#include "plugrt/sdk/dim_expr.h"
 
 namespace plugrt {
 namespace {
@@ -154,7 +154,7 @@ Status Session::copy_output(size_t index, const DLTensor& destination) const {
 bool dimension_varies(const TensorSpec& spec, size_t axis) {
   if (axis >= spec.dims.size() || spec.dims[axis].empty()) return false;
   const std::vector<int64_t>& words = spec.dims[axis];
-  return !(words.size() == 1 && sdk::dim_word_op(words[0]) == sdk::DimOp::kConstant);
+  return !(words.size() == 1 && common::dim_word_op(words[0]) == common::DimOp::kConstant);
 }
 
 Runtime::Runtime(const RuntimeOptions& options)

@@ -14,7 +14,8 @@ endfunction()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}" --component sdk)
-foreach(file include/plugrt/plugrt_abi.h include/plugrt/sdk/backend.h include/plugrt/schema/graph_ir_generated.h
+foreach(file include/plugrt/plugrt_abi.h include/plugrt/sdk/backend.h include/plugrt/common/dim_expr.h
+             include/plugrt/schema/graph_ir_generated.h
              lib/cmake/plugrt/plugrtConfig.cmake lib/pkgconfig/plugrt.pc bin/plugrt-contract-test
              include/plugrt/sdk/testing/mock_host.h share/doc/plugrt/sdk/README.md
              share/doc/plugrt/sdk/docs/reading_blobs.md share/plugrt/examples/elementwise/CMakeLists.txt

@@ -181,9 +181,9 @@ TEST_P(BackendSuite, AGraphWithSymbolsReachesItOnlyWhenItTakesVaryingDimensions)
   Result<RegisteredBackend> backend = env.registry().find_backend(GetParam().name);
   ASSERT_TRUE(backend.is_ok());
   GraphBuilder graph;
-  const sdk::DimExpr n = sdk::DimExpr::symbol(graph.add_symbol("n", 1, 64));
-  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {sdk::DimExpr::constant(1), n});
-  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {sdk::DimExpr::constant(1), n});
+  const common::DimExpr n = common::DimExpr::symbol(graph.add_symbol("n", 1, 64));
+  const ValueId x = graph.add_dynamic_value("x", DType::kFloat32, {common::DimExpr::constant(1), n});
+  const ValueId y = graph.add_dynamic_value("y", DType::kFloat32, {common::DimExpr::constant(1), n});
   graph.add_node("Relu", "relu", {x}, {y});
   graph.add_input(x);
   graph.add_output(y);

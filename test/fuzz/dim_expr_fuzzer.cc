@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: symbolic dimension expressions (plugrt/sdk/dim_expr.h), the shape
+// libFuzzer target: symbolic dimension expressions (plugrt/common/dim_expr.h), the shape
 // code that reads what a graph or program file stores and that the host runs on each
 // call. Beyond never crashing, it checks what the header promises:
 // - an expression check_dim_expr() accepts prints, and when dim_expr_range() bounds it
@@ -20,22 +20,22 @@
 #include <utility>
 #include <vector>
 
-#include "plugrt/sdk/dim_expr.h"
+#include "plugrt/common/dim_expr.h"
 
 namespace {
 
-using plugrt::sdk::DimExpr;
-using plugrt::sdk::DimOp;
-using plugrt::sdk::DimRange;
+using plugrt::common::DimExpr;
+using plugrt::common::DimOp;
+using plugrt::common::DimRange;
 
 constexpr size_t kMaxSymbols = 3;
 
 bool accepted(const std::vector<int64_t>& words, size_t num_symbols) {
-  return plugrt::sdk::check_dim_expr(words.data(), words.size(), num_symbols).empty();
+  return plugrt::common::check_dim_expr(words.data(), words.size(), num_symbols).empty();
 }
 
 bool evaluate(const std::vector<int64_t>& words, const int64_t* symbols, int64_t* value) {
-  return plugrt::sdk::evaluate_dim_expr(words.data(), words.size(), symbols, value);
+  return plugrt::common::evaluate_dim_expr(words.data(), words.size(), symbols, value);
 }
 
 /// Every assignment of each symbol's minimum, middle and maximum (3^n of them).
@@ -56,7 +56,7 @@ void for_each_assignment(const DimRange* ranges, size_t num_symbols, Visit visit
 
 void check_bounds(const std::vector<int64_t>& words, const DimRange* ranges, size_t num_symbols) {
   DimRange range;
-  if (!plugrt::sdk::dim_expr_range(words.data(), words.size(), ranges, &range)) return;
+  if (!plugrt::common::dim_expr_range(words.data(), words.size(), ranges, &range)) return;
   if (range.min > range.max) std::abort();
   for_each_assignment(ranges, num_symbols, [&](const int64_t* values) {
     int64_t value = 0;
@@ -74,7 +74,7 @@ void check_combination(const std::vector<int64_t>& a, const std::vector<int64_t>
     int64_t y = 0;
     int64_t expected = 0;
     if (!evaluate(a, values, &x) || !evaluate(b, values, &y)) return;
-    const bool defined = plugrt::sdk::dim_detail::apply(op, x, y, &expected);
+    const bool defined = plugrt::common::dim_detail::apply(op, x, y, &expected);
     int64_t got = 0;
     const bool evaluated = evaluate(combined.words(), values, &got);
     if (defined && (!evaluated || got != expected)) std::abort();
@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::vector<int64_t> words;
   const size_t word_size = raw ? sizeof(int64_t) : 2;
-  for (; at + word_size <= size && words.size() <= 2 * plugrt::sdk::kMaxDimExprWords; at += word_size) {
+  for (; at + word_size <= size && words.size() <= 2 * plugrt::common::kMaxDimExprWords; at += word_size) {
     if (raw) {
       int64_t word = 0;
       std::memcpy(&word, data + at, sizeof(word));
@@ -106,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       const auto kind = static_cast<DimOp>(data[at] % 9);
       const bool leaf = kind == DimOp::kConstant || kind == DimOp::kSymbol;
-      words.push_back(plugrt::sdk::dim_word(kind, leaf ? static_cast<int8_t>(data[at + 1]) : 0));
+      words.push_back(plugrt::common::dim_word(kind, leaf ? static_cast<int8_t>(data[at + 1]) : 0));
     }
   }
   const std::vector<int64_t> first(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(words.size() / 2));

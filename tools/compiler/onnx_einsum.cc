@@ -4,18 +4,19 @@
 #include <map>
 
 #include "onnx_internal.h"
-#include "plugrt/sdk/einsum.h"
+#include "plugrt/common/einsum.h"
 
 namespace plugrt::compiler::onnx_import {
 
 bool einsum_output_dims(std::string equation, const std::vector<std::vector<int64_t>>& inputs,
                         std::vector<int64_t>* dims) {
-  sdk::EinsumEquation parsed;
-  if (!sdk::parse_einsum(std::move(equation), &parsed).empty() || parsed.inputs.size() != inputs.size()) return false;
+  common::EinsumEquation parsed;
+  if (!common::parse_einsum(std::move(equation), &parsed).empty() || parsed.inputs.size() != inputs.size())
+    return false;
   std::map<char, int64_t> size_of;
   std::vector<int64_t> ellipsis;  // broadcast, right-aligned
   for (size_t i = 0; i < parsed.inputs.size(); ++i) {
-    const sdk::EinsumTerm& term = parsed.inputs[i];
+    const common::EinsumTerm& term = parsed.inputs[i];
     const std::vector<int64_t>& shape = inputs[i];
     const size_t letters = term.letters.size();
     if (shape.size() < letters || (shape.size() > letters && term.ellipsis_at < 0)) return false;
@@ -34,7 +35,7 @@ bool einsum_output_dims(std::string equation, const std::vector<std::vector<int6
     }
   }
   dims->clear();
-  const sdk::EinsumTerm& out = parsed.output;
+  const common::EinsumTerm& out = parsed.output;
   for (size_t k = 0; k <= out.letters.size(); ++k) {
     if (static_cast<int>(k) == out.ellipsis_at) dims->insert(dims->end(), ellipsis.begin(), ellipsis.end());
     if (k == out.letters.size()) break;

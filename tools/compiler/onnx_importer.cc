@@ -77,7 +77,7 @@ class Importer {
   Status bind_input_values(onnx::ModelProto* model);
   Status add_symbols(const std::map<std::string, onnx::ValueInfoProto*>& inputs);
   std::vector<onnx_import::Operand> operands(const onnx::NodeProto& node) const;
-  bool fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<sdk::DimExpr>>* values);
+  bool fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<common::DimExpr>>* values);
   void constant_reshape_target(onnx::NodeProto* node);
   void add_constant(const std::string& name, Tensor tensor);
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
@@ -107,8 +107,8 @@ class Importer {
   /// The graph IR attributes (subgraphs, captured count) of each If, Loop and Scan kept,
   /// by the node's first output.
   std::map<std::string, std::vector<Attribute>> subgraph_attributes_;
-  onnx_import::SymbolicDims symbols_;                              // ImportOptions::dims
-  std::map<std::string, std::vector<sdk::DimExpr>> shape_values_;  // kept nodes' shape values
+  onnx_import::SymbolicDims symbols_;                                 // ImportOptions::dims
+  std::map<std::string, std::vector<common::DimExpr>> shape_values_;  // kept nodes' shape values
   size_t folded_ = 0;
 };
 
@@ -290,11 +290,11 @@ Status Importer::prepare_inputs() {
       dynamic = true;
     }
     if (dynamic) continue;
-    std::vector<sdk::DimExpr> dims;
+    std::vector<common::DimExpr> dims;
     bool varies = false;
     uint64_t count = 0;
     if (!symbols_.dims_of(type, &dims) ||
-        !onnx_import::element_count(sdk::dim_upper_bounds(dims, symbols_.ranges(), &varies),
+        !onnx_import::element_count(common::dim_upper_bounds(dims, symbols_.ranges(), &varies),
                                     dtype_size(static_cast<DType>(type.elem_type)), &count)) {
       return error(Error::kNotSupported, "input '" + name + "' of shape " + onnx_import::describe_dims(type) +
                                              " is larger than 2^40 bytes" + (varies ? " at its bounds" : ""));
@@ -418,13 +418,13 @@ std::vector<onnx_import::Operand> Importer::operands(const onnx::NodeProto& node
 
 /// A node computing a shape value (values[0], from SymbolicDims::infer) is folded when
 /// its elements are all constant; else the value is kept for the nodes that read it.
-bool Importer::fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<sdk::DimExpr>>* values) {
+bool Importer::fold_shape_values(const onnx::NodeProto& node, std::vector<std::vector<common::DimExpr>>* values) {
   if (values->empty() || values->front().empty() || node.output_size() != 1) return false;
-  const std::vector<sdk::DimExpr>& elements = values->front();
+  const std::vector<common::DimExpr>& elements = values->front();
   const std::string& output = node.output(0);
   const ValueType& type = types_.at(output);
   const bool constant =
-      std::all_of(elements.begin(), elements.end(), [](const sdk::DimExpr& e) { return e.is_constant(); });
+      std::all_of(elements.begin(), elements.end(), [](const common::DimExpr& e) { return e.is_constant(); });
   if (!constant || !type.is_static() ||
       (type.elem_type != onnx::TensorProto::INT64 && type.elem_type != onnx::TensorProto::INT32)) {
     shape_values_[output] = elements;
@@ -435,7 +435,7 @@ bool Importer::fold_shape_values(const onnx::NodeProto& node, std::vector<std::v
   tensor.shape = type.dims;
   uint64_t count = 0;
   if (!onnx_import::element_count(type.dims, 1, &count) || count != elements.size()) return false;
-  for (const sdk::DimExpr& e : elements) {
+  for (const common::DimExpr& e : elements) {
     const int64_t value = e.constant_value();
     const auto narrow = static_cast<int32_t>(value);
     const uint8_t* bytes = tensor.dtype == DType::kInt64 ? reinterpret_cast<const uint8_t*>(&value)
@@ -455,7 +455,7 @@ void Importer::constant_reshape_target(onnx::NodeProto* node) {
   auto target = shape_values_.find(node->input(1));
   auto data = types_.find(node->input(0));
   const onnx::AttributeProto* allow_zero = find_attribute(*node, "allowzero");
-  std::vector<sdk::DimExpr> dims;
+  std::vector<common::DimExpr> dims;
   if (target == shape_values_.end() || data == types_.end() || !symbols_.dims_of(data->second, &dims) ||
       (allow_zero != nullptr && allow_zero->i() != 0)) {
     return;
@@ -463,7 +463,7 @@ void Importer::constant_reshape_target(onnx::NodeProto* node) {
   std::vector<int64_t> values;
   bool inferred = false;  // a -1 in the target
   for (size_t k = 0; k < target->second.size(); ++k) {
-    const sdk::DimExpr& element = target->second[k];
+    const common::DimExpr& element = target->second[k];
     if (element.is_constant()) {
       values.push_back(element.constant_value());
       if (values.back() == -1 && inferred) return;
@@ -552,7 +552,7 @@ Status Importer::simplify() {
     std::string failure;
     Status status = onnx_import::infer_node(node, schema_of(node), type_pointers_, data_, &output_types, &failure);
     if (!status.is_ok()) return node_error(status.code(), node, status.message());
-    std::vector<std::vector<sdk::DimExpr>> shape_values;
+    std::vector<std::vector<common::DimExpr>> shape_values;
     if (!symbols_.empty()) symbols_.infer(node, opset_, operands(node), &output_types, &shape_values);
     for (int k = 0; k < node.output_size(); ++k) {
       const std::string& output = node.output(k);
@@ -627,14 +627,15 @@ Result<std::vector<uint8_t>> Importer::write() const {
     builder.add_symbol(symbols_.names()[k], symbols_.ranges()[k].min, symbols_.ranges()[k].max);
   }
   // A value whose dimensions all are known: static, or expressions over the symbols.
-  auto add_value = [&](const std::string& name, const ValueType& type, const std::vector<sdk::DimExpr>& dims) {
-    const bool varies = std::any_of(dims.begin(), dims.end(), [](const sdk::DimExpr& d) { return !d.is_constant(); });
+  auto add_value = [&](const std::string& name, const ValueType& type, const std::vector<common::DimExpr>& dims) {
+    const bool varies =
+        std::any_of(dims.begin(), dims.end(), [](const common::DimExpr& d) { return !d.is_constant(); });
     return varies ? builder.add_dynamic_value(name, static_cast<DType>(type.elem_type), dims)
                   : builder.add_value(name, static_cast<DType>(type.elem_type), type.dims);
   };
   for (const std::string& name : graph_inputs_) {
     const ValueType& type = types_.at(name);
-    std::vector<sdk::DimExpr> dims;
+    std::vector<common::DimExpr> dims;
     (void)symbols_.dims_of(type, &dims);  // checked by prepare_inputs
     const ValueId id = add_value(name, type, dims);
     ids[name] = id;
@@ -685,7 +686,7 @@ Result<std::vector<uint8_t>> Importer::write() const {
       }
       auto it = types_.find(output);
       const ValueType type = it != types_.end() ? it->second : ValueType{};
-      std::vector<sdk::DimExpr> dims;
+      std::vector<common::DimExpr> dims;
       if (!symbols_.dims_of(type, &dims)) {
         if (!type.known && consumed.count(output) == 0) {  // an unused output of unknown type: leave it out
           outputs.push_back(kNoValue);
@@ -702,7 +703,7 @@ Result<std::vector<uint8_t>> Importer::write() const {
       }
       uint64_t count = 0;
       bool varies = false;
-      const std::vector<int64_t> bounds = sdk::dim_upper_bounds(dims, symbols_.ranges(), &varies);
+      const std::vector<int64_t> bounds = common::dim_upper_bounds(dims, symbols_.ranges(), &varies);
       if (std::find(bounds.begin(), bounds.end(), -1) != bounds.end()) {
         return node_error(Error::kNotSupported, node,
                           "output '" + output + "' has the shape " + onnx_import::describe_dims(type) +
@@ -714,10 +715,10 @@ Result<std::vector<uint8_t>> Importer::write() const {
                               " is larger than 2^40 bytes" + (varies ? " at its bounds" : ""));
       }
       for (size_t axis = 0; axis < dims.size(); ++axis) {  // a kernel longer than the input, say
-        sdk::DimRange range;
+        common::DimRange range;
         if (!dims[axis].is_constant() &&
-            sdk::dim_expr_range(dims[axis].words().data(), dims[axis].words().size(), symbols_.ranges().data(),
-                                &range) &&
+            common::dim_expr_range(dims[axis].words().data(), dims[axis].words().size(), symbols_.ranges().data(),
+                                   &range) &&
             range.min < 0) {
           return node_error(Error::kNotSupported, node,
                             "output '" + output + "' dimension " + std::to_string(axis) + " (" +

@@ -12,8 +12,8 @@ namespace plugrt::compiler::onnx_import {
 
 namespace {
 
-using sdk::DimExpr;
-using sdk::DimOp;
+using common::DimExpr;
+using common::DimOp;
 
 /// Constants beyond this are clamped like "to the end" (Slice's INT64_MAX).
 constexpr int64_t kLargeIndex = int64_t{1} << 50;
@@ -44,7 +44,7 @@ std::string string_attribute(const onnx::NodeProto& node, const char* name) {
 }
 
 DimExpr constant(int64_t value) {
-  return DimExpr::constant(std::clamp(value, -sdk::kMaxDimConstant, sdk::kMaxDimConstant));
+  return DimExpr::constant(std::clamp(value, -common::kMaxDimConstant, common::kMaxDimConstant));
 }
 
 bool is(const DimExpr& e, int64_t value) { return e.is_constant() && e.constant_value() == value; }
@@ -52,27 +52,27 @@ bool is(const DimExpr& e, int64_t value) { return e.is_constant() && e.constant_
 /// a + c, written a - |c| for a negative c.
 DimExpr plus(const DimExpr& a, int64_t c) { return c < 0 ? a - constant(-c) : a + constant(c); }
 
-bool range_of(const DimExpr& e, const std::vector<sdk::DimRange>& ranges, sdk::DimRange* range) {
-  return sdk::check_dim_expr(e.words().data(), e.words().size(), ranges.size()).empty() &&
-         sdk::dim_expr_range(e.words().data(), e.words().size(), ranges.data(), range);
+bool range_of(const DimExpr& e, const std::vector<common::DimRange>& ranges, common::DimRange* range) {
+  return common::check_dim_expr(e.words().data(), e.words().size(), ranges.size()).empty() &&
+         common::dim_expr_range(e.words().data(), e.words().size(), ranges.data(), range);
 }
 
 /// min(a, b) and max(a, b), reduced to one side when the symbols' ranges decide it.
-DimExpr smaller(const DimExpr& a, const DimExpr& b, const std::vector<sdk::DimRange>& ranges) {
-  sdk::DimRange ra, rb;
+DimExpr smaller(const DimExpr& a, const DimExpr& b, const std::vector<common::DimRange>& ranges) {
+  common::DimRange ra, rb;
   if (range_of(a, ranges, &ra) && range_of(b, ranges, &rb)) {
     if (ra.max <= rb.min) return a;
     if (rb.max <= ra.min) return b;
   }
-  return sdk::min(a, b);
+  return common::min(a, b);
 }
-DimExpr larger(const DimExpr& a, const DimExpr& b, const std::vector<sdk::DimRange>& ranges) {
-  sdk::DimRange ra, rb;
+DimExpr larger(const DimExpr& a, const DimExpr& b, const std::vector<common::DimRange>& ranges) {
+  common::DimRange ra, rb;
   if (range_of(a, ranges, &ra) && range_of(b, ranges, &rb)) {
     if (ra.min >= rb.max) return a;
     if (rb.min >= ra.max) return b;
   }
-  return sdk::max(a, b);
+  return common::max(a, b);
 }
 
 /// The integers of a constant int64 or int32 tensor of rank 0 or 1.
@@ -115,13 +115,13 @@ bool input_ints(const std::vector<Operand>& inputs, size_t k, std::vector<int64_
 /// Splits an expression whose last op is `op` into its two operands.
 bool split(const DimExpr& e, DimOp op, DimExpr* a, DimExpr* b) {
   const std::vector<int64_t>& words = e.words();
-  if (words.size() < 3 || sdk::dim_word_op(words.back()) != op) return false;
+  if (words.size() < 3 || common::dim_word_op(words.back()) != op) return false;
   // Walk back from the word before the op until one complete operand is found.
   size_t start = words.size() - 1;
   int needed = 1;
   while (needed > 0 && start > 0) {
     --start;
-    const DimOp word = sdk::dim_word_op(words[start]);
+    const DimOp word = common::dim_word_op(words[start]);
     needed += (word == DimOp::kConstant || word == DimOp::kSymbol) ? -1 : 1;
   }
   if (needed != 0 || start == 0) return false;
@@ -182,7 +182,7 @@ std::vector<DimExpr> broadcast(const std::vector<std::vector<DimExpr>>& shapes) 
       DimExpr& out = result[rank - shape.size() + k];
       const DimExpr& d = shape[k];
       if (is(d, 1) || d == out) continue;
-      out = is(out, 1) ? d : sdk::max(out, d);  // equal when valid, or one of them 1
+      out = is(out, 1) ? d : common::max(out, d);  // equal when valid, or one of them 1
     }
   }
   return result;
@@ -190,7 +190,7 @@ std::vector<DimExpr> broadcast(const std::vector<std::vector<DimExpr>>& shapes) 
 
 /// The length of a Python-style slice of one axis of length `length`.
 DimExpr slice_length(const DimExpr& length, int64_t start, int64_t end, int64_t step,
-                     const std::vector<sdk::DimRange>& ranges) {
+                     const std::vector<common::DimRange>& ranges) {
   auto clamp_index = [&](int64_t index, int64_t low) {
     // low: 0 for a forward slice (indices in [0, L]), -1 backward ([-1, L - 1]).
     if (index >= kLargeIndex) return plus(length, low);
@@ -325,7 +325,7 @@ bool SymbolicDims::output_dims(const onnx::NodeProto& node, int64_t opset, const
       return false;
     }
     const DimExpr span = delta[0] > 0 ? limit[0] - start[0] : start[0] - limit[0];
-    *dims = {sdk::max(sdk::ceil_div(span, constant(std::abs(delta[0]))), constant(0))};
+    *dims = {common::max(common::ceil_div(span, constant(std::abs(delta[0]))), constant(0))};
     return true;
   }
   if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {

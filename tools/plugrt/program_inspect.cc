@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/program.h"
 #include "plugrt/program_format.h"
-#include "plugrt/sdk/dim_expr.h"
 #include "text.h"
 
 namespace plugrt::tools {
@@ -40,7 +40,7 @@ std::string dims_text(const TensorSpec& spec, const std::vector<std::string>& sy
   for (size_t axis = 0; axis < spec.shape.size(); ++axis) {
     if (axis > 0) text += ", ";
     const std::vector<int64_t>& words = spec.dims[axis];
-    text += words.empty() ? std::to_string(spec.shape[axis]) : sdk::DimExpr::from_words(words).to_string(symbols);
+    text += words.empty() ? std::to_string(spec.shape[axis]) : common::DimExpr::from_words(words).to_string(symbols);
   }
   return text + "]";
 }

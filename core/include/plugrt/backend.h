@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/common/availability.h"
 #include "plugrt/plugrt_abi.h"
-#include "plugrt/sdk/availability.h"
 #include "plugrt/span.h"
 #include "plugrt/status.h"
 
@@ -37,9 +37,9 @@ struct PluginInfo {
   bool isolated = false;
 };
 
-/// The answer of a backend's is_available: the SDK's type, so that it means the same
-/// to a backend author and to the host.
-using Availability = sdk::Availability;
+/// The answer of a backend's is_available: the type the SDK names sdk::Availability
+/// (plugrt/common/), so that it means the same to a backend author and to the host.
+using Availability = common::Availability;
 
 /// The init failures of one backend since its plugin was registered, for reports
 /// (`plugrt doctor`): how many, and the last one (its code and message).

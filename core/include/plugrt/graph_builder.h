@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
-#include "plugrt/sdk/dim_expr.h"
 #include "plugrt/span.h"
 
 namespace plugrt {
@@ -21,7 +21,7 @@ struct Value;
 }  // namespace ir
 
 /// The dimension expressions of a verified graph IR value; empty when its shape is static.
-std::vector<sdk::DimExpr> read_value_dims(const ir::Value& value);
+std::vector<common::DimExpr> read_value_dims(const ir::Value& value);
 
 /// One operator attribute, by value.
 struct Attribute {
@@ -55,13 +55,13 @@ class GraphBuilder {
   /// A tensor without data: a graph input, an intermediate or an output.
   ValueId add_value(std::string name, DType dtype, std::vector<int64_t> shape);
   /// A symbolic dimension (an ONNX dim_param) taking values in [min, max]; the index
-  /// that sdk::DimExpr::symbol() names it by. A graph with symbols is written as
+  /// that common::DimExpr::symbol() names it by. A graph with symbols is written as
   /// ir_version 2.
   size_t add_symbol(std::string name, int64_t min, int64_t max);
   /// A tensor without data whose dimensions may vary: each an expression over the
   /// symbols added before. Its shape holds each dimension's upper bound (-1 when the
   /// expression has none, which readers refuse).
-  ValueId add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims);
+  ValueId add_dynamic_value(std::string name, DType dtype, std::vector<common::DimExpr> dims);
   /// Adds the symbols of a verified graph, in order (so that its expressions keep
   /// their meaning here).
   void copy_symbols(const ir::Graph& graph);
@@ -93,7 +93,7 @@ class GraphBuilder {
     std::vector<int64_t> shape;
     bool constant = false;
     std::vector<uint8_t> data;
-    std::vector<sdk::DimExpr> dims;  // empty for a static value
+    std::vector<common::DimExpr> dims;  // empty for a static value
   };
   struct Symbol {
     std::string name;

@@ -33,7 +33,7 @@ struct TensorSpec {
   /// Dimensions; for one that varies, its upper bound.
   std::vector<int64_t> shape;
   /// Format 1.2: per dimension, the words of its expression over the method's symbols
-  /// (plugrt/sdk/dim_expr.h) when it varies, empty when static. Empty for a static value.
+  /// (plugrt/common/dim_expr.h) when it varies, empty when static. Empty for a static value.
   std::vector<std::vector<int64_t>> dims;
   /// Bytes at `shape` (the upper bound for a value whose dimensions vary).
   uint64_t num_bytes() const;

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
-#include "plugrt/sdk/dim_expr.h"
 #include "plugrt/span.h"
 #include "plugrt/status.h"
 
@@ -38,11 +38,11 @@ class MethodBuilder {
   /// A tensor whose bytes live in the method's planned arena.
   uint32_t add_value(std::string name, DType dtype, std::vector<int64_t> shape);
   /// A symbol the method's dimensions may vary with (an ONNX dim_param), in [min, max];
-  /// the index sdk::DimExpr::symbol() names it by. The program is then format 1.2.
+  /// the index common::DimExpr::symbol() names it by. The program is then format 1.2.
   size_t add_symbol(std::string name, int64_t min, int64_t max);
   /// An arena tensor whose dimensions may vary: each an expression over the symbols
   /// added before. Its arena range is planned for each dimension's upper bound.
-  uint32_t add_dynamic_value(std::string name, DType dtype, std::vector<sdk::DimExpr> dims);
+  uint32_t add_dynamic_value(std::string name, DType dtype, std::vector<common::DimExpr> dims);
   /// A constant tensor stored in a segment of the file.
   uint32_t add_constant(std::string name, DType dtype, std::vector<int64_t> shape, Span<const uint8_t> bytes);
   void add_input(uint32_t value) { inputs_.push_back(value); }
@@ -67,7 +67,7 @@ class MethodBuilder {
     DType dtype;
     std::vector<int64_t> shape;
     int64_t segment = -1;
-    std::vector<sdk::DimExpr> dims;  // empty for a static value
+    std::vector<common::DimExpr> dims;  // empty for a static value
   };
   struct Symbol {
     std::string name;

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "plugrt/common/status_name.h"
 #include "plugrt/plugrt_abi.h"
-#include "plugrt/sdk/status_name.h"
 
 namespace plugrt {
 
@@ -38,8 +38,8 @@ enum class Error : plugrt_status {
 };
 
 /// The code's name, e.g. "InvalidArgument"; "Unknown" for a value outside the enum
-/// (a plugin may return anything). One table serves host and SDK: sdk::status_name.
-constexpr std::string_view to_string(Error error) { return sdk::status_name(static_cast<plugrt_status>(error)); }
+/// (a plugin may return anything). One table serves host and SDK: common::status_name.
+constexpr std::string_view to_string(Error error) { return common::status_name(static_cast<plugrt_status>(error)); }
 
 /// A code from a plugin, which may be any integer, as an Error. Unknown values become
 /// kInternal so the host never switches on a value outside the enum.

@@ -119,8 +119,8 @@ TEST(RunTimeParameters, AKernelThatRefusesForAnotherReasonIsNotDeferred) {
 TEST(RunTimeParameters, WorkWithDimensionsThatVary) {
   // y[3n] = Reshape(x[n, 3], shape): n in 1..4, the target (1 int64) given at run time.
   GraphBuilder builder;
-  const sdk::DimExpr n = sdk::DimExpr::symbol(builder.add_symbol("n", 1, 4));
-  const sdk::DimExpr three = sdk::DimExpr::constant(3);
+  const common::DimExpr n = common::DimExpr::symbol(builder.add_symbol("n", 1, 4));
+  const common::DimExpr three = common::DimExpr::constant(3);
   const ValueId x = builder.add_dynamic_value("x", DType::kFloat32, {n, three});
   const ValueId shape = builder.add_value("shape", DType::kInt64, {1});
   const ValueId y = builder.add_dynamic_value("y", DType::kFloat32, {n * three});

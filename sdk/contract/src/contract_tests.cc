@@ -770,9 +770,9 @@ TEST_P(BackendContract, AGraphWithSymbolsRunsAtEachCallsShapes) {
   // y = Relu(x), x and y float32[2, n] with n in 1..8.
   constexpr int64_t kMax = 8;
   GraphBuilder g;
-  const sdk::DimExpr n = sdk::DimExpr::symbol(g.add_symbol("n", 1, kMax));
-  ValueId x = g.add_dynamic_value("x", DType::kFloat32, {sdk::DimExpr::constant(2), n});
-  ValueId y = g.add_dynamic_value("y", DType::kFloat32, {sdk::DimExpr::constant(2), n});
+  const common::DimExpr n = common::DimExpr::symbol(g.add_symbol("n", 1, kMax));
+  ValueId x = g.add_dynamic_value("x", DType::kFloat32, {common::DimExpr::constant(2), n});
+  ValueId y = g.add_dynamic_value("y", DType::kFloat32, {common::DimExpr::constant(2), n});
   g.add_node("Relu", "Relu_0", {x}, {y});
   g.add_input(x);
   g.add_output(y);

@@ -20,9 +20,9 @@
 #include "onnx_importer.h"
 #include "plugrt/backend.h"
 #include "plugrt/builtin_backends.h"
+#include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
 #include "plugrt/schema/graph_ir_generated.h"
-#include "plugrt/sdk/dim_expr.h"
 
 namespace plugrt::compiler {
 namespace {
@@ -733,7 +733,7 @@ std::vector<std::string> dim_texts(const ir::Graph& graph, int32_t index) {
   for (size_t axis = 0; axis < shape.size(); ++axis) {
     const auto* words = dims != nullptr ? dims->Get(static_cast<flatbuffers::uoffset_t>(axis))->words() : nullptr;
     texts.push_back(words != nullptr && words->size() > 0
-                        ? sdk::DimExpr::from_words({words->begin(), words->end()}).to_string(names)
+                        ? common::DimExpr::from_words({words->begin(), words->end()}).to_string(names)
                         : std::to_string(shape[axis]));
   }
   return texts;

@@ -1,40 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file status_name.h
-/// The names of the ABI's status codes: the one table that the SDK's Status and the
-/// host's plugrt::Status both print from. Header-only, over the C ABI alone.
+/// The names of the ABI's status codes, e.g. "InvalidArgument": the one table
+/// (plugrt/common/status_name.h) that the SDK's Status and the host's plugrt::Status
+/// both print from, named here sdk::status_name. Header-only, over the C ABI alone.
 #ifndef PLUGRT_SDK_STATUS_NAME_H_
 #define PLUGRT_SDK_STATUS_NAME_H_
 
-#include <string_view>
-
-#include "plugrt/plugrt_abi.h"
+#include "plugrt/common/status_name.h"
 
 namespace plugrt::sdk {
 
-/// The name of a status code, e.g. "InvalidArgument"; "Unknown" outside the ABI's enum.
-/// The one table of these names: the host's plugrt::to_string(Error) reads it too.
-constexpr std::string_view status_name(plugrt_status code) {
-  switch (code) {
-    case PLUGRT_STATUS_OK: return "Ok";
-    case PLUGRT_STATUS_INTERNAL: return "Internal";
-    case PLUGRT_STATUS_INVALID_STATE: return "InvalidState";
-    case PLUGRT_STATUS_CANCELLED: return "Cancelled";
-    case PLUGRT_STATUS_NOT_SUPPORTED: return "NotSupported";
-    case PLUGRT_STATUS_INVALID_ARGUMENT: return "InvalidArgument";
-    case PLUGRT_STATUS_NOT_FOUND: return "NotFound";
-    case PLUGRT_STATUS_MEMORY_ALLOCATION_FAILED: return "MemoryAllocationFailed";
-    case PLUGRT_STATUS_ACCESS_FAILED: return "AccessFailed";
-    case PLUGRT_STATUS_INVALID_PROGRAM: return "InvalidProgram";
-    case PLUGRT_STATUS_DELEGATE_INVALID_COMPATIBILITY: return "DelegateInvalidCompatibility";
-    case PLUGRT_STATUS_DELEGATE_MEMORY_ALLOCATION_FAILED: return "DelegateMemoryAllocationFailed";
-    case PLUGRT_STATUS_DELEGATE_INVALID_HANDLE: return "DelegateInvalidHandle";
-    case PLUGRT_STATUS_DELEGATE_UNAVAILABLE: return "DelegateUnavailable";
-    case PLUGRT_STATUS_DELEGATE_CRASHED: return "DelegateCrashed";
-    case PLUGRT_STATUS_PLUGIN_INVALID: return "PluginInvalid";
-    case PLUGRT_STATUS_PLUGIN_ABI_MISMATCH: return "PluginAbiMismatch";
-    default: return "Unknown";
-  }
-}
+using common::status_name;
 
 }  // namespace plugrt::sdk
 
