@@ -16,7 +16,7 @@
 #include "runner_modes.h"
 #include "test_data.h"
 
-namespace plugrt::sdk::testing {
+namespace plugrt::contract_runner {
 
 namespace {
 
@@ -119,4 +119,4 @@ int run_conformance(const ConformanceOptions& options) {
   return any_failed ? 1 : 0;
 }
 
-}  // namespace plugrt::sdk::testing
+}  // namespace plugrt::contract_runner

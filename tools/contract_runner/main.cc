@@ -3,6 +3,9 @@
 // (each mode takes --isolate: the plugin's backends run in plugrt-backend-host processes)
 // plugrt-contract-test --plugin PATH --model M.onnx --input N=F.npy --expect N=F.npy   one model
 // plugrt-contract-test --plugin PATH --conformance [--onnx-test-data DIR]   the ONNX node tests
+// The kit's runner, one binary: the contract checks are the kit's (sdk/contract,
+// plugrt::contract); the model and conformance modes are tools, built here on the compiler
+// and the conformance runner, so that the SDK includes nothing of tools/.
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -39,8 +42,8 @@ bool arg_is_help(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using plugrt::sdk::testing::ConformanceOptions;
-  using plugrt::sdk::testing::ModelCheckOptions;
+  using plugrt::contract_runner::ConformanceOptions;
+  using plugrt::contract_runner::ModelCheckOptions;
   ModelCheckOptions model;
   ConformanceOptions conformance;
   bool conformance_mode = false;
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
     std::cerr << "plugrt-contract-test: --model and --conformance are separate runs\n";
     return 2;
   }
-  if (!model.model.empty()) return plugrt::sdk::testing::run_model_check(model);
+  if (!model.model.empty()) return plugrt::contract_runner::run_model_check(model);
 
   conformance.plugin_path = model.plugin_path;
   conformance.backend = model.backend;
@@ -116,5 +119,5 @@ int main(int argc, char** argv) {
     }
     conformance.threads = static_cast<size_t>(n);
   }
-  return plugrt::sdk::testing::run_conformance(conformance);
+  return plugrt::contract_runner::run_conformance(conformance);
 }

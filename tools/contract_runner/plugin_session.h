@@ -3,8 +3,8 @@
 // under test, loaded from its path; with --isolate, a second one where it runs isolated. No built-in backend is
 // registered, so a plugin that provides "portable" is the one checked (the compiler's own portable backend still takes
 // what no backend does, which these modes then refuse).
-#ifndef PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
-#define PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
+#ifndef PLUGRT_TOOLS_CONTRACT_RUNNER_PLUGIN_SESSION_H_
+#define PLUGRT_TOOLS_CONTRACT_RUNNER_PLUGIN_SESSION_H_
 
 #include <memory>
 #include <string>
@@ -13,7 +13,7 @@
 #include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/registry.h"
 
-namespace plugrt::sdk::testing {
+namespace plugrt::contract_runner {
 
 class PluginSession {
  public:
@@ -40,6 +40,6 @@ class PluginSession {
   std::vector<std::string> backends_;
 };
 
-}  // namespace plugrt::sdk::testing
+}  // namespace plugrt::contract_runner
 
-#endif  // PLUGRT_SDK_CONTRACT_PLUGIN_SESSION_H_
+#endif  // PLUGRT_TOOLS_CONTRACT_RUNNER_PLUGIN_SESSION_H_

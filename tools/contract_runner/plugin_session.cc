@@ -3,7 +3,7 @@
 
 #include "plugrt/plugins/plugin_metadata.h"
 
-namespace plugrt::sdk::testing {
+namespace plugrt::contract_runner {
 
 namespace {
 
@@ -66,4 +66,4 @@ Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& pa
   return session;
 }
 
-}  // namespace plugrt::sdk::testing
+}  // namespace plugrt::contract_runner

@@ -8,14 +8,14 @@
 //       partition takes, through that plugin alone, as a per-op table.
 // Both drive the runtime as an application would (compile, load, execute), reusing the
 // conformance runner's test data reading and comparison (tools/conformance/).
-#ifndef PLUGRT_SDK_CONTRACT_RUNNER_MODES_H_
-#define PLUGRT_SDK_CONTRACT_RUNNER_MODES_H_
+#ifndef PLUGRT_TOOLS_CONTRACT_RUNNER_RUNNER_MODES_H_
+#define PLUGRT_TOOLS_CONTRACT_RUNNER_RUNNER_MODES_H_
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-namespace plugrt::sdk::testing {
+namespace plugrt::contract_runner {
 
 struct ModelCheckOptions {
   std::string plugin_path;
@@ -42,6 +42,6 @@ int run_model_check(const ModelCheckOptions& options);
 /// Exit codes: 0 when no test failed, 1 when one did, 2 for a usage error.
 int run_conformance(const ConformanceOptions& options);
 
-}  // namespace plugrt::sdk::testing
+}  // namespace plugrt::contract_runner
 
-#endif  // PLUGRT_SDK_CONTRACT_RUNNER_MODES_H_
+#endif  // PLUGRT_TOOLS_CONTRACT_RUNNER_RUNNER_MODES_H_

@@ -22,7 +22,7 @@
 #include "program_session.h"
 #include "runner_modes.h"
 
-namespace plugrt::sdk::testing {
+namespace plugrt::contract_runner {
 
 namespace {
 
@@ -174,4 +174,4 @@ int run_model_check(const ModelCheckOptions& options) {
   return exit_code;
 }
 
-}  // namespace plugrt::sdk::testing
+}  // namespace plugrt::contract_runner
