@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The hardening jobs, run by CI (.ci/run) after scripts/test.sh (see SECURITY.md,
 # "Sanitizers and fuzzing"):
-#   format  scripts/check-format.sh: clang-format 14 and the SPDX license lines;
+#   format  scripts/check-format.sh: clang-format 14 and the SPDX license lines; and
+#         scripts/check-layers.sh: each part includes only the layers it may;
 #   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
 #         included) in build-asan, and the whole ctest suite there;
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
@@ -156,7 +157,9 @@ run_differential() {
 status=0
 for part in "${parts[@]}"; do
   case "$part" in
-    format) step "format: clang-format and license lines" scripts/check-format.sh || status=1 ;;
+    format)
+      step "format: clang-format and license lines" scripts/check-format.sh || status=1
+      step "format: what each part includes (layers)" scripts/check-layers.sh || status=1 ;;
     asan) run_asan || status=1 ;;
     tsan) run_tsan || status=1 ;;
     fuzz) run_fuzzers || status=1 ;;
