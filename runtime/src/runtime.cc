@@ -24,8 +24,9 @@ std::shared_ptr<HostEnvironment> host_environment(bool log) {
 }
 
 plugins::SearchPathOptions search_options(const PluginSearchOptions& options) {
-  plugins::SearchPathOptions search;
-  search.application_directories = options.plugin_dirs;
+  plugins::SearchPathOptions search =
+      options.search ? plugins::SearchPathOptions() : plugins::SearchPathOptions::explicit_files_only();
+  if (options.search) search.application_directories = options.plugin_dirs;
   search.allow_list = options.allow_list;
   search.allow_untrusted_files = options.allow_untrusted;
   search.isolated_backends = options.isolate;
@@ -159,8 +160,10 @@ bool dimension_varies(const TensorSpec& spec, size_t axis) {
 
 Runtime::Runtime(const RuntimeOptions& options)
     : options_(options), registry_(host_environment(options.log)), loader_(registry_, search_options(options.plugins)) {
-  Status builtins = register_builtin_backends(registry_);
-  (void)builtins;  // the built-in tables are checked by the tests; this cannot fail
+  if (options.builtin_backends) {
+    Status builtins = register_builtin_backends(registry_);
+    (void)builtins;  // the built-in tables are checked by the tests; this cannot fail
+  }
   loader_.discover();
 }
 
@@ -173,7 +176,12 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) 
     return Status(Error::kInvalidArgument,
                   "placement '" + options.load.placement + "' is neither 'auto' nor 'as-compiled'");
   }
-  return std::unique_ptr<Runtime>(new Runtime(options));
+  std::unique_ptr<Runtime> runtime(new Runtime(options));
+  for (const std::string& file : options.plugins.plugin_files) {
+    Result<PluginId> loaded = runtime->loader_.load(file);
+    if (!loaded.is_ok()) return loaded.status();
+  }
+  return runtime;
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::from_environment() {

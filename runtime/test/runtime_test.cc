@@ -67,6 +67,27 @@ TEST(Runtime, AnUnreadableAllowListIsRefusedUpFront) {
   EXPECT_THAT(runtime.status().message(), HasSubstr("no-such-allow-list.txt"));
 }
 
+// A runtime of one named plugin file (the contract kit's): that plugin's backends and
+// nothing else, neither the built-in portable backend nor the plugins of any directory.
+TEST(Runtime, OfOnePluginFileHoldsThatPluginAlone) {
+  const std::string file = std::string(PLUGRT_IN_TREE_PLUGIN_DIR) + "/libplugrt_xnnpack.so";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << "this build has no XNNPACK plugin (PLUGRT_BUILD_XNNPACK off)";
+  RuntimeOptions options;
+  options.builtin_backends = false;
+  options.plugins.search = false;
+  options.plugins.plugin_dirs = {PLUGRT_IN_TREE_PLUGIN_DIR};  // not searched
+  options.plugins.plugin_files = {file};
+  Result<std::unique_ptr<Runtime>> runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.is_ok()) << runtime.status().to_string();
+  (*runtime)->load_all();
+  EXPECT_EQ((*runtime)->registry().backend_names(), std::vector<std::string>{"xnnpack"});
+
+  options.plugins.plugin_files = {"no-such-plugin.so"};
+  Result<std::unique_ptr<Runtime>> missing = Runtime::create(options);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("no-such-plugin.so"));
+}
+
 /// The in-tree plugins, the blob cache left alone.
 RuntimeOptions in_tree_options() {
   RuntimeOptions options;

@@ -7,46 +7,29 @@ namespace plugrt::contract_runner {
 
 namespace {
 
-// Only the plugin named: no search path, so no other plugin can stand in for it.
-plugins::SearchPathOptions nowhere() {
-  plugins::SearchPathOptions options;
-  options.use_environment = options.use_install_directory = options.use_executable_directory = false;
-  return options;
-}
-
-plugins::SearchPathOptions isolating_all() {
-  plugins::SearchPathOptions options = nowhere();
-  options.isolated_backends = {"all"};
-  return options;
+/// A runtime of the plugin at `path` alone, isolated or not.
+Result<std::unique_ptr<Runtime>> runtime_of(const std::string& path, bool isolated) {
+  PLUGRT_ASSIGN_OR_RETURN(RuntimeOptions options, RuntimeOptions::from_environment());
+  options.builtin_backends = false;
+  options.plugins.search = false;
+  options.plugins.plugin_files = {path};
+  options.plugins.isolate = isolated ? std::vector<std::string>{"all"} : std::vector<std::string>{};
+  return Runtime::create(options);
 }
 
 }  // namespace
-
-struct PluginSession::Isolated {
-  Isolated() : registry(HostEnvironment::from_environment()), loader(registry, isolating_all()) {}
-  Registry registry;
-  plugins::PluginLoader loader;
-};
-
-PluginSession::PluginSession() : registry_(HostEnvironment::from_environment()), loader_(registry_, nowhere()) {}
-PluginSession::~PluginSession() = default;
-
-Registry& PluginSession::run_registry() { return isolated_ ? isolated_->registry : registry_; }
 
 Result<std::unique_ptr<PluginSession>> PluginSession::open(const std::string& path, const std::string& backend,
                                                            bool isolated) {
   std::unique_ptr<PluginSession> session(new PluginSession());
   PLUGRT_ASSIGN_OR_RETURN(plugins::PluginFileInfo info, plugins::inspect_plugin_file(path));
-  Result<PluginId> loaded = session->loader_.load(path);
-  if (!loaded.is_ok()) return loaded.status();
+  PLUGRT_ASSIGN_OR_RETURN(session->runtime_, runtime_of(path, false));
   if (isolated) {
-    session->isolated_ = std::make_unique<Isolated>();
-    Result<PluginId> isolated_id = session->isolated_->loader.load(path);
-    if (!isolated_id.is_ok()) return isolated_id.status();
+    PLUGRT_ASSIGN_OR_RETURN(session->isolated_, runtime_of(path, true));
   }
   for (const std::string& name : info.metadata.backends) {
     if (!backend.empty() && name != backend) continue;
-    PLUGRT_ASSIGN_OR_RETURN(plugrt::RegisteredBackend found, session->registry_.find_backend(name));
+    PLUGRT_ASSIGN_OR_RETURN(plugrt::RegisteredBackend found, session->registry().find_backend(name));
     if (!found.has_aot()) {
       return plugrt::Status(Error::kNotSupported,
                             path + ": backend '" + name +

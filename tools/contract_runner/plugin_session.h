@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// What both correctness modes of the kit start with: a registry holding only the plugin
-// under test, loaded from its path; with --isolate, a second one where it runs isolated. No built-in backend is
-// registered, so a plugin that provides "portable" is the one checked (the compiler's own portable backend still takes
-// what no backend does, which these modes then refuse).
+// What both correctness modes of the kit start with: a runtime holding only the plugin
+// under test, loaded from its path (no search path, no built-in backend, so a plugin that
+// provides "portable" is the one checked; the compiler's own portable backend still takes
+// what no backend does, which these modes then refuse); with --isolate, a second runtime
+// where it runs isolated. Both take the environment's other settings (PLUGRT_LOG, the
+// allow-list) as every runtime does.
 #ifndef PLUGRT_TOOLS_CONTRACT_RUNNER_PLUGIN_SESSION_H_
 #define PLUGRT_TOOLS_CONTRACT_RUNNER_PLUGIN_SESSION_H_
 
@@ -10,14 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "plugrt/plugins/plugin_loader.h"
 #include "plugrt/registry.h"
+#include "plugrt/runtime/runtime.h"
 
 namespace plugrt::contract_runner {
 
 class PluginSession {
  public:
-  ~PluginSession();
   /// Loads the plugin at `path`. `backend`: the one to check, or empty for each the
   /// plugin provides. Errors name the file and say why.
   /// `isolated`: methods run the plugin in plugrt-backend-host processes (run_registry()).
@@ -25,18 +26,16 @@ class PluginSession {
                                                      bool isolated = false);
 
   /// Where models are compiled: the plugin in process (partition and preprocess).
-  Registry& registry() { return registry_; }
+  Registry& registry() { return runtime_->registry(); }
   /// Where methods are loaded: the plugin isolated with --isolate, else registry().
-  Registry& run_registry();
+  Registry& run_registry() { return (isolated_ ? isolated_ : runtime_)->registry(); }
   /// The backends to check, in the plugin's order; each is available here.
   const std::vector<std::string>& backends() const { return backends_; }
 
  private:
-  struct Isolated;
-  PluginSession();
-  Registry registry_;
-  plugins::PluginLoader loader_;
-  std::unique_ptr<Isolated> isolated_;
+  PluginSession() = default;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<Runtime> isolated_;
   std::vector<std::string> backends_;
 };
 

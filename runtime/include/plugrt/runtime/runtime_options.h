@@ -18,6 +18,11 @@ namespace plugrt {
 /// Where plugins are looked for and which of them may load.
 struct PluginSearchOptions {
   std::vector<std::string> plugin_dirs;  // searched before PLUGRT_PLUGIN_PATH
+  /// Look in plugin_dirs, PLUGRT_PLUGIN_PATH and the install's directories; false: load
+  /// only plugin_files (a tool that checks one plugin, so that no other stands in for it).
+  bool search = true;
+  /// Plugin files loaded by path when the runtime is created, under the same checks.
+  std::vector<std::string> plugin_files;
   /// A file of SHA-256 digests (sha256sum's output works): only plugins it lists load.
   std::string allow_list;
   /// Load plugin files owned by another user or writable by others.
@@ -64,6 +69,9 @@ struct LoadSettings {
 struct RuntimeOptions {
   PluginSearchOptions plugins;
   LoadSettings load;
+  /// Register the built-in portable backend; false: only the plugins' backends (a plugin
+  /// that provides "portable" is then the one used).
+  bool builtin_backends = true;
   /// Plugins' log lines go to stderr; otherwise they are dropped.
   bool log = false;
 
