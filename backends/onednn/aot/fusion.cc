@@ -13,8 +13,8 @@ using blob::Algorithm;
 using blob::OpKind;
 
 bool takes_post_ops(OpKind kind) {
-  return kind == OpKind::Convolution || kind == OpKind::MatMul || kind == OpKind::InnerProduct ||
-         kind == OpKind::Binary;
+  return kind == OpKind::Convolution || kind == OpKind::Deconvolution || kind == OpKind::MatMul ||
+         kind == OpKind::InnerProduct || kind == OpKind::Binary;
 }
 
 /// A batch normalization takes element-wise post-ops only: init fuses a Relu into the

@@ -22,6 +22,67 @@ std::vector<int64_t> minus_one(const std::vector<int64_t>& values) {
   return out;
 }
 
+/// ConvTranspose's geometry in oneDNN's terms: the pads before each spatial dim and
+/// `end`, oneDNN's padding_r, chosen so that the dst has `output`'s dims. It is the end
+/// pad less output_padding, negative where the output reaches past the pads (by less
+/// than a stride: oneDNN refuses more).
+struct TransposedWindow {
+  std::vector<int64_t> strides, dilations, begin, end, output;
+};
+
+/// ONNX's rules for ConvTranspose (as the portable kernel applies them): `pads`, or the
+/// padding `auto_pad` or `output_shape` implies (the odd one at the end for SAME_UPPER,
+/// at the beginning otherwise; none where the output is longer than the natural size).
+std::string resolve_transposed_window(const ir::Node& node, const std::vector<int64_t>& input,
+                                      const std::vector<int64_t>& kernel, TransposedWindow* w) {
+  const size_t spatial = input.size() - 2;
+  const std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  w->strides = GraphView::ints_attribute(node, "strides", ones);
+  w->dilations = GraphView::ints_attribute(node, "dilations", ones);
+  const std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", std::vector<int64_t>(2 * spatial, 0));
+  const std::vector<int64_t> extra = GraphView::ints_attribute(node, "output_padding", zeros);
+  std::vector<int64_t> shape = GraphView::ints_attribute(node, "output_shape", {});
+  if (shape.size() == spatial + 2) shape.erase(shape.begin(), shape.begin() + 2);  // N and C given too
+  if (w->strides.size() != spatial || w->dilations.size() != spatial || pads.size() != 2 * spatial ||
+      extra.size() != spatial || (!shape.empty() && shape.size() != spatial)) {
+    return "strides, dilations, pads, output_padding or output_shape do not match the " + std::to_string(spatial) +
+           " spatial dims";
+  }
+  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!same && auto_pad != "NOTSET" && auto_pad != "VALID") return "auto_pad '" + auto_pad + "' is unknown";
+  constexpr int64_t kMax = int64_t{1} << 31;
+  auto outside = [](int64_t v, int64_t lo) { return v < lo || v > kMax; };
+  for (size_t i = 0; i < spatial; ++i) {
+    if (outside(kernel[i], 1) || outside(w->strides[i], 1) || outside(w->dilations[i], 1) || outside(pads[i], 0) ||
+        outside(pads[i + spatial], 0) || outside(extra[i], 0) || (!shape.empty() && outside(shape[i], 1))) {
+      return "a kernel, stride, dilation, pad, output_padding or output_shape value is out of range";
+    }
+    const int64_t span = w->strides[i] * (input[2 + i] - 1), extent = (kernel[i] - 1) * w->dilations[i] + 1;
+    if (span > kMax * 512 || extent > kMax * 512) return "the output is too large";
+    const int64_t base = span + extent, natural = base + extra[i];
+    int64_t begin = 0, out = natural;
+    if (!shape.empty() || same) {
+      out = shape.empty() ? input[2 + i] * w->strides[i] : shape[i];
+      const int64_t total = std::max<int64_t>(0, natural - out);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (auto_pad == "NOTSET") {
+      begin = pads[i];
+      out = natural - pads[i] - pads[i + spatial];
+    }
+    if (out < 1) return "the pads leave no output along spatial axis " + std::to_string(i);
+    // oneDNN's deconvolution takes an end padding above -stride only.
+    if (base - begin - out <= -w->strides[i]) {
+      return "output_padding or output_shape lengthens the output by a stride or more past the pads (oneDNN "
+             "cannot)";
+    }
+    w->begin.push_back(begin);
+    w->end.push_back(base - begin - out);
+    w->output.push_back(out);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<int64_t> dnnl_dims(const std::vector<int64_t>& shape) {
@@ -118,6 +179,7 @@ std::string Lowering::lower(const ir::Node& node) {
   }
   if (std::string why = check_activation(GraphView::output(node, 0), "output"); !why.empty()) return why;
   if (op == "Conv") return lower_conv(node);
+  if (op == "ConvTranspose") return lower_conv_transpose(node);
   if (op == "Gemm") return lower_gemm(node);
   if (op == "MatMul") return lower_matmul(node);
   if (op == "Add") return lower_binary(node, Algorithm::Add);
@@ -191,6 +253,48 @@ std::string Lowering::lower_conv(const ir::Node& node) {
     inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
   }
   Op& op = add(OpKind::Convolution, node, std::move(inputs), {activation(y)});
+  op.strides = window.strides;
+  op.dilations = minus_one(window.dilations);
+  op.padding_begin = window.begin;
+  op.padding_end = window.end;
+  op.kernel = kernel;
+  op.groups = group;
+  return "";
+}
+
+std::string Lowering::lower_conv_transpose(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() < 3 || xs.size() > 5) return "only 1-D, 2-D and 3-D transposed convolutions are taken";
+  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
+  const std::vector<int64_t> ws = graph_.shape(w);
+  if (ws.size() != xs.size()) return "the weights' rank differs from the input's";
+  const int64_t group = GraphView::int_attribute(node, "group", 1);
+  // ONNX's weights are [C, M / group, k...]: input channels first.
+  if (group < 1 || ws[0] != xs[1] || xs[1] % group != 0 || ws[1] < 1 || ws[1] > (int64_t{1} << 31) / group) {
+    return "group, input channels and weights do not agree";
+  }
+  const int64_t out_channels = ws[1] * group;
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (GraphView::ints_attribute(node, "kernel_shape", kernel) != kernel)
+    return "kernel_shape does not match the weights";
+  TransposedWindow window;
+  if (std::string why = resolve_transposed_window(node, xs, kernel, &window); !why.empty()) return why;
+  std::vector<int64_t> expected = {xs[0], out_channels};
+  expected.insert(expected.end(), window.output.begin(), window.output.end());
+  if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights), w)};
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
+  }
+  Op& op = add(OpKind::Deconvolution, node, std::move(inputs), {activation(y)});
   op.strides = window.strides;
   op.dilations = minus_one(window.dilations);
   op.padding_begin = window.begin;

@@ -56,6 +56,7 @@ class Lowering {
  private:
   std::string lower(const ir::Node& node);
   std::string lower_conv(const ir::Node& node);
+  std::string lower_conv_transpose(const ir::Node& node);
   std::string lower_gemm(const ir::Node& node);
   std::string lower_matmul(const ir::Node& node);
   std::string lower_binary(const ir::Node& node, blob::Algorithm algorithm);

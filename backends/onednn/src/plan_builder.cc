@@ -2,6 +2,7 @@
 #include "src/plan_builder.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -19,6 +20,8 @@ using desc_t = dnnl::memory::desc;
 
 constexpr size_t kMaxRank = 12;
 constexpr size_t kAlignment = 64;
+/// The largest stride, dilation or pad a blob may give (as lowering checks).
+constexpr int64_t kMaxWindow = int64_t{1} << 31;
 
 template <typename T>
 size_t length(const flatbuffers::Vector<T>* vector) {
@@ -152,6 +155,7 @@ class Builder {
   void verify_tensors();
   void build_op(const blob::Op& op, const std::string& where);
   void build_convolution(const blob::Op& op);
+  void build_deconvolution(const blob::Op& op);
   void build_matmul(const blob::Op& op);
   void build_inner_product(const blob::Op& op);
   void build_eltwise(const blob::Op& op);
@@ -497,6 +501,91 @@ void Builder::build_convolution(const blob::Op& op) {
   args[DNNL_ARG_DST] = dst;
   add_step(dnnl::convolution_forward(pd), std::move(args), pd.scratchpad_desc());
   if (fused < post_op_count) add_post_op_steps(op, dst, fused);
+  publish(y);
+}
+
+/// ONNX's ConvTranspose weights [I, O/g, k...] as oneDNN's deconvolution reads them:
+/// [O, I, k...], or [g, O/g, I/g, k...] when grouped, over the same bytes (strided).
+desc_t transposed_weights(const dims_t& onnx, int64_t groups, dims_t* dnnl_dims) {
+  const int64_t in_per_group = onnx[0] / groups, out_per_group = onnx[1];
+  const dims_t kernel(onnx.begin() + 2, onnx.end());
+  dims_t strides(kernel.size(), 1);
+  for (size_t d = kernel.size(); d-- > 1;) strides[d - 1] = strides[d] * kernel[d];
+  const int64_t taps = product(kernel);
+  *dnnl_dims = {out_per_group, in_per_group};
+  dims_t outer = {taps, out_per_group * taps};
+  if (groups > 1) {
+    dnnl_dims->insert(dnnl_dims->begin(), groups);
+    outer.insert(outer.begin(), in_per_group * out_per_group * taps);
+  }
+  dnnl_dims->insert(dnnl_dims->end(), kernel.begin(), kernel.end());
+  strides.insert(strides.begin(), outer.begin(), outer.end());
+  return desc_t(*dnnl_dims, dnnl::memory::data_type::f32, strides);
+}
+
+void Builder::build_deconvolution(const blob::Op& op) {
+  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
+  const dims_t &xs = dims(x), &ws = dims(w), &ys = dims(y);
+  const size_t spatial = xs.size() - 2;
+  require(xs.size() >= 3 && xs.size() <= 5 && ws.size() == xs.size() && ys.size() == xs.size(),
+          "bad deconvolution ranks");
+  require(is_constant(w) && (b < 0 || is_constant(b)), "the weights or bias are not constant");
+  const int64_t groups = op.groups();
+  require(groups >= 1 && ws[0] == xs[1] && xs[1] % groups == 0 && ys[0] == xs[0] && ys[1] == ws[1] * groups,
+          "bad deconvolution groups or channels");
+  const std::vector<int64_t> strides = longs(op.strides()), dilations = longs(op.dilations()),
+                             begin = longs(op.padding_begin()), end = longs(op.padding_end());
+  require(strides.size() == spatial && dilations.size() == spatial && begin.size() == spatial && end.size() == spatial,
+          "the window does not match the spatial dims");
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t k = ws[2 + d];
+    require(strides[d] >= 1 && strides[d] <= kMaxWindow && dilations[d] >= 0 && dilations[d] < kMaxWindow &&
+                std::abs(begin[d]) <= kMaxWindow && std::abs(end[d]) <= kMaxWindow,
+            "the window has a value out of range");
+    const int64_t out = (xs[2 + d] - 1) * strides[d] + (k - 1) * (dilations[d] + 1) + 1 - begin[d] - end[d];
+    require(out == ys[2 + d], "the padding does not give the output's size");
+  }
+  if (b >= 0) require(dims(b) == dims_t{ys[1]}, "the bias does not have one element per output channel");
+  dims_t weight_dims;
+  const desc_t onnx_weights = transposed_weights(ws, groups, &weight_dims);
+  const desc_t bias_md = b >= 0 ? plain(dims(b)) : desc_t();
+  const auto forward = dnnl::prop_kind::forward_inference;
+  const auto direct = dnnl::algorithm::deconvolution_direct;
+  const dnnl::deconvolution_forward::desc desc =
+      b >= 0 ? dnnl::deconvolution_forward::desc(forward, direct, any(xs), any(weight_dims), bias_md, any(ys), strides,
+                                                 dilations, begin, end)
+             : dnnl::deconvolution_forward::desc(forward, direct, any(xs), any(weight_dims), any(ys), strides,
+                                                 dilations, begin, end);
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  size_t fused = set_post_ops(op, ys, &attr, &args);
+  dnnl::deconvolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::deconvolution_forward::primitive_desc(desc, attr, engine_);
+  } catch (const dnnl::error&) {
+    if (fused == 0) throw;
+    fused = 0;
+  }
+  // Where the fused post-ops leave only the reference kernel, run them as steps.
+  if (fused > 0 && is_reference(pd.impl_info_str())) {
+    dnnl::deconvolution_forward::primitive_desc bare(desc, attributes(), engine_);
+    if (!is_reference(bare.impl_info_str())) fused = 0;
+  }
+  if (fused == 0) {
+    args.clear();
+    pd = dnnl::deconvolution_forward::primitive_desc(desc, attributes(), engine_);
+  }
+  Value& weights = values_[static_cast<size_t>(w)];
+  current(w);
+  weights.md = onnx_weights;
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
+  args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
+  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  dnnl::memory dst = define(y, pd.dst_desc());
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::deconvolution_forward(pd), std::move(args), pd.scratchpad_desc());
+  if (fused < length(op.post_ops())) add_post_op_steps(op, dst, fused);
   publish(y);
 }
 
@@ -1149,6 +1238,7 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
     switch (op.kind()) {
       case OpKind::Convolution: build_convolution(op); break;
+      case OpKind::Deconvolution: build_deconvolution(op); break;
       case OpKind::MatMul: build_matmul(op); break;
       case OpKind::InnerProduct: build_inner_product(op); break;
       case OpKind::Eltwise: build_eltwise(op); break;

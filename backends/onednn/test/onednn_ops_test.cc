@@ -48,6 +48,17 @@ ValueId decomposed_layer_norm(TestGraph& g, ValueId x, Ints shape) {
   return g.node("Add", {scaled, g.constant({shape.back()})}, shape);
 }
 
+/// ConvTranspose of a fresh input with constant weights (and bias when `bias`).
+std::vector<uint8_t> conv_transpose(Ints x_shape, Ints w_shape, Ints y_shape, std::vector<Attribute> attrs,
+                                    bool bias = false, int64_t group = 1) {
+  TestGraph g;
+  ValueId x = g.input(x_shape);
+  std::vector<ValueId> inputs = {x, g.constant(w_shape)};
+  if (bias) inputs.push_back(g.constant({w_shape[1] * group}));
+  attrs.push_back(I("group", group));
+  return g.finish({g.node("ConvTranspose", inputs, y_shape, attrs)});
+}
+
 const std::vector<OpCase>& own_cases() {
   static const std::vector<OpCase> cases = {
       {"ConvDepthwise16Channels",
@@ -124,6 +135,113 @@ const std::vector<OpCase>& own_cases() {
          ValueId squeezed = g.node("GlobalAveragePool", {silu}, {1, 8, 1, 1});
          ValueId scale = g.node("Sigmoid", {squeezed}, {1, 8, 1, 1});
          return g.finish({g.node("Mul", {silu, scale}, {1, 8, 6, 6})});
+       }},
+      {"ConvTranspose1dStridePadsOutputPadding",
+       [] {  // 2 x 6 + 1 + 3 - 1 - 1
+         return conv_transpose({1, 4, 7}, {4, 3, 3}, {1, 3, 14},
+                               {Is("strides", {2}), Is("pads", {1, 1}), Is("output_padding", {1})});
+       }},
+      {"ConvTranspose2dOutputPaddingPastTheEndPadWithBias",
+       [] {  // the end pad less output_padding is negative along H: bias alone in the last row
+         return conv_transpose({2, 6, 5, 4}, {6, 4, 3, 3}, {2, 4, 11, 8},
+                               {Is("strides", {2, 2}), Is("pads", {1, 0, 0, 1}), Is("output_padding", {1, 0})}, true);
+       }},
+      {"ConvTranspose2dDilations",
+       [] {
+         return conv_transpose({1, 3, 5, 5}, {3, 2, 3, 3}, {1, 2, 7, 10},
+                               {Is("strides", {1, 2}), Is("dilations", {2, 1}), Is("pads", {0, 1, 2, 0})});
+       }},
+      {"ConvTranspose2dDilationStrideAndOutputPadding",
+       [] {
+         return conv_transpose(
+             {2, 2, 4, 3}, {2, 3, 2, 3}, {2, 3, 10, 9},
+             {Is("strides", {2, 2}), Is("dilations", {2, 2}), Is("output_padding", {1, 1}), Is("pads", {0, 1, 0, 0})},
+             true);
+       }},
+      {"ConvTransposeGroupedMoreOutputsThanInputsPerGroup",
+       [] {  // [C, M / g, k, k]: 2 input and 3 output channels per group
+         return conv_transpose({1, 4, 4, 4}, {4, 3, 2, 2}, {1, 6, 8, 8}, {Is("strides", {2, 2})}, true, 2);
+       }},
+      {"ConvTransposeGroupedFewerOutputsThanInputsPerGroup",
+       [] {
+         return conv_transpose({2, 9, 3, 5}, {9, 2, 3, 1}, {2, 6, 3, 5}, {Is("pads", {1, 0, 1, 0})}, false, 3);
+       }},
+      {"ConvTransposeDepthwise",
+       [] {
+         return conv_transpose({1, 8, 5, 5}, {8, 1, 4, 4}, {1, 8, 10, 10},
+                               {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1})}, true, 8);
+       }},
+      {"ConvTranspose1dGroupedDilated",
+       [] {
+         return conv_transpose(
+             {1, 6, 9}, {6, 2, 3}, {1, 4, 23},
+             {Is("strides", {2}), Is("dilations", {3}), Is("pads", {0, 1}), Is("output_padding", {1})}, true, 2);
+       }},
+      {"ConvTranspose3d",
+       [] {
+         return conv_transpose({1, 2, 3, 4, 3}, {2, 3, 2, 2, 2}, {1, 3, 6, 5, 6}, {Is("strides", {2, 1, 2})}, true);
+       }},
+      {"ConvTransposeOutputShape",
+       [] {  // natural size 9, asked 8: one pad, at the beginning
+         return conv_transpose({1, 3, 4, 4}, {3, 2, 3, 3}, {1, 2, 8, 9},
+                               {Is("strides", {2, 2}), Is("output_shape", {8, 9})});
+       }},
+      {"ConvTransposeOutputShapeLongerThanNatural",
+       [] {  // natural size 9, asked 10: the last row holds the bias
+         return conv_transpose({1, 3, 4, 4}, {3, 2, 3, 3}, {1, 2, 10, 9},
+                               {Is("strides", {2, 2}), Is("output_shape", {1, 2, 10, 9})}, true);
+       }},
+      {"ConvTransposeSameUpper",
+       [] {
+         return conv_transpose({1, 3, 4, 5}, {3, 2, 3, 3}, {1, 2, 8, 10},
+                               {Is("strides", {2, 2}), S("auto_pad", "SAME_UPPER")}, true);
+       }},
+      {"ConvTransposeSameLowerKernelBelowStride",
+       [] {  // the natural size 5 falls short of 2 x 3: the last row and column hold the bias
+         return conv_transpose({1, 2, 3, 3}, {2, 2, 1, 1}, {1, 2, 6, 6},
+                               {Is("strides", {2, 2}), S("auto_pad", "SAME_LOWER")}, true);
+       }},
+      {"ConvTransposeValidWithOutputPadding",
+       [] {
+         return conv_transpose({1, 2, 3, 3}, {2, 2, 2, 2}, {1, 2, 10, 7},
+                               {Is("strides", {3, 2}), S("auto_pad", "VALID"), Is("output_padding", {2, 1})});
+       }},
+      {"ConvTransposeThenReluScaleAndClip",
+       [] {  // the chain fuses into the deconvolution as post-ops
+         TestGraph g;
+         ValueId x = g.input({2, 8, 6, 6});
+         ValueId up = g.node("ConvTranspose", {x, g.constant({8, 4, 2, 2}), g.constant({4})}, {2, 4, 12, 12},
+                             {Is("strides", {2, 2})});
+         ValueId relu = g.node("Relu", {up}, {2, 4, 12, 12});
+         ValueId scaled = g.node("Mul", {relu, g.constant({1, 4, 1, 1})}, {2, 4, 12, 12});
+         ValueId shifted = g.node("Add", {scaled, g.scalar(0.25f)}, {2, 4, 12, 12});
+         return g.finish({g.node("Clip", {shifted, g.scalar(-0.5f), g.scalar(0.5f)}, {2, 4, 12, 12})});
+       }},
+      {"ConvTransposeThenResidualAddAndLeakyRelu",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 4, 3, 3}), skip = g.input({1, 4, 6, 6});
+         ValueId up = g.node("ConvTranspose", {x, g.constant({4, 4, 2, 2})}, {1, 4, 6, 6}, {Is("strides", {2, 2})});
+         ValueId sum = g.node("Add", {skip, up}, {1, 4, 6, 6});
+         return g.finish({g.node("LeakyRelu", {sum}, {1, 4, 6, 6}, {F("alpha", 0.1f)})});
+       }},
+      {"UNetDecoderStep",
+       [] {  // encoder, upsampling, skip connection joined, decoder convolution
+         TestGraph g;
+         ValueId x = g.input({1, 4, 8, 8});
+         ValueId skip = g.node(
+             "Relu",
+             {g.node("Conv", {x, g.constant({8, 4, 3, 3}), g.constant({8})}, {1, 8, 8, 8}, {Is("pads", {1, 1, 1, 1})})},
+             {1, 8, 8, 8});
+         ValueId down = g.node("MaxPool", {skip}, {1, 8, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
+         ValueId deep = g.node("Relu",
+                               {g.node("Conv", {down, g.constant({16, 8, 3, 3}), g.constant({16})}, {1, 16, 4, 4},
+                                       {Is("pads", {1, 1, 1, 1})})},
+                               {1, 16, 4, 4});
+         ValueId up = g.node("ConvTranspose", {deep, g.constant({16, 8, 2, 2}), g.constant({8})}, {1, 8, 8, 8},
+                             {Is("strides", {2, 2})});
+         ValueId joined = g.node("Concat", {up, skip}, {1, 16, 8, 8}, {I("axis", 1)});
+         return g.finish({g.node("Conv", {joined, g.constant({2, 16, 1, 1})}, {1, 2, 8, 8})});
        }},
       {"GemmAlphaBetaFullC",
        [] {
@@ -654,6 +772,33 @@ const std::vector<RefusedCase>& refused_cases() {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
          return g.finish({g.node("Pad", {x, g.ints({0, 0, -1, 1, 0, 0, 0, 1})}, {1, 2, 3, 6})});
+       }},
+      {"ConvTransposeRunTimeWeights", "ConvTranspose",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 2, 3, 3}), w = g.input({2, 3, 2, 2});
+         return g.finish({g.node("ConvTranspose", {x, w}, {1, 3, 6, 6}, {Is("strides", {2, 2})})});
+       }},
+      {"ConvTransposeRunTimeBias", "ConvTranspose",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 2, 3, 3}), b = g.input({3});
+         return g.finish({g.node("ConvTranspose", {x, g.constant({2, 3, 2, 2}), b}, {1, 3, 4, 4})});
+       }},
+      {"ConvTransposeOutputPaddingOfAStrideOrMore", "ConvTranspose",
+       [] {  // output_padding 1 below the dilation but not the stride: oneDNN takes an
+             // end padding above -stride only
+         TestGraph g;
+         ValueId x = g.input({1, 2, 4, 3});
+         return g.finish({g.node("ConvTranspose", {x, g.constant({2, 3, 2, 3})}, {1, 3, 7, 8},
+                                 {Is("dilations", {2, 2}), Is("output_padding", {1, 1})})});
+       }},
+      {"ConvTransposeOutputShapeAStrideLongerThanNatural", "ConvTranspose",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 3, 4, 4});
+         return g.finish({g.node("ConvTranspose", {x, g.constant({3, 2, 3, 3})}, {1, 2, 11, 9},
+                                 {Is("strides", {2, 2}), Is("output_shape", {11, 9})})});
        }},
       {"GemmTransA", "Gemm",
        [] {
