@@ -29,6 +29,10 @@ void set_attribute(onnx::AttributeProto* proto, const Attr& attr) {
       proto->set_type(onnx::AttributeProto_AttributeType_FLOAT);
       proto->set_f(attr.real);
       break;
+    case Attr::Kind::kString:
+      proto->set_type(onnx::AttributeProto_AttributeType_STRING);
+      proto->set_s(attr.text);
+      break;
   }
 }
 

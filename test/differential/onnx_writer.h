@@ -26,15 +26,21 @@ struct Value {
 
 /// One attribute of a node.
 struct Attr {
-  enum class Kind { kInt, kInts, kFloat };
+  enum class Kind { kInt, kInts, kFloat, kString };
   std::string name;
   Kind kind = Kind::kInt;
   std::vector<int64_t> ints;
   float real = 0;
+  std::string text;
 
-  static Attr i(std::string name, int64_t value) { return {std::move(name), Kind::kInt, {value}, 0}; }
-  static Attr is(std::string name, std::vector<int64_t> values) { return {std::move(name), Kind::kInts, values, 0}; }
-  static Attr f(std::string name, float value) { return {std::move(name), Kind::kFloat, {}, value}; }
+  static Attr i(std::string name, int64_t value) { return {std::move(name), Kind::kInt, {value}, 0, {}}; }
+  static Attr is(std::string name, std::vector<int64_t> values) {
+    return {std::move(name), Kind::kInts, values, 0, {}};
+  }
+  static Attr f(std::string name, float value) { return {std::move(name), Kind::kFloat, {}, value, {}}; }
+  static Attr s(std::string name, std::string value) {
+    return {std::move(name), Kind::kString, {}, 0, std::move(value)};
+  }
 };
 
 int64_t element_count(const Shape& shape);

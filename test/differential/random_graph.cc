@@ -133,6 +133,7 @@ Value Generator::head(const Value* x) {
       default: return conv_transpose(x);
     }
   }
+  if (x->shape.size() == 3 && random_.chance(0.3)) return conv_transpose(x);  // a 1-D one
   if (x->shape.size() == 2 && random_.chance(0.5)) return gemm(x);
   if (x->shape.size() >= 2) return matmul(x);
   return softmax(*x);
@@ -230,34 +231,65 @@ Value Generator::conv(const Value* given) {
 }
 
 Value Generator::conv_transpose(const Value* given) {
-  const Value x =
-      given
-          ? *given
-          : model_.input({random_.between(1, 2), random_.between(1, 8), random_.between(1, 8), random_.between(1, 8)});
+  Value x;
+  if (given != nullptr) {
+    x = *given;
+  } else {
+    Shape shape = {random_.between(1, 2), random_.between(1, 8), random_.between(1, 8)};
+    if (!random_.chance(0.25)) shape.push_back(random_.between(1, 8));  // otherwise 1-D
+    x = model_.input(shape);
+  }
   const Shape& xs = x.shape;
-  std::vector<int64_t> kernel, strides, begin, end, output_padding;
-  Shape ys = {xs[0], random_.between(1, 8)};
-  for (size_t d = 2; d < 4; ++d) {
-    const int64_t k = random_.between(1, 3), stride = random_.between(1, 2);
-    const int64_t pad_begin = random_.between(0, k - 1), pad_end = random_.between(0, k - 1);
-    const int64_t extra = stride > 1 && random_.chance(0.3) ? 1 : 0;
-    const int64_t length = (xs[d] - 1) * stride - pad_begin - pad_end + k + extra;
+  const int64_t channels = xs[1];
+  int64_t groups = 1;
+  if (channels > 1 && random_.chance(0.2))
+    groups = channels;  // depthwise
+  else if (channels % 2 == 0 && random_.chance(0.2))
+    groups = 2;
+  const int64_t out_channels = groups * random_.between(1, groups > 1 ? 3 : 8);
+  // How the output size is given: pads, auto_pad or output_shape (ONNX's formulas).
+  const int64_t mode = random_.between(0, 9);  // 0-6 pads, 7 SAME_*, 8 VALID, 9 output_shape
+  const bool upper = random_.chance(0.5);
+  std::vector<int64_t> kernel, strides, dilations, begin, end, output_padding, output_shape;
+  Shape ys = {xs[0], out_channels};
+  for (size_t d = 2; d < xs.size(); ++d) {
+    const int64_t k = random_.between(1, 3), dilation = random_.chance(0.2) ? 2 : 1;
+    const int64_t extent = dilation * (k - 1) + 1;
+    int64_t stride = random_.between(1, 3);
+    // ONNX's shape inference (1.12) sizes SAME_* outputs without output_padding and
+    // without the end that holds only the bias: keep to the graphs where it agrees.
+    if (mode == 7) stride = std::min(stride, extent);
+    const int64_t pad_begin = random_.between(0, extent - 1), pad_end = random_.between(0, extent - 1);
+    const int64_t room = mode == 7 ? 0 : std::max(stride, dilation) - 1;  // output_padding stays below both
+    const int64_t extra = room > 0 && random_.chance(0.4) ? random_.between(1, room) : 0;
+    const int64_t natural = (xs[d] - 1) * stride + extent + extra;
+    int64_t length = natural - pad_begin - pad_end;
+    if (mode == 7) length = xs[d] * stride;
+    if (mode == 8) length = natural;
+    // Shorter by less than the extent (ONNX's inference gives up beyond), or longer.
+    if (mode == 9) length = natural + random_.between(1 - extent, std::max<int64_t>(stride - 1, 1));
     if (length < 1) return node("Relu", {x}, xs);
-    kernel.push_back(k), strides.push_back(stride), output_padding.push_back(extra);
-    begin.push_back(pad_begin), end.push_back(pad_end);
+    kernel.push_back(k), strides.push_back(stride), dilations.push_back(dilation), output_padding.push_back(extra);
+    begin.push_back(pad_begin), end.push_back(pad_end), output_shape.push_back(length);
     ys.push_back(length);
   }
   if (element_count(ys) > kMaxElements) return node("Relu", {x}, xs);
-  const Shape ws = {xs[1], ys[1], kernel[0], kernel[1]};
-  const int64_t fan_in = xs[1] * kernel[0] * kernel[1];
+  Shape ws = {channels, out_channels / groups};
+  ws.insert(ws.end(), kernel.begin(), kernel.end());
+  const int64_t fan_in = element_count(ws) / out_channels;
   std::vector<Value> inputs = {x, weights(ws, fan_in)};
-  if (random_.chance(0.5)) inputs.push_back(random_constant({ys[1]}, -1.0f, 1.0f));
+  if (random_.chance(0.5)) inputs.push_back(random_constant({out_channels}, -1.0f, 1.0f));
   std::vector<int64_t> pads = begin;
   pads.insert(pads.end(), end.begin(), end.end());
+  std::vector<Attr> attrs = {Attr::is("kernel_shape", kernel), Attr::is("strides", strides),
+                             Attr::is("dilations", dilations), Attr::is("output_padding", output_padding),
+                             Attr::i("group", groups)};
+  if (mode <= 6) attrs.push_back(Attr::is("pads", pads));
+  if (mode == 7) attrs.push_back(Attr::s("auto_pad", upper ? "SAME_UPPER" : "SAME_LOWER"));
+  if (mode == 8) attrs.push_back(Attr::s("auto_pad", "VALID"));
+  if (mode == 9) attrs.push_back(Attr::is("output_shape", output_shape));
   reduces(fan_in);
-  return node("ConvTranspose", inputs, ys,
-              {Attr::is("kernel_shape", kernel), Attr::is("strides", strides), Attr::is("pads", pads),
-               Attr::is("output_padding", output_padding)});
+  return node("ConvTranspose", inputs, ys, attrs);
 }
 
 Value Generator::pool(const Value* given) {

@@ -575,6 +575,19 @@ void Builder::build_deconvolution(const blob::Op& op) {
     args.clear();
     pd = dnnl::deconvolution_forward::primitive_desc(desc, attributes(), engine_);
   }
+  if (fused < length(op.post_ops()) && pd.dst_desc() != plain(ys)) {
+    // Post-op steps on a blocked result whose channels are padded (7 in nCw16c) went
+    // wrong in oneDNN 2.6 (an element-wise pow step, then a binary one with a clip):
+    // the deconvolution then writes the plain layout, which the steps run on.
+    const desc_t& src_md = pd.src_desc();
+    const desc_t& weights_md = pd.weights_desc();
+    const dnnl::deconvolution_forward::desc plain_desc =
+        b >= 0 ? dnnl::deconvolution_forward::desc(forward, direct, src_md, weights_md, bias_md, plain(ys), strides,
+                                                   dilations, begin, end)
+               : dnnl::deconvolution_forward::desc(forward, direct, src_md, weights_md, plain(ys), strides, dilations,
+                                                   begin, end);
+    pd = dnnl::deconvolution_forward::primitive_desc(plain_desc, fused > 0 ? attr : attributes(), engine_);
+  }
   Value& weights = values_[static_cast<size_t>(w)];
   current(w);
   weights.md = onnx_weights;
