@@ -8,6 +8,19 @@
 
 namespace plugrt::onednn {
 
+namespace {
+
+/// The oldest format version that reads `list`: 4 with a deconvolution, else 3, so a
+/// plugin of version 3 still takes the blobs that need nothing newer.
+uint32_t blob_version(const OpList& list) {
+  for (const Op& op : list.ops) {
+    if (op.kind == blob::OpKind::Deconvolution) return kBlobFormat.version();
+  }
+  return 3;
+}
+
+}  // namespace
+
 std::vector<uint8_t> write_blob(const OpList& list) {
   flatbuffers::FlatBufferBuilder builder(1024);
   std::vector<flatbuffers::Offset<blob::Tensor>> tensors;
@@ -78,7 +91,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
                  blob::BlobIdentifier());
 
   std::vector<uint8_t> out(kBlobHeaderSize + builder.GetSize());
-  kBlobFormat.write_header(out.data());
+  kBlobFormat.write_header(out.data(), blob_version(list));
   std::memcpy(out.data() + kBlobHeaderSize, builder.GetBufferPointer(), builder.GetSize());
   return out;
 }

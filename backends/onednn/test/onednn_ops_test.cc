@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "onednn_test_support.h"
+#include "plugrt/program.h"
 
 namespace plugrt::onednn_test {
 namespace {
@@ -712,6 +713,31 @@ std::vector<float> run_on_onednn(OnednnEnvironment& env, const std::vector<uint8
   EXPECT_TRUE(method->execute().is_ok());
   const float* data = static_cast<const float*>(method->output(0).data);
   return std::vector<float>(data, data + method->output_spec(0).num_bytes() / sizeof(float));
+}
+
+/// The format version in the header of the one oneDNN blob `graph` compiles to.
+uint32_t blob_version(OnednnEnvironment& env, const std::vector<uint8_t>& graph) {
+  Result<Program> program = Program::from_bytes(env.compile(graph, {"onednn"}).program, "graph.prt");
+  EXPECT_TRUE(program.is_ok());
+  if (!program.is_ok()) return 0;
+  Result<MethodContents> contents = program->contents("forward");
+  EXPECT_TRUE(contents.is_ok() && contents->delegates.size() == 1);
+  if (!contents.is_ok() || contents->delegates.size() != 1) return 0;
+  const Span<const uint8_t> blob = contents->delegates[0].blob;
+  if (blob.size() < 16) return 0;
+  uint32_t version = 0;  // bytes 8 to 11, little-endian (plugrt/sdk/blob_header.h)
+  for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(blob[8 + i]) << (8 * i);
+  return version;
+}
+
+// A blob says the oldest format that reads it: 4 (a version 3 plugin refuses it) only
+// where it holds a deconvolution, so the others still run on a version 3 plugin.
+TEST(OnednnBlobFormat, OnlyABlobWithADeconvolutionNeedsVersion4) {
+  OnednnEnvironment env;
+  EXPECT_EQ(blob_version(env, conv_transpose({1, 4, 5, 5}, {4, 3, 3, 3}, {1, 3, 7, 7}, {})), 4u);
+  TestGraph g;
+  ValueId x = g.input({1, 4, 5, 5});
+  EXPECT_EQ(blob_version(env, g.finish({g.node("Conv", {x, g.constant({3, 4, 3, 3})}, {1, 3, 3, 3})})), 3u);
 }
 
 TEST(OnednnOwnReference, MaxAndMinBroadcast) {

@@ -36,9 +36,12 @@ class BlobFormat {
   uint32_t oldest_readable() const { return oldest_readable_; }
 
   /// Writes the header with this version into out[0, kHeaderSize).
-  void write_header(uint8_t* out) const {
+  void write_header(uint8_t* out) const { write_header(out, version_); }
+  /// The same with an older `version` (within [oldest_readable, version]): a blob that
+  /// uses nothing newer says so, and older readers still take it.
+  void write_header(uint8_t* out, uint32_t version) const {
     std::memcpy(out, magic_, 8);
-    for (int i = 0; i < 4; ++i) out[8 + i] = static_cast<uint8_t>(version_ >> (8 * i));
+    for (int i = 0; i < 4; ++i) out[8 + i] = static_cast<uint8_t>(version >> (8 * i));
     std::memset(out + 12, 0, 4);
   }
 
