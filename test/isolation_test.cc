@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@ using plugins::PluginReport;
 using ::testing::AllOf;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CompileSpec spec(const std::string& key, const std::string& value) {
   return CompileSpec{key, std::vector<uint8_t>(value.begin(), value.end())};
@@ -64,6 +66,28 @@ std::string child_processes() {
   }
   if (dir != nullptr) closedir(dir);
   return children;
+}
+
+// Whether process `pid` has ended (gone, or a zombie no one reaped yet), waiting up to 5 s
+// for the signal to land.
+bool process_ended(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The pid a crashy call that forked wrote to `file`; 0 when there is none.
+pid_t forked_pid(const std::string& file) {
+  std::ifstream in(file);
+  int pid = 0;
+  in >> pid;
+  return static_cast<pid_t>(pid);
 }
 
 class Isolation : public ::testing::Test {
@@ -214,6 +238,36 @@ TEST_F(Isolation, AHangInExecuteIsKilledAtTheTimeLimitAndFallsBack) {
   EXPECT_THAT(
       method->report().delegates.at(0).reason,
       AllOf(HasSubstr("did not answer within the 200 ms time limit (--execute-timeout-ms)"), HasSubstr("killed")));
+}
+
+// A descendant that holds the socket open does not hide its parent's crash: the exit is
+// seen at once (not at the 20 s time limit), and the descendant ends with its group.
+TEST_F(Isolation, ACrashIsSeenByTheProcessExitEvenWhileADescendantHoldsTheSocket) {
+  make_loader(20000, 5000);
+  const std::string pid_file = plugins_.path() + "/forked.pid";
+  Result<Method> method = load({spec("fork_crash_on_call", "2"), spec("fork_pid_file", pid_file)});
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  ASSERT_TRUE(run(*method, 1).is_ok());
+  ASSERT_TRUE(run(*method, 2).is_ok());  // crashes on crashy, finishes on the fallback
+  EXPECT_EQ(output_floats(*method, 0), plus(2, 1.5f));
+  EXPECT_THAT(method->report().delegates.at(0).reason,
+              AllOf(Not(HasSubstr("time limit")),
+                    AnyOf(HasSubstr("was killed by signal 11 (SIGSEGV"), HasSubstr("exited with code"))));
+  const pid_t forked = forked_pid(pid_file);
+  ASSERT_GT(forked, 0);
+  EXPECT_TRUE(process_ended(forked)) << "the backend host's child " << forked << " outlived it";
+}
+
+// A hang past the time limit ends the backend host's whole process group.
+TEST_F(Isolation, AHangIsKilledWithEveryProcessItStarted) {
+  const std::string pid_file = plugins_.path() + "/forked.pid";
+  Result<Method> method = load({spec("fork_hang_on_call", "1"), spec("fork_pid_file", pid_file)});
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  ASSERT_TRUE(run(*method, 1).is_ok());
+  EXPECT_THAT(method->report().delegates.at(0).reason, HasSubstr("did not answer within the 200 ms time limit"));
+  const pid_t forked = forked_pid(pid_file);
+  ASSERT_GT(forked, 0);
+  EXPECT_TRUE(process_ended(forked)) << "the backend host's child " << forked << " outlived it";
 }
 
 TEST_F(Isolation, AHangInInitIsKilledAtTheInitTimeLimitAndFallsBack) {

@@ -10,8 +10,14 @@
  *   abort_on_call N  execute call N on a handle calls abort()
  *   hang_on_call N   execute call N on a handle never returns
  *   overrun_bytes N  every execute writes N bytes past the end of its output
+ *   fork_crash_on_call N  execute call N forks a child that sleeps for ever holding every
+ *                    descriptor (the host's socket too), then dies by SIGSEGV
+ *   fork_hang_on_call N   the same, then never returns
+ *   fork_pid_file PATH    where those calls write the child's pid (decimal text)
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +28,8 @@
 typedef struct crashy_handle {
   const plugrt_host_services* host;
   float offset;
-  uint64_t crash_on, abort_on, hang_on, overrun;
+  uint64_t crash_on, abort_on, hang_on, overrun, fork_crash_on, fork_hang_on;
+  char fork_pid_file[256];
   uint64_t calls; /* the host serialises calls on a handle (no concurrency capability) */
 } crashy_handle;
 
@@ -48,6 +55,29 @@ static uint64_t count_option(const plugrt_init_args* args, const char* key) {
     value = value * 10 + (uint64_t)(text[i] - '0');
   }
   return value;
+}
+
+/* Copies a text option into `out` (NUL-terminated; empty when absent or too long). */
+static void text_option(const plugrt_init_args* args, const char* key, char* out, size_t size) {
+  const plugrt_option* option = find_option(args, key);
+  out[0] = '\0';
+  if (option == NULL || option->value_size >= size) return;
+  memcpy(out, option->value, option->value_size);
+  out[option->value_size] = '\0';
+}
+
+/* Starts a child that outlives this process unless its group is ended; writes its pid. */
+static void fork_sleeper(const crashy_handle* h) {
+  const pid_t child = fork();
+  if (child == 0) {
+    for (;;) pause();
+  }
+  const int fd = open(h->fork_pid_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  char text[32];
+  const int length = snprintf(text, sizeof(text), "%d\n", (int)child);
+  if (write(fd, text, (size_t)length) != length) abort();
+  close(fd);
 }
 
 static void hang(void) {
@@ -88,6 +118,9 @@ static plugrt_status crashy_init(void* context, const plugrt_host_services* host
   h->abort_on = count_option(args, "abort_on_call");
   h->hang_on = count_option(args, "hang_on_call");
   h->overrun = count_option(args, "overrun_bytes");
+  h->fork_crash_on = count_option(args, "fork_crash_on_call");
+  h->fork_hang_on = count_option(args, "fork_hang_on_call");
+  text_option(args, "fork_pid_file", h->fork_pid_file, sizeof(h->fork_pid_file));
   *handle = (plugrt_delegate_handle)h;
   return PLUGRT_STATUS_OK;
 }
@@ -99,6 +132,11 @@ static plugrt_status crashy_execute(plugrt_delegate_handle handle, const plugrt_
   if (call == h->crash_on) die(1);
   if (call == h->abort_on) die(2);
   if (call == h->hang_on) hang();
+  if (call == h->fork_crash_on || call == h->fork_hang_on) {
+    fork_sleeper(h);
+    if (call == h->fork_crash_on) die(1);
+    hang();
+  }
   const DLTensor* in = args->inputs[0];
   const DLTensor* out = args->outputs[0];
   size_t count = 1;

@@ -6,7 +6,8 @@
 // Started by the host with its end of a socket pair as descriptor 3. It loads the plugin
 // through the same loader, trust checks and ABI validation as the host, then answers the
 // host's requests (plugrt/isolation/protocol.h) until the socket closes. It serves one
-// delegate handle at most. It dies with the host (PR_SET_PDEATHSIG) and exits on EOF.
+// delegate handle at most. It dies with the host (PR_SET_PDEATHSIG), taking its process group
+// along, and exits on EOF.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -256,6 +257,10 @@ class Server {
   std::vector<const DLTensor*> pointers_;
 };
 
+// SIGTERM from PR_SET_PDEATHSIG: the host is gone, so this process group ends, the plugin's
+// descendants with it (kill is async-signal-safe).
+void end_own_group(int) { kill(0, SIGKILL); }
+
 int usage(const char* why) {
   std::fprintf(stderr,
                "plugrt-backend-host: %s\n"
@@ -291,8 +296,15 @@ int main(int argc, char** argv) {
   }
   if (plugin_path.empty() || parent <= 0) return isolation::usage("--plugin and --parent-pid are required");
   if (fcntl(isolation::kSocket, F_GETFD) < 0) return isolation::usage("descriptor 3 is not the host's socket");
-  // Die with the host; if it is already gone, the parent changed before the signal was set.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Die with the host, and take every process the plugin started along: the host starts
+  // this process as the leader of its own group, so the signal ends the group. If the host
+  // is already gone, the parent changed before the signal was set.
+  if (getpgrp() == getpid()) {
+    signal(SIGTERM, isolation::end_own_group);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+  } else {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // started by hand, in someone else's group
+  }
   if (getppid() != static_cast<pid_t>(parent)) return 0;
   signal(SIGPIPE, SIG_IGN);
 

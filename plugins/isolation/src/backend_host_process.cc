@@ -25,23 +25,28 @@ namespace {
 
 std::atomic<size_t> g_live{0};
 
-// Waits up to `timeout_ms` for `pid` to exit and reaps it; its pid when reaped, 0 when
-// still running, -1 when it cannot be waited for. A pidfd wakes up as soon as it exits.
-pid_t wait_for_exit(pid_t pid, int timeout_ms, int* wait_status) {
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+// Whether `pid`, our child, has exited (a zombie, not yet reaped) or is gone already.
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno == ECHILD;
+  return info.si_pid == pid;
+}
+
+// Waits up to `timeout_ms` for `pid` to exit, without reaping it (its pid, and so its
+// process group's id, stays ours until then); whether it did. `pidfd` (or -1) wakes up
+// as soon as it exits.
+bool wait_for_exit(pid_t pid, int pidfd, int timeout_ms) {
   if (pidfd >= 0) {
     pollfd p{pidfd, POLLIN, 0};
     while (poll(&p, 1, timeout_ms) < 0 && errno == EINTR) {
     }
-    close(pidfd);
-    return waitpid(pid, wait_status, WNOHANG);
+    return has_exited(pid);
   }
-  pid_t done = 0;  // no pidfd (an old kernel): poll the process
-  for (int i = 0; i < timeout_ms && done == 0; ++i) {
-    done = waitpid(pid, wait_status, WNOHANG);
-    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < timeout_ms; ++i) {  // no pidfd (an old kernel): poll the process
+    if (has_exited(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return done;
+  return has_exited(pid);
 }
 
 bool is_executable(const std::string& path) {
@@ -70,10 +75,10 @@ class Spawner {
     return *spawner;
   }
   /// Runs posix_spawn on the spawner thread; its result.
-  int spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions, char* const* argv,
-            char* const* envp) {
+  int spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
+            const posix_spawnattr_t* attributes, char* const* argv, char* const* envp) {
     std::unique_lock<std::mutex> lock(mutex_);
-    Request request{pid, path, actions, argv, envp};
+    Request request{pid, path, actions, attributes, argv, envp};
     queue_.push_back(&request);
     wake_.notify_all();
     done_.wait(lock, [&] { return request.done; });
@@ -85,6 +90,7 @@ class Spawner {
     pid_t* pid;
     const char* path;
     const posix_spawn_file_actions_t* actions;
+    const posix_spawnattr_t* attributes;
     char* const* argv;
     char* const* envp;
     int result = 0;
@@ -100,7 +106,7 @@ class Spawner {
       Request* request = queue_.front();
       queue_.erase(queue_.begin());
       request->result =
-          posix_spawn(request->pid, request->path, request->actions, nullptr, request->argv, request->envp);
+          posix_spawn(request->pid, request->path, request->actions, request->attributes, request->argv, request->envp);
       request->done = true;
       done_.notify_all();
     }
@@ -151,9 +157,17 @@ Result<std::unique_ptr<BackendHostProcess>> BackendHostProcess::start(const std:
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, 2, 1);  // a plugin's stray prints never reach stdout
   posix_spawn_file_actions_adddup2(&actions, child_end, 3);
+  // Its own process group, which it and every process it starts belong to: ending it
+  // ends them all, so a descendant cannot keep the socket, or itself, alive.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = -1;
-  const int spawned =
-      child_end < 0 ? EMFILE : Spawner::instance().spawn(&pid, executable.c_str(), &actions, argv.data(), envp.data());
+  const int spawned = child_end < 0 ? EMFILE
+                                    : Spawner::instance().spawn(&pid, executable.c_str(), &actions, &attributes,
+                                                                argv.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (child_end >= 0) close(child_end);
   if (spawned != 0) {
@@ -161,24 +175,38 @@ Result<std::unique_ptr<BackendHostProcess>> BackendHostProcess::start(const std:
     return Status(Error::kAccessFailed, "cannot start the backend host " + executable + ": " + strerror(spawned));
   }
   ++g_live;
-  return std::unique_ptr<BackendHostProcess>(new BackendHostProcess(pid, sockets[0]));
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1 on an old kernel
+  return std::unique_ptr<BackendHostProcess>(new BackendHostProcess(pid, pidfd, sockets[0]));
 }
 
 BackendHostProcess::~BackendHostProcess() {
   if (socket_ >= 0) close(socket_);  // EOF: a healthy backend host exits
   socket_ = -1;
-  if (!reaped_) {
-    // Give it a moment to exit on its own, then make sure.
-    int wait_status = 0;
-    const pid_t done = wait_for_exit(pid_, 200, &wait_status);
-    if (done == pid_ || (done < 0 && errno == ECHILD)) mark_reaped();
-    if (!reaped_) bury("", true);
-  }
+  // Give it a moment to exit on its own, then end what is left of its group.
+  if (!reaped_) wait_for_exit(pid_, pidfd_, 200);
+  end_group();
 }
 
-void BackendHostProcess::mark_reaped() {
-  if (!reaped_) --g_live;
-  reaped_ = true;
+void BackendHostProcess::end_group(int* wait_status) {
+  if (!reaped_) {
+    // While it is unreaped its group's id cannot be reused: SIGKILL reaches it (if it
+    // still runs) and every descendant still in the group, and no other process.
+    // (Reaped elsewhere already, as where SIGCHLD is ignored: its group's id is not ours.)
+    siginfo_t info{};
+    const bool reaped_elsewhere =
+        waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
+    int status = 0;
+    if (!reaped_elsewhere) {
+      kill(-pid_, SIGKILL);
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    if (wait_status != nullptr) *wait_status = status;
+    --g_live;
+    reaped_ = true;
+  }
+  if (pidfd_ >= 0) close(pidfd_);
+  pidfd_ = -1;
 }
 
 std::string BackendHostProcess::exit_description(int wait_status) const {
@@ -204,20 +232,11 @@ void BackendHostProcess::bury(const std::string& reason, bool kill_first) {
   }
   std::string how;
   if (!reaped_) {
+    // It closed the connection or exited: it is dying, or pretends to. Wait briefly for the truth.
+    const bool exited = !kill_first && wait_for_exit(pid_, pidfd_, 500);
     int wait_status = 0;
-    pid_t done = 0;
-    if (!kill_first) {
-      // It closed the connection: it is dying, or pretends to. Wait briefly for the truth.
-      done = wait_for_exit(pid_, 500, &wait_status);
-    }
-    if (done == 0 || (done < 0 && errno != ECHILD)) {
-      kill(pid_, SIGKILL);
-      do {
-        done = waitpid(pid_, &wait_status, 0);
-      } while (done < 0 && errno == EINTR);
-    }
-    mark_reaped();
-    if (done == pid_ && !kill_first) how = exit_description(wait_status);
+    end_group(&wait_status);
+    if (exited) how = exit_description(wait_status);
   }
   if (death_.empty()) {
     death_ = reason.empty() ? how : (how.empty() ? reason : reason + "; " + how);
@@ -236,7 +255,8 @@ Status BackendHostProcess::call(CallKind kind, const std::vector<uint8_t>& paylo
     return Status(Error::kDelegateCrashed, death_);
   }
   ReceiveFailure failure = ReceiveFailure::kNone;
-  Result<Frame> frame = receive_frame(socket_, ReceiveLimits{false, timeout_ms > 0 ? timeout_ms : -1}, &failure);
+  Result<Frame> frame =
+      receive_frame(socket_, ReceiveLimits{false, timeout_ms > 0 ? timeout_ms : -1, pidfd_}, &failure);
   if (!frame.is_ok()) {
     switch (failure) {
       case ReceiveFailure::kTimedOut:

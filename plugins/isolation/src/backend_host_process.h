@@ -22,7 +22,7 @@ class BackendHostProcess {
   /// executable, or socketpair or spawn failed).
   static Result<std::unique_ptr<BackendHostProcess>> start(const std::string& plugin_path,
                                                            const IsolationOptions& options);
-  ~BackendHostProcess();  // ends and reaps the process
+  ~BackendHostProcess();  // ends its process group and reaps the process
   BackendHostProcess(const BackendHostProcess&) = delete;
   BackendHostProcess& operator=(const BackendHostProcess&) = delete;
 
@@ -41,13 +41,16 @@ class BackendHostProcess {
   pid_t pid() const { return pid_; }
 
  private:
-  BackendHostProcess(pid_t pid, int socket) : pid_(pid), socket_(socket) {}
+  BackendHostProcess(pid_t pid, int pidfd, int socket) : pid_(pid), pidfd_(pidfd), socket_(socket) {}
   /// Kills (unless already gone) and reaps the process; the reason says how it ended.
   void bury(const std::string& reason, bool kill_first);
+  /// Kills its process group (the process, if it still runs, and every descendant left
+  /// in it) and reaps the process; its wait status in `wait_status`.
+  void end_group(int* wait_status = nullptr);
   std::string exit_description(int wait_status) const;
-  void mark_reaped();
 
   pid_t pid_;
+  int pidfd_;  // -1 without pidfd_open (an old kernel)
   int socket_;
   uint64_t next_call_id_ = 1;
   bool dead_ = false;

@@ -94,13 +94,17 @@ Result<Frame> receive_frame(int socket, const ReceiveLimits& limits, ReceiveFail
   auto read_exactly = [&](void* out, size_t size, bool first) -> Status {
     size_t done = 0;
     while (done < size) {
-      pollfd p{socket, POLLIN, 0};
-      const int ready = poll(&p, 1, remaining_ms(has_deadline, deadline));
+      pollfd p[2] = {{socket, POLLIN, 0}, {limits.exit_fd, POLLIN, 0}};
+      const int ready = poll(p, limits.exit_fd >= 0 ? 2 : 1, remaining_ms(has_deadline, deadline));
       if (ready < 0 && errno == EINTR) continue;
       if (ready < 0) return socket_error("waiting for the backend host");
       if (ready == 0) {
         *failure = ReceiveFailure::kTimedOut;
         return Status(Error::kDelegateCrashed, "timed out");
+      }
+      if (p[0].revents == 0) {  // only the process's exit: nothing more will come
+        *failure = ReceiveFailure::kClosed;
+        return Status(Error::kDelegateCrashed, "the backend host exited");
       }
       iovec part{static_cast<char*>(out) + done, size - done};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];

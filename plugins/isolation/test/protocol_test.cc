@@ -4,6 +4,7 @@
 #include "plugrt/isolation/protocol.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -114,6 +115,24 @@ TEST_F(Frames, ASilentPeerTimesOutAndAClosedOneIsSeen) {
   Result<Frame> after_close = receive({false, 1000}, &failure);
   EXPECT_FALSE(after_close.is_ok());
   EXPECT_EQ(failure, ReceiveFailure::kClosed);
+}
+
+// The peer's exit (its pidfd readable; an eventfd stands in) ends the wait while the
+// socket stays open and silent, as when a descendant of the peer holds it; a frame that
+// is already there is still read first.
+TEST_F(Frames, ThePeersExitEndsTheWaitButNotBeforeWhatItSent) {
+  const int exited = eventfd(1, EFD_CLOEXEC);
+  ASSERT_GE(exited, 0);
+  FrameHeader header;
+  header.kind = static_cast<uint16_t>(CallKind::kExecute);
+  ASSERT_TRUE(send_frame(sockets_[0], header, {}, -1).is_ok());
+  ReceiveFailure failure;
+  Result<Frame> sent = receive({false, 5000, exited}, &failure);
+  EXPECT_TRUE(sent.is_ok()) << sent.status().to_string();
+  Result<Frame> after_exit = receive({false, 5000, exited}, &failure);
+  EXPECT_FALSE(after_exit.is_ok());
+  EXPECT_EQ(failure, ReceiveFailure::kClosed);
+  close(exited);
 }
 
 TEST(Payloads, AReaderNeverReadsPastTheEnd) {

@@ -70,6 +70,10 @@ Status send_frame(int socket, const FrameHeader& header, const std::vector<uint8
 struct ReceiveLimits {
   bool accept_fd = false;  // any other descriptor is closed unread
   int timeout_ms = -1;     // per frame; -1 waits for ever
+  /// A pidfd of the process at the other end, or -1: once it is readable (the process
+  /// has exited) and the socket has nothing more, the wait ends as kClosed, even while a
+  /// descendant of that process still holds the socket open.
+  int exit_fd = -1;
 };
 
 /// Why receive_frame returned no frame.
