@@ -10,13 +10,19 @@ namespace plugrt::onednn {
 
 namespace {
 
-/// The oldest format version that reads `list`: 4 with a deconvolution, else 3, so a
-/// plugin of version 3 still takes the blobs that need nothing newer.
+/// The oldest format version that reads `list`: 5 with a channel shuffle or a nearest
+/// resampling, 4 with a deconvolution, else 3, so an older plugin still takes the blobs
+/// that need nothing newer.
 uint32_t blob_version(const OpList& list) {
+  uint32_t version = 3;
   for (const Op& op : list.ops) {
-    if (op.kind == blob::OpKind::Deconvolution) return kBlobFormat.version();
+    if (op.kind == blob::OpKind::Shuffle ||
+        (op.kind == blob::OpKind::Resampling && op.algorithm == blob::Algorithm::Nearest)) {
+      return 5;
+    }
+    if (op.kind == blob::OpKind::Deconvolution) version = 4;
   }
-  return 3;
+  return version;
 }
 
 }  // namespace

@@ -908,30 +908,94 @@ std::string Lowering::lower_slice(const ir::Node& node) {
   return "";
 }
 
-// Resize by linear interpolation of the spatial dims with half-pixel centres, what
-// F.interpolate(mode="bilinear", align_corners=False) exports: oneDNN's linear
-// resampling computes exactly that.
+// ---- Resize ---------------------------------------------------------------------------
+
+namespace {
+
+/// The input index ONNX's nearest Resize reads for output index `x` along an axis of
+/// `in` elements, computed as the portable backend does (core/portable/kernels/resize.cc).
+int64_t onnx_nearest(const std::string& transform, const std::string& rounding, float scale, int64_t x, int64_t in,
+                     int64_t out) {
+  const float xf = static_cast<float>(x);
+  float position = 0.0f;
+  if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out > 1)) {
+    position = (xf + 0.5f) / scale - 0.5f;
+  } else if (transform == "align_corners") {
+    const float resized = static_cast<float>(in) * scale;
+    position = resized <= 1.0f ? 0.0f : xf * static_cast<float>(in - 1) / (resized - 1.0f);
+  } else if (transform == "asymmetric") {
+    position = xf / scale;
+  } else if (transform == "tf_half_pixel_for_nn") {
+    position = (xf + 0.5f) / scale;
+  }
+  if (!(position >= 0.0f)) position = 0.0f;
+  position = std::min(position, static_cast<float>(in));
+  const float below = std::floor(position);
+  const bool half = position - below == 0.5f;
+  float index = below;
+  if (rounding == "round_prefer_floor") index = half ? below : std::round(position);
+  if (rounding == "round_prefer_ceil") index = half ? std::ceil(position) : std::round(position);
+  if (rounding == "ceil") index = std::ceil(position);
+  return std::clamp<int64_t>(static_cast<int64_t>(index), 0, in - 1);
+}
+
+/// The input index oneDNN's nearest resampling reads: round((y + 0.5) * in / out - 0.5)
+/// in float, halves away from zero (resampling_utils::nearest_idx in oneDNN 2.x).
+int64_t onednn_nearest(int64_t y, int64_t in, int64_t out) {
+  return static_cast<int64_t>(
+      std::roundf((static_cast<float>(y) + 0.5f) * static_cast<float>(in) / static_cast<float>(out) - 0.5f));
+}
+
+/// "" when ONNX's nearest Resize of `xs` to `ys` by `scales` (one per dim) reads the
+/// same element as oneDNN's nearest resampling for every output index, else why not.
+/// Whether they agree depends on the modes and the sizes: for an integer upscale,
+/// asymmetric or tf_half_pixel_for_nn coordinates with `floor`, and half-pixel ones with
+/// either `round_prefer` mode, do; asymmetric with rounding does not.
+std::string nearest_mismatch(const std::string& transform, const std::string& rounding,
+                             const std::vector<float>& scales, const std::vector<int64_t>& xs,
+                             const std::vector<int64_t>& ys) {
+  for (size_t d = 0; d < xs.size(); ++d) {
+    for (int64_t y = 0; y < ys[d]; ++y) {
+      const int64_t expected = d < 2 ? y : onednn_nearest(y, xs[d], ys[d]);
+      if (onnx_nearest(transform, rounding, scales[d], y, xs[d], ys[d]) != expected) {
+        return "coordinate_transformation_mode '" + transform + "' with nearest_mode '" + rounding + "' from " +
+               shape_text(xs) + " to " + shape_text(ys) + " picks other elements than oneDNN's nearest";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+// Resize of the spatial dims: linear with half-pixel centres, what
+// F.interpolate(mode="bilinear", align_corners=False) exports, which oneDNN's linear
+// resampling computes exactly; nearest where oneDNN's rounding reads the same elements.
 std::string Lowering::lower_resize(const ir::Node& node) {
   const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
   if (std::string why = check_activation(x, "input"); !why.empty()) return why;
   const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
   if (xs.size() < 3 || xs.size() > 5 || ys.size() != xs.size()) return "only 1-D to 3-D spatial resizes are taken";
   if (ys[0] != xs[0] || ys[1] != xs[1]) return "the batch and channel dims must keep their size";
-  if (graph_.opset() < 11) return "Resize before opset 11 has no coordinate_transformation_mode";
-  if (GraphView::string_attribute(node, "mode", "nearest") != "linear") return "only mode 'linear' is taken";
-  const std::string transform = GraphView::string_attribute(node, "coordinate_transformation_mode", "half_pixel");
-  // pytorch_half_pixel differs from half_pixel only where an output axis has size 1.
-  const bool half_pixel = transform == "half_pixel" ||
-                          (transform == "pytorch_half_pixel" && std::find(ys.begin() + 2, ys.end(), 1) == ys.end());
-  if (!half_pixel) return "only half-pixel coordinates are taken";
   if (GraphView::int_attribute(node, "antialias", 0) != 0) return "antialiasing is not taken";
-  if (!GraphView::ints_attribute(node, "axes", {}).empty()) return "axes are not taken";
+  if (!GraphView::ints_attribute(node, "axes", {}).empty() || GraphView::attribute(node, "keep_aspect_ratio_policy")) {
+    return "axes and keep_aspect_ratio_policy are not taken";
+  }
   // The roi (input 1) matters only for tf_crop_and_resize; sizes or scales only fix the
   // output's shape, which the graph states. Computed ones would be inputs left unread.
   for (size_t i = 1; i < GraphView::num_inputs(node); ++i) {
     const int32_t v = GraphView::input(node, i);
     if (v != -1 && !graph_.is_constant(v)) return "roi, scales and sizes must be constants";
   }
+  const std::string mode = GraphView::string_attribute(node, "mode", "nearest");
+  if (mode == "nearest") return lower_resize_nearest(node);
+  if (graph_.opset() < 11) return "Resize before opset 11 has no coordinate_transformation_mode";
+  if (mode != "linear") return "only modes 'linear' and 'nearest' are taken";
+  const std::string transform = GraphView::string_attribute(node, "coordinate_transformation_mode", "half_pixel");
+  // pytorch_half_pixel differs from half_pixel only where an output axis has size 1.
+  const bool half_pixel = transform == "half_pixel" ||
+                          (transform == "pytorch_half_pixel" && std::find(ys.begin() + 2, ys.end(), 1) == ys.end());
+  if (!half_pixel) return "only half-pixel coordinates are taken";
   // ONNX maps coordinates by the scale given, oneDNN by the ratio of sizes: they agree
   // only when each scale is that ratio exactly (0.6 on 4 gives 2, mapped by 0.6, not 0.5).
   if (const int32_t scales = GraphView::input(node, 2); scales != -1 && num_elements(graph_.shape(scales)) > 0) {
@@ -945,6 +1009,55 @@ std::string Lowering::lower_resize(const ir::Node& node) {
   }
   Op& op = add(OpKind::Resampling, node, {activation(x)}, {activation(y)});
   op.algorithm = Algorithm::None;
+  return "";
+}
+
+// Nearest Resize: taken where every output element reads the input element oneDNN's
+// nearest resampling reads (checked index by index, as the sizes are static).
+std::string Lowering::lower_resize_nearest(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
+  // Resize 10 maps coordinates asymmetrically and rounds down; its scales are input 1.
+  const bool legacy = graph_.opset() < 11;
+  const std::string transform =
+      legacy ? "asymmetric" : GraphView::string_attribute(node, "coordinate_transformation_mode", "half_pixel");
+  const std::string rounding =
+      legacy ? "floor" : GraphView::string_attribute(node, "nearest_mode", "round_prefer_floor");
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" &&
+      transform != "asymmetric" && transform != "tf_half_pixel_for_nn") {
+    return "coordinate_transformation_mode '" + transform + "' is not taken with mode 'nearest'";
+  }
+  if (rounding != "round_prefer_floor" && rounding != "round_prefer_ceil" && rounding != "floor" &&
+      rounding != "ceil") {
+    return "nearest_mode '" + rounding + "' is unknown";
+  }
+  const int32_t scales_value = GraphView::input(node, legacy ? 1 : 2);
+  const int32_t sizes_value = legacy ? -1 : GraphView::input(node, 3);
+  const bool has_scales = scales_value != -1 && num_elements(graph_.shape(scales_value)) > 0;
+  const bool has_sizes = sizes_value != -1 && num_elements(graph_.shape(sizes_value)) > 0;
+  if (has_scales == has_sizes) return "exactly one of scales and sizes must be given";
+  std::vector<float> scales;
+  std::vector<int64_t> expected;
+  if (has_sizes) {
+    const std::optional<std::vector<int64_t>> sizes = graph_.ints(sizes_value);
+    if (!sizes || sizes->size() != xs.size()) return "sizes must be int64, one per dim";
+    for (size_t d = 0; d < xs.size(); ++d) {
+      scales.push_back(static_cast<float>((*sizes)[d]) / static_cast<float>(xs[d]));
+    }
+    expected = *sizes;
+  } else {
+    if (graph_.is_float(scales_value)) scales = graph_.floats(scales_value);
+    if (scales.size() != xs.size()) return "scales must be float32, one per dim";
+    for (size_t d = 0; d < xs.size(); ++d) {
+      const float size = static_cast<float>(xs[d]) * scales[d];
+      if (!(scales[d] > 0.0f) || !(size < 1e15f)) return "scales must be positive and finite";
+      expected.push_back(static_cast<int64_t>(std::floor(size)));
+    }
+  }
+  if (expected != ys) return "the output shape is not " + shape_text(expected);
+  if (std::string why = nearest_mismatch(transform, rounding, scales, xs, ys); !why.empty()) return why;
+  Op& op = add(OpKind::Resampling, node, {activation(x)}, {activation(y)});
+  op.algorithm = Algorithm::Nearest;
   return "";
 }
 

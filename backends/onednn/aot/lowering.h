@@ -73,6 +73,7 @@ class Lowering {
   std::string lower_reshape(const ir::Node& node);
   std::string lower_slice(const ir::Node& node);
   std::string lower_resize(const ir::Node& node);
+  std::string lower_resize_nearest(const ir::Node& node);
   std::string lower_pad(const ir::Node& node);
   std::string lower_recurrent(const ir::Node& node, bool lstm);
   std::string lower_reduce(const ir::Node& node, blob::Algorithm algorithm);
@@ -82,6 +83,7 @@ class Lowering {
   std::vector<size_t> match_layer_norm(size_t first);
   std::vector<size_t> match_gelu(size_t first);
   std::vector<size_t> match_swish(size_t first);
+  std::vector<size_t> match_channel_shuffle(size_t first);
   /// Whether `value` is read only by the nodes in `allowed` and is no graph output.
   bool only_read_by(int32_t value, const std::set<size_t>& allowed) const;
   /// The node reading `value` when exactly one node does (and it is no graph output).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Multi-node patterns that one oneDNN primitive computes, found within one partition.
+#include <algorithm>
 #include <cmath>
 
 #include "aot/lowering.h"
@@ -212,6 +213,42 @@ std::vector<size_t> Lowering::match_swish(size_t first) {
   return {first, static_cast<size_t>(mul)};
 }
 
+// Reshape [.., C, ..] to [.., g, C / g, ..], Transpose swapping those two axes, Reshape
+// back: ShuffleNet's channel shuffle, one oneDNN shuffle instead of two copies.
+std::vector<size_t> Lowering::match_channel_shuffle(size_t first) {
+  const ir::Node& split = graph_.node(first);
+  if (!is_op(split, "Reshape") || GraphView::num_outputs(split) != 1) return {};
+  const int32_t x = GraphView::input(split, 0), grouped = GraphView::output(split, 0);
+  if (!check_activation(x, "input").empty() || !graph_.is_constant(GraphView::input(split, 1))) return {};
+  const std::vector<int64_t> xs = graph_.shape(x), gs = graph_.shape(grouped);
+  if (gs.size() != xs.size() + 1) return {};
+  size_t axis = 0;
+  while (axis < xs.size() && xs[axis] == gs[axis]) ++axis;
+  if (axis == xs.size() || gs[axis] < 2 || gs[axis + 1] < 2 || gs[axis] * gs[axis + 1] != xs[axis] ||
+      !std::equal(xs.begin() + static_cast<std::ptrdiff_t>(axis) + 1, xs.end(),
+                  gs.begin() + static_cast<std::ptrdiff_t>(axis) + 2)) {
+    return {};
+  }
+  const int64_t transpose = sole_reader(grouped);
+  if (transpose < 0 || !is_op(graph_.node(static_cast<size_t>(transpose)), "Transpose")) return {};
+  const ir::Node& transpose_node = graph_.node(static_cast<size_t>(transpose));
+  std::vector<int64_t> swap;
+  for (size_t d = 0; d < gs.size(); ++d) swap.push_back(static_cast<int64_t>(d));
+  std::swap(swap[axis], swap[axis + 1]);
+  if (GraphView::ints_attribute(transpose_node, "perm", {}) != swap) return {};
+  const int64_t merge = sole_reader(GraphView::output(transpose_node, 0));
+  if (merge < 0 || !is_op(graph_.node(static_cast<size_t>(merge)), "Reshape")) return {};
+  const ir::Node& merge_node = graph_.node(static_cast<size_t>(merge));
+  if (!graph_.is_constant(GraphView::input(merge_node, 1)) || GraphView::num_outputs(merge_node) != 1) return {};
+  const int32_t y = GraphView::output(merge_node, 0);
+  if (!check_activation(y, "output").empty() || graph_.shape(y) != xs) return {};
+  Op& op = add(blob::OpKind::Shuffle, merge_node, {activation(x)}, {activation(y)});
+  op.axis = static_cast<int32_t>(axis);
+  op.groups = gs[axis];
+  op.name = "channel shuffle ending at " + op.name;
+  return {first, static_cast<size_t>(transpose), static_cast<size_t>(merge)};
+}
+
 std::string Lowering::add_all_nodes() {
   std::vector<bool> done(graph_.num_nodes(), false);
   for (size_t n = 0; n < graph_.num_nodes(); ++n) {
@@ -219,6 +256,7 @@ std::string Lowering::add_all_nodes() {
     std::vector<size_t> covered = match_layer_norm(n);
     if (covered.empty()) covered = match_gelu(n);
     if (covered.empty()) covered = match_swish(n);
+    if (covered.empty()) covered = match_channel_shuffle(n);
     bool clash = false;
     for (size_t c : covered) clash |= done[c] || c < n;
     if (!covered.empty() && !clash) {

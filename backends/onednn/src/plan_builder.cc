@@ -130,6 +130,32 @@ int64_t product(const dims_t& dims) {
   return count;
 }
 
+/// Whether `md` is a dense strided layout without blocks (nchw, nhwc, ...): any view of
+/// it by other dims and strides is a plain reorder away.
+bool is_strided(const desc_t& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0 || d.extra.flags != 0) return false;
+  for (int i = 0; i < d.ndims; ++i) {
+    if (d.padded_dims[i] != d.dims[i] || d.padded_offsets[i] != 0) return false;
+  }
+  return true;
+}
+
+/// A dense layout of `dims` with the dims in `md`'s order (outermost: the largest stride).
+desc_t strided_like(const desc_t& md, const dims_t& dims) {
+  const dnnl_dims_t& strides = md.data.format_desc.blocking.strides;
+  std::vector<size_t> order(dims.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] > strides[b]; });
+  dims_t dense(dims.size(), 1);
+  int64_t stride = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    dense[order[k]] = stride;
+    stride *= dims[order[k]];
+  }
+  return desc_t(dims, dnnl::memory::data_type::f32, dense);
+}
+
 class Builder {
  public:
   Builder(const blob::Blob& blob, const sdk::NamedConstants& constants, const dnnl::engine& engine)
@@ -170,6 +196,7 @@ class Builder {
   void build_reduction(const blob::Op& op);
   void build_erf(const blob::Op& op);
   void build_resampling(const blob::Op& op);
+  void build_shuffle(const blob::Op& op);
   void build_pad(const blob::Op& op);
   void build_rnn(const blob::Op& op);
   void plan_memory();
@@ -201,6 +228,8 @@ class Builder {
   void alias(int32_t t, int32_t source);
   /// After `t` is written: copies it to the host's output when it lives elsewhere.
   void publish(int32_t t);
+  /// `memory`'s bytes seen as `md` (a view of its storage, or of a constant's data).
+  dnnl::memory view_of(const dnnl::memory& memory, const desc_t& md);
   /// The same bytes as plain `memory` under `dims` (same element count).
   dnnl::memory reshaped(const dnnl::memory& memory, const dims_t& dims);
   /// A matmul whose weights have no batch: its batch dims folded into M.
@@ -258,6 +287,13 @@ dnnl::memory Builder::view(int storage, const desc_t& md) {
   dnnl::memory memory(md, engine_, DNNL_MEMORY_NONE);
   views_.emplace_back(memory, storage);
   return memory;
+}
+
+dnnl::memory Builder::view_of(const dnnl::memory& memory, const desc_t& md) {
+  for (const auto& [viewed, id] : views_) {
+    if (viewed.get() == memory.get()) return view(id, md);
+  }
+  return dnnl::memory(md, engine_, memory.get_data_handle());
 }
 
 dnnl::memory Builder::current(int32_t t) {
@@ -1021,9 +1057,9 @@ void Builder::build_reorder(const blob::Op& op) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
   require(perm.empty() || starts.empty(), "a reorder both transposes and slices");
-  dnnl::memory dst = define(y, plain(ys));
-  const int storage = values_[static_cast<size_t>(y)].storage;
   if (!perm.empty()) {
+    define(y, plain(ys));
+    const int storage = values_[static_cast<size_t>(y)].storage;
     require(perm.size() == xs.size() && ys.size() == xs.size(), "perm does not fit the input");
     std::vector<bool> seen(xs.size(), false);
     dims_t out_strides(ys.size(), 1);
@@ -1047,20 +1083,17 @@ void Builder::build_reorder(const blob::Op& op) {
                   ys[d] - 1 <= (xs[d] - 1 - starts[d]) / steps[d],
               "the slice leaves the input");
     }
-    dnnl::memory source = as_plain(x);
-    int source_storage = -1;
-    for (const auto& [memory, id] : views_) {
-      if (memory.get() == source.get()) source_storage = id;
-    }
+    // In the input's layout when it has no blocks (a convolution's nhwc result sliced
+    // for the next one, as ShuffleNet does), else plain.
+    dnnl::memory source = is_strided(current(x).get_desc()) ? current(x) : as_plain(x);
+    dnnl::memory dst = define(y, strided_like(source.get_desc(), ys));
     // The window: the sub-memory at `starts`, each axis's stride times its step.
     desc_t window_md = source.get_desc().submemory_desc(ys, starts);
     for (size_t d = 0; d < xs.size(); ++d) window_md.data.format_desc.blocking.strides[d] *= steps[d];
-    dnnl::memory window = source_storage >= 0 ? view(source_storage, window_md)
-                                              : dnnl::memory(window_md, engine_, source.get_data_handle());
-    add_reorder(window, dst, scale);
+    add_reorder(view_of(source, window_md), dst, scale);
   } else {
     require(xs == ys, "a copy changes the shape");
-    add_reorder(current(x), dst, scale);
+    add_reorder(current(x), define(y, plain(ys)), scale);
   }
   publish(y);
 }
@@ -1129,19 +1162,63 @@ void Builder::build_resampling(const blob::Op& op) {
   const dims_t &xs = dims(x), &ys = dims(y);
   require(xs.size() >= 3 && xs.size() <= 5 && ys.size() == xs.size() && ys[0] == xs[0] && ys[1] == xs[1],
           "bad resampling shapes");
+  require(op.algorithm() == Algorithm::None || op.algorithm() == Algorithm::Nearest, "bad resampling algorithm");
+  const dnnl::algorithm algorithm =
+      op.algorithm() == Algorithm::Nearest ? dnnl::algorithm::resampling_nearest : dnnl::algorithm::resampling_linear;
   // In the input's layout (a convolution's channels-last or blocked result) when oneDNN
   // has an optimised kernel for it, else plain.
   dnnl::resampling_forward::primitive_desc pd;
   for (const desc_t& src : {current(x).get_desc(), plain(xs)}) {
     pd = dnnl::resampling_forward::primitive_desc(
-        dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_linear, src,
-                                       any(ys)),
-        attributes(), engine_);
+        dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, any(ys)), attributes(),
+        engine_);
     if (!is_reference(pd.impl_info_str())) break;
   }
   dnnl::memory src = in_format(x, pd.src_desc());
   dnnl::memory dst = define(y, pd.dst_desc());
   add_step(dnnl::resampling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+  publish(y);
+}
+
+// A channel shuffle in the input's layout: oneDNN 2.6 has JIT shuffle kernels for
+// blocked layouts only, so in a strided one (plain, nhwc) it is one reorder between two
+// views splitting the axis into [groups, C / groups], the output's with the two swapped.
+void Builder::build_shuffle(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  const dims_t& xs = dims(x);
+  require(dims(y) == xs, "a shuffle changes the shape");
+  require(op.axis() >= 0 && static_cast<size_t>(op.axis()) < xs.size(), "the shuffle's axis is out of range");
+  const size_t axis = static_cast<size_t>(op.axis());
+  const int64_t groups = op.groups();
+  require(groups >= 1 && groups <= xs[axis] && xs[axis] % groups == 0, "the shuffle's groups do not divide its axis");
+  dnnl::memory src = current(x);
+  if (!is_strided(src.get_desc())) {
+    // oneDNN sees the axis as [C / group_size, group_size] transposed: its group_size
+    // is C / groups.
+    dnnl::shuffle_forward::primitive_desc pd(
+        dnnl::shuffle_forward::desc(dnnl::prop_kind::forward_inference, src.get_desc(), op.axis(), xs[axis] / groups),
+        engine_, attributes());
+    if (!is_reference(pd.impl_info_str())) {
+      dnnl::memory dst = define(y, pd.dst_desc());
+      add_step(dnnl::shuffle_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
+      publish(y);
+      return;
+    }
+    src = as_plain(x);
+  }
+  const desc_t md = src.get_desc();
+  dnnl::memory dst = define(y, md);
+  const dnnl_dims_t& strides = md.data.format_desc.blocking.strides;
+  dims_t split = xs, from(strides, strides + xs.size()), to;
+  const int64_t stride = from[axis], inner = xs[axis] / groups;
+  split[axis] = inner;
+  split.insert(split.begin() + static_cast<std::ptrdiff_t>(axis), groups);
+  from.insert(from.begin() + static_cast<std::ptrdiff_t>(axis), inner * stride);
+  to = from;
+  to[axis] = stride;               // input group i goes to output index j * groups + i
+  to[axis + 1] = groups * stride;  // its element j
+  add_reorder(view_of(src, desc_t(split, dnnl::memory::data_type::f32, from)),
+              view(values_[static_cast<size_t>(y)].storage, desc_t(split, dnnl::memory::data_type::f32, to)));
   publish(y);
 }
 
@@ -1269,6 +1346,7 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Resampling: build_resampling(op); break;
       case OpKind::Pad: build_pad(op); break;
       case OpKind::Rnn: build_rnn(op); break;
+      case OpKind::Shuffle: build_shuffle(op); break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {

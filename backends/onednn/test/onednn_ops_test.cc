@@ -60,6 +60,33 @@ std::vector<uint8_t> conv_transpose(Ints x_shape, Ints w_shape, Ints y_shape, st
   return g.finish({g.node("ConvTranspose", inputs, y_shape, attrs)});
 }
 
+/// ShuffleNet's channel shuffle of `x` ([N, C, ...]) into `groups` groups: Reshape to
+/// [N, groups, C / groups, ...], Transpose of those two axes, Reshape back.
+ValueId channel_shuffle(TestGraph& g, ValueId x, Ints shape, int64_t groups) {
+  Ints grouped = shape;
+  grouped[1] = shape[1] / groups;
+  grouped.insert(grouped.begin() + 1, groups);
+  Ints swapped = grouped, perm;
+  std::swap(swapped[1], swapped[2]);
+  for (size_t d = 0; d < grouped.size(); ++d) perm.push_back(static_cast<int64_t>(d));
+  std::swap(perm[1], perm[2]);
+  ValueId split = g.node("Reshape", {x, g.ints(grouped)}, grouped);
+  ValueId transposed = g.node("Transpose", {split}, swapped, {Is("perm", perm)});
+  return g.node("Reshape", {transposed, g.ints(shape)}, shape);
+}
+
+/// One nearest Resize of a fresh input to `y_shape`, by `scales` or (when empty) sizes.
+std::vector<uint8_t> resize_nearest(Ints x_shape, Ints y_shape, std::vector<float> scales, const char* transform,
+                                    const char* rounding) {
+  TestGraph g;
+  ValueId x = g.input(x_shape);
+  std::vector<ValueId> inputs = {x, kNoValue, scales.empty() ? kNoValue : g.floats(scales)};
+  if (scales.empty()) inputs.push_back(g.ints(y_shape));
+  return g.finish(
+      {g.node("Resize", inputs, y_shape,
+              {S("mode", "nearest"), S("coordinate_transformation_mode", transform), S("nearest_mode", rounding)})});
+}
+
 const std::vector<OpCase>& own_cases() {
   static const std::vector<OpCase> cases = {
       {"ConvDepthwise16Channels",
@@ -542,6 +569,115 @@ const std::vector<OpCase>& own_cases() {
              g.node("Resize", {x, kNoValue, g.floats({1, 1, 2, 0.5f})}, {1, 4, 10, 3}, {S("mode", "linear")});
          return g.finish({doubled, odd, scaled});
        }},
+      {"ChannelShuffleGroups2AfterAConvolution",
+       [] {
+         // 12 channels: a blocked layout pads them; the shuffle runs in the conv's layout.
+         TestGraph g;
+         ValueId x = g.input({1, 4, 6, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({12, 4, 1, 1})}, {1, 12, 6, 6});
+         ValueId shuffled = channel_shuffle(g, conv, {1, 12, 6, 6}, 2);
+         return g.finish({g.node("Conv", {shuffled, g.constant({8, 12, 1, 1})}, {1, 8, 6, 6})});
+       }},
+      {"ChannelShuffleGroups4OnAnInputToAnOutput",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({2, 16, 3, 5});
+         return g.finish({channel_shuffle(g, x, {2, 16, 3, 5}, 4)});
+       }},
+      {"ChannelShuffle1dGroups3",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 9, 7});
+         return g.finish({channel_shuffle(g, g.node("Relu", {x}, {1, 9, 7}), {1, 9, 7}, 3)});
+       }},
+      {"ReshapeTransposeReshapeThatIsNoShuffle",
+       [] {
+         // Looks like a shuffle, but the Transpose also swaps H and W; and a shuffle whose
+         // grouped value is also read elsewhere. Both stay separate ops, still right.
+         TestGraph g;
+         ValueId x = g.input({1, 12, 3, 4});
+         ValueId split = g.node("Reshape", {x, g.ints({1, 3, 4, 3, 4})}, {1, 3, 4, 3, 4});
+         ValueId swapped = g.node("Transpose", {split}, {1, 4, 3, 4, 3}, {Is("perm", {0, 2, 1, 4, 3})});
+         ValueId merged = g.node("Reshape", {swapped, g.ints({1, 12, 4, 3})}, {1, 12, 4, 3});
+         ValueId split2 = g.node("Reshape", {x, g.ints({1, 2, 6, 3, 4})}, {1, 2, 6, 3, 4});
+         ValueId swapped2 = g.node("Transpose", {split2}, {1, 6, 2, 3, 4}, {Is("perm", {0, 2, 1, 3, 4})});
+         ValueId merged2 = g.node("Reshape", {swapped2, g.ints({1, 12, 3, 4})}, {1, 12, 3, 4});
+         return g.finish({merged, merged2, split2});
+       }},
+      {"ShuffleNetUnitsConcatShuffleSlice",
+       [] {
+         // ShuffleNet v2's units as PyTorch exports them: two branches concatenated, the
+         // shuffle, then Slices taking the halves (x.chunk(2, dim=1)).
+         TestGraph g;
+         ValueId x = g.input({1, 24, 8, 8});
+         auto branch = [&](ValueId in, int64_t c, int64_t out_c, int64_t stride) {
+           const int64_t s = 8 / stride;
+           ValueId a =
+               g.node("Relu", {g.node("Conv", {in, g.constant({out_c, c, 1, 1})}, {1, out_c, 8, 8})}, {1, out_c, 8, 8});
+           ValueId dw = g.node("Conv", {a, g.constant({out_c, 1, 3, 3})}, {1, out_c, s, s},
+                               {I("group", out_c), Is("pads", {1, 1, 1, 1}), Is("strides", {stride, stride})});
+           return g.node("Relu", {g.node("Conv", {dw, g.constant({out_c, out_c, 1, 1})}, {1, out_c, s, s})},
+                         {1, out_c, s, s});
+         };
+         ValueId left = g.node("Conv", {x, g.constant({20, 24, 1, 1})}, {1, 20, 8, 8});
+         ValueId joined = g.node("Concat", {left, branch(x, 24, 20, 1)}, {1, 40, 8, 8}, {I("axis", 1)});
+         ValueId shuffled = channel_shuffle(g, joined, {1, 40, 8, 8}, 2);
+         for (int unit = 0; unit < 2; ++unit) {
+           ValueId kept = g.node("Slice", {shuffled, g.ints({0}), g.ints({20}), g.ints({1})}, {1, 20, 8, 8});
+           ValueId rest = g.node("Slice", {shuffled, g.ints({20}), g.ints({40}), g.ints({1})}, {1, 20, 8, 8});
+           joined = g.node("Concat", {kept, branch(rest, 20, 20, 1)}, {1, 40, 8, 8}, {I("axis", 1)});
+           shuffled = channel_shuffle(g, joined, {1, 40, 8, 8}, 2);
+         }
+         return g.finish({g.node("GlobalAveragePool", {shuffled}, {1, 40, 1, 1})});
+       }},
+      {"ResizeNearestAsymmetricFloor2xAfterAConvolution",
+       [] {
+         // F.interpolate(scale_factor=2, mode="nearest"), a detection neck's upsampling.
+         TestGraph g;
+         ValueId x = g.input({1, 4, 5, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({20, 4, 1, 1})}, {1, 20, 5, 6});
+         ValueId up = g.node(
+             "Resize", {conv, kNoValue, g.floats({1, 1, 2, 2})}, {1, 20, 10, 12},
+             {S("mode", "nearest"), S("coordinate_transformation_mode", "asymmetric"), S("nearest_mode", "floor")});
+         return g.finish({g.node("Conv", {up, g.constant({4, 20, 3, 3})}, {1, 4, 8, 10})});
+       }},
+      {"ResizeNearest3xSizes1dHalfPixel",
+       [] {
+         return resize_nearest({2, 3, 5}, {2, 3, 15}, {}, "half_pixel", "round_prefer_floor");
+       }},
+      {"ResizeNearest3xScales2dPytorchHalfPixelPreferCeil",
+       [] {
+         return resize_nearest({1, 2, 4, 3}, {1, 2, 12, 9}, {1, 1, 3, 3}, "pytorch_half_pixel", "round_prefer_ceil");
+       }},
+      {"ResizeNearestMixedScalesTfHalfPixelFloor",
+       [] {
+         return resize_nearest({1, 3, 4, 5}, {1, 3, 8, 15}, {1, 1, 2, 3}, "tf_half_pixel_for_nn", "floor");
+       }},
+      {"ResizeNearest2xSizesDefaultModes",
+       [] {  // half_pixel and round_prefer_floor, ONNX's defaults
+         TestGraph g;
+         ValueId x = g.input({1, 2, 3, 3});
+         return g.finish(
+             {g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 2, 6, 6})}, {1, 2, 6, 6}, {S("mode", "nearest")})});
+       }},
+      {"ResizeNearestHalveHalfPixelPreferCeil",
+       [] {  // every coordinate a tie, both round up
+         return resize_nearest({1, 2, 8, 6}, {1, 2, 4, 3}, {1, 1, 0.5f, 0.5f}, "half_pixel", "round_prefer_ceil");
+       }},
+      {"ResizeNearest3dAsymmetricFloor",
+       [] {
+         return resize_nearest({1, 2, 2, 3, 4}, {1, 2, 4, 6, 8}, {1, 1, 2, 2, 2}, "asymmetric", "floor");
+       }},
+      {"ResizeNearestAlignCorners3To6",
+       [] {
+         return resize_nearest({1, 2, 3, 3}, {1, 2, 6, 6}, {}, "align_corners", "round_prefer_floor");
+       }},
+      {"ResizeNearestOpset10",
+       [] {  // Resize 10: asymmetric, floor; the scales are input 1
+         TestGraph g(10);
+         ValueId x = g.input({1, 3, 4, 4});
+         return g.finish({g.node("Resize", {x, g.floats({1, 1, 2, 2})}, {1, 3, 8, 8}, {S("mode", "nearest")})});
+       }},
       {"InstanceNormalizationAfterAConvolution",
        [] {
          TestGraph g;
@@ -730,14 +866,30 @@ uint32_t blob_version(OnednnEnvironment& env, const std::vector<uint8_t>& graph)
   return version;
 }
 
-// A blob says the oldest format that reads it: 4 (a version 3 plugin refuses it) only
-// where it holds a deconvolution, so the others still run on a version 3 plugin.
-TEST(OnednnBlobFormat, OnlyABlobWithADeconvolutionNeedsVersion4) {
+// A blob says the oldest format that reads it: 5 where it holds a channel shuffle or a
+// nearest resampling, 4 where it holds a deconvolution (so a version 3 plugin refuses
+// it), else 3, so the others still run on an older plugin.
+TEST(OnednnBlobFormat, OnlyABlobWithANewerOpNeedsANewerVersion) {
   OnednnEnvironment env;
   EXPECT_EQ(blob_version(env, conv_transpose({1, 4, 5, 5}, {4, 3, 3, 3}, {1, 3, 7, 7}, {})), 4u);
-  TestGraph g;
-  ValueId x = g.input({1, 4, 5, 5});
-  EXPECT_EQ(blob_version(env, g.finish({g.node("Conv", {x, g.constant({3, 4, 3, 3})}, {1, 3, 3, 3})})), 3u);
+  EXPECT_EQ(blob_version(env, resize_nearest({1, 2, 3, 3}, {1, 2, 6, 6}, {1, 1, 2, 2}, "asymmetric", "floor")), 5u);
+  {
+    TestGraph g;
+    ValueId x = g.input({1, 4, 5, 5});
+    EXPECT_EQ(blob_version(env, g.finish({channel_shuffle(g, x, {1, 4, 5, 5}, 2)})), 5u);
+  }
+  {
+    TestGraph g;
+    ValueId x = g.input({1, 4, 5, 5});
+    EXPECT_EQ(blob_version(env, g.finish({g.node("Conv", {x, g.constant({3, 4, 3, 3})}, {1, 3, 3, 3})})), 3u);
+  }
+  {
+    TestGraph g;
+    ValueId x = g.input({1, 4, 5, 5});
+    EXPECT_EQ(blob_version(env, g.finish({g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 4, 10, 10})},
+                                                 {1, 4, 10, 10}, {S("mode", "linear")})})),
+              3u);
+  }
 }
 
 TEST(OnednnOwnReference, MaxAndMinBroadcast) {
@@ -846,12 +998,37 @@ const std::vector<RefusedCase>& refused_cases() {
          return g.finish(
              {g.node("Resize", {x, kNoValue, g.floats({1, 1, 0.6f, 0.6f})}, {1, 1, 1, 2}, {S("mode", "linear")})});
        }},
-      {"ResizeNearest", "Resize",
+      {"ResizeNearestAsymmetricRoundPreferFloor3x", "Resize",
+       [] {  // ONNX reads element 1 for output 2 (2 / 3 rounds up), oneDNN element 0
+         return resize_nearest({1, 2, 3, 3}, {1, 2, 9, 9}, {1, 1, 3, 3}, "asymmetric", "round_prefer_floor");
+       }},
+      {"ResizeNearestAsymmetricRoundPreferCeil2x", "Resize",
+       [] {
+         return resize_nearest({1, 2, 3, 3}, {1, 2, 6, 6}, {1, 1, 2, 2}, "asymmetric", "round_prefer_ceil");
+       }},
+      {"ResizeNearestHalfPixelFloor2x", "Resize",
+       [] {
+         return resize_nearest({1, 2, 3, 3}, {1, 2, 6, 6}, {}, "half_pixel", "floor");
+       }},
+      {"ResizeNearestAlignCornersTwoToFive", "Resize",
+       [] {  // output 2 sits at 0.5: ONNX rounds it down, oneDNN's 0.5 up (3 to 6 agrees)
+         return resize_nearest({1, 2, 2, 2}, {1, 2, 5, 5}, {}, "align_corners", "round_prefer_floor");
+       }},
+      {"ResizeNearestAsymmetricFloorByOneAndAHalf", "Resize",
+       [] {  // a scale that is not whole: ONNX reads 0, 0, 1, ...; oneDNN 0, 1, 1, ...
+         return resize_nearest({1, 2, 4, 4}, {1, 2, 6, 6}, {1, 1, 1.5f, 1.5f}, "asymmetric", "floor");
+       }},
+      {"ResizeNearestHalveHalfPixelPreferFloor", "Resize",
+       [] {  // ties: ONNX rounds them down, oneDNN up
+         return resize_nearest({1, 2, 8, 8}, {1, 2, 4, 4}, {}, "half_pixel", "round_prefer_floor");
+       }},
+      {"ResizeNearestTfCropAndResize", "Resize",
        [] {
          TestGraph g;
-         ValueId x = g.input({1, 2, 3, 3});
+         ValueId x = g.input({1, 2, 4, 4});
          return g.finish(
-             {g.node("Resize", {x, kNoValue, kNoValue, g.ints({1, 2, 6, 6})}, {1, 2, 6, 6}, {S("mode", "nearest")})});
+             {g.node("Resize", {x, g.floats({0, 0, 0, 0, 1, 1, 1, 1}), g.floats({1, 1, 2, 2})}, {1, 2, 8, 8},
+                     {S("mode", "nearest"), S("coordinate_transformation_mode", "tf_crop_and_resize")})});
        }},
       {"SliceWithNegativeStep", "Slice",
        [] {
