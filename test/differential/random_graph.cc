@@ -69,6 +69,8 @@ class Generator {
   Value binary_with_input(const Value& x);
   Value positive(const Value& x);
   Value reshape(const Value& x);
+  Value channel_shuffle(const Value& x);
+  Value resize_nearest(const Value& x);
 
   // ---- Helpers.
   Value image_input();
@@ -449,7 +451,9 @@ Value Generator::binary_with_input(const Value& x) {
 Value Generator::reshape(const Value& x) {
   const Shape& xs = x.shape;
   const int64_t rank = static_cast<int64_t>(xs.size());
-  const int64_t which = random_.between(0, 2);
+  const int64_t which = random_.between(0, 4);
+  if (which == 3 && rank >= 3) return channel_shuffle(x);
+  if (which == 4 && rank >= 3 && rank <= 5) return resize_nearest(x);
   if (which == 0 && rank >= 2) {  // a random permutation
     std::vector<int64_t> perm(static_cast<size_t>(rank));
     std::iota(perm.begin(), perm.end(), 0);
@@ -465,6 +469,65 @@ Value Generator::reshape(const Value& x) {
   }
   if (rank >= 2) return node("Flatten", {x}, {xs[0], element_count(xs) / xs[0]}, {Attr::i("axis", 1)});
   return node("Identity", {x}, xs);
+}
+
+/// ShuffleNet's channel shuffle (Reshape [N, C, ...] to [N, g, C / g, ...], Transpose of
+/// those two axes, Reshape back), or sometimes one that is not (the Transpose also swaps
+/// two trailing axes of equal size), along axis 1 when it has a divisor.
+Value Generator::channel_shuffle(const Value& x) {
+  const Shape& xs = x.shape;
+  std::vector<int64_t> divisors;
+  for (int64_t g = 2; g < xs[1]; ++g) {
+    if (xs[1] % g == 0) divisors.push_back(g);
+  }
+  if (divisors.empty()) return node("Identity", {x}, xs);
+  const int64_t groups = random_.pick(divisors);
+  Shape grouped = xs;
+  grouped[1] = xs[1] / groups;
+  grouped.insert(grouped.begin() + 1, groups);
+  std::vector<int64_t> perm(grouped.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[1], perm[2]);
+  const size_t last = grouped.size() - 1;
+  if (grouped[last] == grouped[last - 1] && last - 1 > 2 && random_.chance(0.2)) std::swap(perm[last], perm[last - 1]);
+  Shape swapped;
+  for (int64_t p : perm) swapped.push_back(grouped[size_t(p)]);
+  const Value split = node("Reshape", {x, model_.ints(grouped)}, grouped);
+  const Value transposed = node("Transpose", {split}, swapped, {Attr::is("perm", perm)});
+  return node("Reshape", {transposed, model_.ints(xs)}, xs);
+}
+
+/// A nearest Resize of the spatial axes: every coordinate mode and rounding, by whole
+/// scales of 1 to 3, halving, or sizes that are not a whole multiple, given as scales or
+/// sizes. oneDNN takes the combinations whose indices agree with ONNX's.
+Value Generator::resize_nearest(const Value& x) {
+  const Shape& xs = x.shape;
+  Shape ys = xs;
+  std::vector<float> scales(xs.size(), 1.0f);
+  const bool by_sizes = random_.chance(0.4);
+  for (size_t d = 2; d < xs.size(); ++d) {
+    const int64_t kind = random_.between(0, 5);
+    if (kind <= 3) {
+      ys[d] = xs[d] * random_.between(1, 3);
+    } else if (kind == 4 && xs[d] % 2 == 0) {
+      ys[d] = xs[d] / 2;
+    } else {
+      ys[d] = random_.between(1, 2 * xs[d] + 1);
+    }
+    scales[d] = static_cast<float>(ys[d]) / static_cast<float>(xs[d]);
+    if (!by_sizes) ys[d] = static_cast<int64_t>(std::floor(static_cast<float>(xs[d]) * scales[d]));
+  }
+  if (element_count(ys) == 0 || element_count(ys) > 4 * 65536) return node("Identity", {x}, xs);
+  const std::vector<std::string> transforms = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                               "tf_half_pixel_for_nn"};
+  const std::vector<std::string> roundings = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  // Scales with a trailing empty sizes input defeat ONNX's shape inference: leave it out.
+  const Value none{"", {}};
+  std::vector<Value> inputs = {x, none, by_sizes ? none : model_.constant({int64_t(xs.size())}, scales)};
+  if (by_sizes) inputs.push_back(model_.ints(ys));
+  return node("Resize", inputs, ys,
+              {Attr::s("mode", "nearest"), Attr::s("coordinate_transformation_mode", random_.pick(transforms)),
+               Attr::s("nearest_mode", random_.pick(roundings))});
 }
 
 // ---- Helpers -----------------------------------------------------------------------------
