@@ -244,7 +244,9 @@ class Builder {
   size_t set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primitive_attr* attr,
                       std::unordered_map<int, dnnl::memory>* args, size_t count = SIZE_MAX);
   /// Runs the op's post-ops from `first` on as separate primitives on `dst`, in place.
-  void add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first = 0);
+  /// Runs post-ops `first`... of `op` as steps on `dst`, its output (moved to the plain
+  /// layout first where `dst` is padded).
+  void add_post_op_steps(const blob::Op& op, dnnl::memory dst, size_t first = 0);
 
   const blob::Blob& blob_;
   const sdk::NamedConstants& constants_;
@@ -427,9 +429,27 @@ size_t Builder::set_post_ops(const blob::Op& op, const dims_t& dst, dnnl::primit
   return count;
 }
 
-void Builder::add_post_op_steps(const blob::Op& op, const dnnl::memory& dst, size_t first) {
-  const desc_t md = dst.get_desc();
+/// Whether `md` is a blocked layout whose dims are padded (7 channels in nCw16c).
+bool is_padded(const desc_t& md) {
+  for (int d = 0; d < md.data.ndims; ++d) {
+    if (md.data.padded_dims[d] != md.data.dims[d]) return true;
+  }
+  return false;
+}
+
+void Builder::add_post_op_steps(const blob::Op& op, dnnl::memory dst, size_t first) {
   const size_t count = length(op.post_ops());
+  if (first < count && is_padded(dst.get_desc())) {
+    // oneDNN 2.6's element-wise and binary steps went wrong on padded blocked layouts
+    // (differential cases onednn-2890 and onednn-119051: a pow, then a binary op): the
+    // result moves to the plain layout, and the steps run there.
+    const int32_t y = op.outputs()->Get(0);  // checked by output(op) before `dst` was defined
+    values_[static_cast<size_t>(y)].defined = false;
+    dnnl::memory plain_dst = define(y, plain(dims(y)));
+    add_reorder(dst, plain_dst);
+    dst = plain_dst;
+  }
+  const desc_t md = dst.get_desc();
   for (size_t i = first; i < count; ++i) {
     const blob::PostOp* post = op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (post->kind() == blob::PostOpKind::Eltwise) {
