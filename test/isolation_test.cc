@@ -4,7 +4,10 @@
 // right result through the portable fallback within the same call, and leak no process
 // and no shared memory.
 #include <dirent.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +27,8 @@
 #include "plugrt/program.h"
 #include "program_fixtures.h"
 #include "test_plugin_files.h"
+
+extern char** environ;
 
 namespace plugrt::testing {
 namespace {
@@ -69,7 +74,8 @@ std::string child_processes() {
 }
 
 // Whether process `pid` has ended (gone, or a zombie no one reaped yet), waiting up to 5 s
-// for the signal to land.
+// for the signal to land. One that has not is killed here, so that a failing test leaves
+// nothing behind (it would hold the test's output open).
 bool process_ended(pid_t pid) {
   for (int i = 0; i < 500; ++i) {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -79,6 +85,7 @@ bool process_ended(pid_t pid) {
     if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  kill(pid, SIGKILL);
   return false;
 }
 
@@ -268,6 +275,36 @@ TEST_F(Isolation, AHangIsKilledWithEveryProcessItStarted) {
   const pid_t forked = forked_pid(pid_file);
   ASSERT_GT(forked, 0);
   EXPECT_TRUE(process_ended(forked)) << "the backend host's child " << forked << " outlived it";
+}
+
+// When the host process dies (here `plugrt run`, killed), its backend host ends its whole
+// group: the plugin's descendants do not outlive the application.
+TEST_F(Isolation, TheHostsDeathEndsEveryProcessTheBackendHostStarted) {
+  const std::string pid_file = plugins_.path() + "/forked.pid";
+  const std::string program_file = plugins_.path() + "/crashy.prt";
+  OffsetProgramOptions options;
+  options.backend = "crashy";
+  options.compile_specs = {spec("fork_hang_on_call", "1"), spec("fork_pid_file", pid_file)};
+  const std::vector<uint8_t> program = offset_program(options);
+  std::ofstream(program_file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(program.data()), static_cast<std::streamsize>(program.size()));
+  std::vector<std::string> args = {PLUGRT_COMMAND_FILE, "run",    program_file,  "--plugin-dir", plugins_.path(),
+                                   "--isolate",         "crashy", "--placement", "as-compiled"};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t command = -1;
+  ASSERT_EQ(posix_spawn(&command, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  pid_t forked = 0;
+  for (int i = 0; i < 1000 && forked == 0; ++i) {  // up to 10 s for the call to start
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    forked = forked_pid(pid_file);
+  }
+  kill(command, SIGKILL);
+  int status = 0;
+  waitpid(command, &status, 0);
+  ASSERT_GT(forked, 0) << "the isolated call did not start";
+  EXPECT_TRUE(process_ended(forked)) << "the backend host's child " << forked << " outlived the host";
 }
 
 TEST_F(Isolation, AHangInInitIsKilledAtTheInitTimeLimitAndFallsBack) {
