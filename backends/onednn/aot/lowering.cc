@@ -219,32 +219,9 @@ std::string Lowering::lower(const ir::Node& node) {
 
 // ---- Convolution ---------------------------------------------------------------------
 
-/// Adds a convolution or deconvolution of node's input 0 by its constant weights (input
-/// 1) and optional constant bias (input 2); the reason when they do not fit.
-std::string Lowering::add_windowed(OpKind kind, const ir::Node& node, int64_t out_channels, int64_t group,
-                                   const std::vector<int64_t>& kernel, const WindowFields& window) {
-  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
-  std::vector<float> weights = graph_.floats(w);
-  if (weights.empty()) return "the weights' data does not match their shape";
-  std::vector<int32_t> inputs = {activation(x), add_constant(graph_.shape(w), std::move(weights), w)};
-  if (b != -1) {
-    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
-      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
-    }
-    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
-  }
-  Op& op = add(kind, node, std::move(inputs), {activation(GraphView::output(node, 0))});
-  op.strides = window.strides;
-  op.dilations = minus_one(window.dilations);
-  op.padding_begin = window.begin;
-  op.padding_end = window.end;
-  op.kernel = kernel;
-  op.groups = group;
-  return "";
-}
-
 std::string Lowering::lower_conv(const ir::Node& node) {
-  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
   if (std::string why = check_activation(x, "input"); !why.empty()) return why;
   const std::vector<int64_t> xs = graph_.shape(x);
   if (xs.size() < 3 || xs.size() > 5) return "only 1-D, 2-D and 3-D convolutions are taken";
@@ -266,12 +243,28 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   if (std::find(expected.begin(), expected.end(), -1) != expected.end() || graph_.shape(y) != expected) {
     return "the output shape is not " + shape_text(expected);
   }
-  return add_windowed(OpKind::Convolution, node, out_channels, group, kernel,
-                      {window.strides, window.dilations, window.begin, window.end});
+  std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights), w)};
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
+  }
+  Op& op = add(OpKind::Convolution, node, std::move(inputs), {activation(y)});
+  op.strides = window.strides;
+  op.dilations = minus_one(window.dilations);
+  op.padding_begin = window.begin;
+  op.padding_end = window.end;
+  op.kernel = kernel;
+  op.groups = group;
+  return "";
 }
 
 std::string Lowering::lower_conv_transpose(const ir::Node& node) {
-  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
   if (std::string why = check_activation(x, "input"); !why.empty()) return why;
   const std::vector<int64_t> xs = graph_.shape(x);
   if (xs.size() < 3 || xs.size() > 5) return "only 1-D, 2-D and 3-D transposed convolutions are taken";
@@ -292,8 +285,23 @@ std::string Lowering::lower_conv_transpose(const ir::Node& node) {
   std::vector<int64_t> expected = {xs[0], out_channels};
   expected.insert(expected.end(), window.output.begin(), window.output.end());
   if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
-  return add_windowed(OpKind::Deconvolution, node, out_channels, group, kernel,
-                      {window.strides, window.dilations, window.begin, window.end});
+  std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights), w)};
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
+  }
+  Op& op = add(OpKind::Deconvolution, node, std::move(inputs), {activation(y)});
+  op.strides = window.strides;
+  op.dilations = minus_one(window.dilations);
+  op.padding_begin = window.begin;
+  op.padding_end = window.end;
+  op.kernel = kernel;
+  op.groups = group;
+  return "";
 }
 
 // ---- Matrix products --------------------------------------------------------------------

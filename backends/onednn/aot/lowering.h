@@ -55,12 +55,6 @@ class Lowering {
 
  private:
   std::string lower(const ir::Node& node);
-  /// A window's strides, dilations (ONNX's: 1 is dense) and pads.
-  struct WindowFields {
-    std::vector<int64_t> strides, dilations, begin, end;
-  };
-  std::string add_windowed(blob::OpKind kind, const ir::Node& node, int64_t out_channels, int64_t group,
-                           const std::vector<int64_t>& kernel, const WindowFields& window);
   std::string lower_conv(const ir::Node& node);
   std::string lower_conv_transpose(const ir::Node& node);
   std::string lower_gemm(const ir::Node& node);

@@ -180,9 +180,6 @@ class Builder {
 
   void verify_tensors();
   void build_op(const blob::Op& op, const std::string& where);
-  template <typename Primitive>
-  void add_windowed_step(const blob::Op& op, const typename Primitive::primitive_desc& pd, const desc_t& weights_md,
-                         std::unordered_map<int, dnnl::memory> args, size_t fused);
   void build_convolution(const blob::Op& op);
   void build_deconvolution(const blob::Op& op);
   void build_matmul(const blob::Op& op);
@@ -489,27 +486,6 @@ void Builder::add_post_op_steps(const blob::Op& op, dnnl::memory dst, size_t fir
 
 // ---- Ops --------------------------------------------------------------------------------------
 
-/// The step of a convolution or deconvolution `pd` of `op` (x, constant weights w read in
-/// place as `weights_md` describes their bytes, optional bias, output y), then its
-/// post-ops from `fused` on as steps.
-template <typename Primitive>
-void Builder::add_windowed_step(const blob::Op& op, const typename Primitive::primitive_desc& pd,
-                                const desc_t& weights_md, std::unordered_map<int, dnnl::memory> args, size_t fused) {
-  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
-  Value& weights = values_[static_cast<size_t>(w)];
-  current(w);
-  weights.md = weights_md;
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
-  args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
-  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
-  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
-  dnnl::memory dst = define(y, pd.dst_desc());
-  args[DNNL_ARG_DST] = dst;
-  add_step(Primitive(pd), std::move(args), pd.scratchpad_desc());
-  if (fused < length(op.post_ops())) add_post_op_steps(op, dst, fused);
-  publish(y);
-}
-
 void Builder::build_convolution(const blob::Op& op) {
   const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
   const dims_t& xs = dims(x);
@@ -570,7 +546,18 @@ void Builder::build_convolution(const blob::Op& op) {
     }
   }
   // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
-  add_windowed_step<dnnl::convolution_forward>(op, pd, plain(weight_dims), std::move(args), fused);
+  Value& weights = values_[static_cast<size_t>(w)];
+  current(w);
+  weights.md = plain(weight_dims);
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
+  args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
+  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  dnnl::memory dst = define(y, pd.dst_desc());
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::convolution_forward(pd), std::move(args), pd.scratchpad_desc());
+  if (fused < post_op_count) add_post_op_steps(op, dst, fused);
+  publish(y);
 }
 
 /// ONNX's ConvTranspose weights [I, O/g, k...] as oneDNN's deconvolution reads them:
@@ -657,7 +644,18 @@ void Builder::build_deconvolution(const blob::Op& op) {
                                                    begin, end);
     pd = dnnl::deconvolution_forward::primitive_desc(plain_desc, fused > 0 ? attr : attributes(), engine_);
   }
-  add_windowed_step<dnnl::deconvolution_forward>(op, pd, onnx_weights, std::move(args), fused);
+  Value& weights = values_[static_cast<size_t>(w)];
+  current(w);
+  weights.md = onnx_weights;
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
+  args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
+  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  dnnl::memory dst = define(y, pd.dst_desc());
+  args[DNNL_ARG_DST] = dst;
+  add_step(dnnl::deconvolution_forward(pd), std::move(args), pd.scratchpad_desc());
+  if (fused < length(op.post_ops())) add_post_op_steps(op, dst, fused);
+  publish(y);
 }
 
 dnnl::memory Builder::reshaped(const dnnl::memory& memory, const dims_t& dims) {
