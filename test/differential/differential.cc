@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -189,20 +190,25 @@ Campaign run_campaign(Checker& checker, const std::string& backend, uint64_t fir
     const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
     if (seconds > 0 && spent.count() > seconds) break;
     const RandomGraph graph = generate_graph(seed);
-    const Verdict verdict =
-        checker.check(graph.onnx, graph.reduction_length, backend, static_cast<uint32_t>(seed * 2654435761u));
-    ++campaign.graphs;
-    if (verdict.nodes_on_backend > 0) ++campaign.graphs_on_backend;
-    if (verdict.agrees()) continue;
-    Finding finding{seed, graph.description, verdict, ""};
+    // The graph is saved before it runs and removed when it agrees, so a graph that
+    // crashes the process is left behind to replay.
+    std::string saved_as;
     if (!failures_dir.empty()) {
       const std::string path = failures_dir + "/" + backend + "-" + std::to_string(seed) + ".k" +
                                std::to_string(graph.reduction_length) + ".onnx";
       std::ofstream file(path, std::ios::binary);
       file.write(reinterpret_cast<const char*>(graph.onnx.data()), static_cast<std::streamsize>(graph.onnx.size()));
-      if (file) finding.saved_as = path;
+      if (file.flush()) saved_as = path;
     }
-    campaign.findings.push_back(std::move(finding));
+    const Verdict verdict =
+        checker.check(graph.onnx, graph.reduction_length, backend, static_cast<uint32_t>(seed * 2654435761u));
+    ++campaign.graphs;
+    if (verdict.nodes_on_backend > 0) ++campaign.graphs_on_backend;
+    if (verdict.agrees()) {
+      if (!saved_as.empty()) std::remove(saved_as.c_str());
+      continue;
+    }
+    campaign.findings.push_back(Finding{seed, graph.description, verdict, saved_as});
   }
   return campaign;
 }
