@@ -12,9 +12,11 @@ namespace {
 using blob::Algorithm;
 using blob::OpKind;
 
+/// Deconvolution takes none: oneDNN 2.6's jit deconvolution with a fused post-op runs up
+/// to 50x slower than the bare primitive followed by the post-op as a step of its own.
 bool takes_post_ops(OpKind kind) {
-  return kind == OpKind::Convolution || kind == OpKind::Deconvolution || kind == OpKind::MatMul ||
-         kind == OpKind::InnerProduct || kind == OpKind::Binary;
+  return kind == OpKind::Convolution || kind == OpKind::MatMul || kind == OpKind::InnerProduct ||
+         kind == OpKind::Binary;
 }
 
 /// A batch normalization takes element-wise post-ops only: init fuses a Relu into the
@@ -27,6 +29,17 @@ bool commutative(Algorithm algorithm) {
 }
 
 bool has_bias(const Op& op) { return op.inputs.size() >= 3 && op.inputs[2] >= 0; }
+
+/// Whether `operand` holds one value per channel (dim 1) of `out`, broadcast from the
+/// right: [C], [C, 1...] or [1, C, 1...].
+bool per_channel(const std::vector<int64_t>& operand, const std::vector<int64_t>& out) {
+  if (out.size() < 2 || operand.size() > out.size() || operand.size() + 1 < out.size()) return false;
+  const size_t shift = out.size() - operand.size();
+  for (size_t d = 0; d < operand.size(); ++d) {
+    if (operand[d] != (d + shift == 1 ? out[1] : 1)) return false;
+  }
+  return true;
+}
 
 /// Appends an element-wise op to `target`'s post-ops. Two affine maps in a row (Mul then
 /// Div by constants, Add then Mul...) become one: a2 * (a1 * x + b1) + b2.
@@ -42,22 +55,35 @@ void append_eltwise(Op* target, const Op& op) {
   target->post_ops.push_back(PostOp{blob::PostOpKind::Eltwise, op.algorithm, op.alpha, op.beta, -1});
 }
 
-/// Folds an inference batch normalization into the convolution before it.
+/// Multiplies each output channel's weights by its scale: a convolution's weights are
+/// [O, I/g, k...], a deconvolution's (ONNX's ConvTranspose) [I, O/g, k...].
+void scale_output_channels(const Op& op, const std::vector<float>& scale, Tensor* weights) {
+  const size_t rows = static_cast<size_t>(weights->dims[0]), columns = static_cast<size_t>(weights->dims[1]);
+  const size_t taps = weights->data.size() / (rows * columns);
+  const size_t rows_per_group = rows / static_cast<size_t>(op.groups);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < columns; ++k) {
+      const size_t channel = op.kind == OpKind::Convolution ? r : r / rows_per_group * columns + k;
+      float* tap = &weights->data[(r * columns + k) * taps];
+      for (size_t i = 0; i < taps; ++i) tap[i] *= scale[channel];
+    }
+  }
+}
+
+/// Folds an inference batch normalization into the convolution or deconvolution before it.
 void fold_batch_norm(OpList* list, Op* conv, const Op& norm) {
-  std::vector<float>& weights = list->tensors[static_cast<size_t>(conv->inputs[1])].data;
   const auto& gamma = list->tensors[static_cast<size_t>(norm.inputs[1])].data;
   const auto& beta = list->tensors[static_cast<size_t>(norm.inputs[2])].data;
   const auto& mean = list->tensors[static_cast<size_t>(norm.inputs[3])].data;
   const auto& variance = list->tensors[static_cast<size_t>(norm.inputs[4])].data;
   const size_t channels = gamma.size();
-  std::vector<float> bias(channels, 0.0f);
+  std::vector<float> bias(channels, 0.0f), scale(channels);
   if (has_bias(*conv)) bias = list->tensors[static_cast<size_t>(conv->inputs[2])].data;
-  const size_t per_channel = weights.size() / channels;
   for (size_t c = 0; c < channels; ++c) {
-    const float scale = gamma[c] / std::sqrt(variance[c] + norm.epsilon);
-    for (size_t i = 0; i < per_channel; ++i) weights[c * per_channel + i] *= scale;
-    bias[c] = (bias[c] - mean[c]) * scale + beta[c];
+    scale[c] = gamma[c] / std::sqrt(variance[c] + norm.epsilon);
+    bias[c] = (bias[c] - mean[c]) * scale[c] + beta[c];
   }
+  scale_output_channels(*conv, scale, &list->tensors[static_cast<size_t>(conv->inputs[1])]);
   Tensor tensor;
   tensor.dims = {static_cast<int64_t>(channels)};
   tensor.data = std::move(bias);
@@ -99,7 +125,35 @@ void fuse_post_ops(OpList* list) {
     Op& op = ops[j];
     const int32_t out = op.outputs.empty() ? -1 : op.outputs[0];
     bool fused = false;
-    if (op.kind == OpKind::Eltwise || op.kind == OpKind::Binary) {
+    if (op.kind == OpKind::Binary && op.algorithm == Algorithm::Add && op.post_ops.empty()) {
+      // A constant added per channel after a (de)convolution with neither bias nor
+      // post-ops becomes its bias (so a batch normalization after it folds in too).
+      for (size_t s = 0; s < 2 && !fused; ++s) {
+        const int32_t t = op.inputs[s], other = op.inputs[1 - s];
+        const int64_t p = producer[static_cast<size_t>(t)];
+        if (p < 0 || readers[static_cast<size_t>(t)] != 1) continue;
+        Op& target = ops[static_cast<size_t>(p)];
+        const std::vector<int64_t>& dims = tensors[static_cast<size_t>(out)].dims;
+        if ((target.kind != OpKind::Convolution && target.kind != OpKind::Deconvolution) || has_bias(target) ||
+            !target.post_ops.empty() || tensors[static_cast<size_t>(t)].dims != dims ||
+            !tensors[static_cast<size_t>(other)].constant ||
+            !per_channel(tensors[static_cast<size_t>(other)].dims, dims)) {
+          continue;
+        }
+        Tensor bias = tensors[static_cast<size_t>(other)];
+        bias.dims = {dims[1]};
+        tensors.push_back(std::move(bias));
+        readers.push_back(1);
+        producer.push_back(-1);
+        target.inputs.resize(2);
+        target.inputs.push_back(static_cast<int32_t>(tensors.size() - 1));
+        target.outputs[0] = out;
+        producer[static_cast<size_t>(out)] = p;
+        --readers[static_cast<size_t>(t)];
+        fused = true;
+      }
+    }
+    if (!fused && (op.kind == OpKind::Eltwise || op.kind == OpKind::Binary)) {
       const size_t slots = op.kind == OpKind::Binary && commutative(op.algorithm) ? 2 : 1;
       for (size_t s = 0; s < slots && !fused; ++s) {
         const int32_t t = op.inputs[s];
@@ -151,7 +205,9 @@ void fuse_post_ops(OpList* list) {
     if (!fused && op.kind == OpKind::BatchNorm) {
       const int32_t t = op.inputs[0];
       const int64_t p = producer[static_cast<size_t>(t)];
-      if (p >= 0 && readers[static_cast<size_t>(t)] == 1 && ops[static_cast<size_t>(p)].kind == OpKind::Convolution &&
+      const OpKind target_kind = p >= 0 ? ops[static_cast<size_t>(p)].kind : OpKind::BatchNorm;
+      if (p >= 0 && readers[static_cast<size_t>(t)] == 1 &&
+          (target_kind == OpKind::Convolution || target_kind == OpKind::Deconvolution) &&
           ops[static_cast<size_t>(p)].post_ops.empty()) {
         fold_batch_norm(list, &ops[static_cast<size_t>(p)], op);
         readers.push_back(1);

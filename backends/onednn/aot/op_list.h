@@ -58,7 +58,7 @@ struct OpList {
 
 /// Fuses what pays off (aot/fusion.cc): element-wise ops and binary ops into the
 /// convolution, matmul or inner product before them as post-ops, a constant row added
-/// after a matmul as its bias, a batch normalization into the convolution before it, a
+/// after a matmul as its bias, a batch normalization into the (de)convolution before it, a
 /// scaling into the copy before it. Drops the tensors nothing uses any more.
 void fuse_post_ops(OpList* list);
 

@@ -235,7 +235,7 @@ const std::vector<OpCase>& own_cases() {
                                {Is("strides", {3, 2}), S("auto_pad", "VALID"), Is("output_padding", {2, 1})});
        }},
       {"ConvTransposeThenReluScaleAndClip",
-       [] {  // the chain fuses into the deconvolution as post-ops
+       [] {  // the chain runs as steps after the deconvolution (a fused one is slow)
          TestGraph g;
          ValueId x = g.input({2, 8, 6, 6});
          ValueId up = g.node("ConvTranspose", {x, g.constant({8, 4, 2, 2}), g.constant({4})}, {2, 4, 12, 12},
@@ -244,6 +244,17 @@ const std::vector<OpCase>& own_cases() {
          ValueId scaled = g.node("Mul", {relu, g.constant({1, 4, 1, 1})}, {2, 4, 12, 12});
          ValueId shifted = g.node("Add", {scaled, g.scalar(0.25f)}, {2, 4, 12, 12});
          return g.finish({g.node("Clip", {shifted, g.scalar(-0.5f), g.scalar(0.5f)}, {2, 4, 12, 12})});
+       }},
+      {"GroupedConvTransposeThenBatchNormAndSigmoid",
+       [] {  // the normalization folds into the deconvolution's weights and bias (groups 2)
+         TestGraph g;
+         ValueId x = g.input({1, 8, 5, 5});
+         ValueId up = g.node("ConvTranspose", {x, g.constant({8, 3, 2, 2}), g.constant({6})}, {1, 6, 10, 10},
+                             {Is("strides", {2, 2}), I("group", 2)});
+         ValueId norm = g.node("BatchNormalization",
+                               {up, g.constant({6}), g.constant({6}), g.constant({6}), g.constant({6}, 0.5f, 2.0f)},
+                               {1, 6, 10, 10});
+         return g.finish({g.node("Sigmoid", {norm}, {1, 6, 10, 10})});
        }},
       {"ConvTransposeThenResidualAddAndLeakyRelu",
        [] {
