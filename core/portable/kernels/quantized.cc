@@ -6,11 +6,13 @@
 //
 // The matrix and convolution ops subtract the zero points from the 8-bit operands and
 // accumulate their products in int32, wrapping on overflow as NumPy's int32 does (never
-// undefined behaviour). QLinearMatMul and QLinearConv then requantize as ONNX's reference
-// implementation does: the multiplier x_scale * w_scale / y_scale in float32, the
-// accumulator times the multiplier in double, plus y_zero_point, rounded half to even and
-// saturated to the output type. The com.microsoft ops compute as ONNX Runtime's CPU
-// kernels do, in float32, rounding half to even.
+// undefined behaviour). The shifted operands fit int16, and every product goes through
+// one GEMM (int_gemm.h) that takes both operands along k: MatMulInteger transposes B,
+// and ConvInteger gathers each output position's patch into a row (for a 1x1 kernel
+// with unit strides and no padding, the position's channels). QLinearMatMul and QLinearConv then requantize as ONNX's
+// reference implementation does: the multiplier x_scale * w_scale / y_scale in float32, the accumulator times the
+// multiplier in double, plus y_zero_point, rounded half to even and saturated to the output type. The com.microsoft ops
+// compute as ONNX Runtime's CPU kernels do, in float32, rounding half to even.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -18,7 +20,9 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
+#include "int_gemm.h"
 #include "kernel_families.h"
 #include "spatial.h"
 #include "typed.h"
@@ -42,47 +46,25 @@ int32_t as_int32(uint32_t value) {
   return result;
 }
 
-/// acc (m x n) += a (m x k) * b (k x n), all row-major and contiguous. The products of
-/// zero-point-shifted 8-bit values fit in int32; their sums wrap (uint32 arithmetic).
-void int_gemm(int64_t m, int64_t n, int64_t k, const int32_t* a, const int32_t* b, uint32_t* acc) {
-  int64_t i = 0;
-  for (; i + 4 <= m; i += 4) {  // four rows of A share each row of B
-    uint32_t* r0 = acc + i * n;
-    uint32_t* r1 = r0 + n;
-    uint32_t* r2 = r1 + n;
-    uint32_t* r3 = r2 + n;
-    for (int64_t p = 0; p < k; ++p) {
-      const auto a0 = static_cast<uint32_t>(a[i * k + p]);
-      const auto a1 = static_cast<uint32_t>(a[(i + 1) * k + p]);
-      const auto a2 = static_cast<uint32_t>(a[(i + 2) * k + p]);
-      const auto a3 = static_cast<uint32_t>(a[(i + 3) * k + p]);
-      const int32_t* row = b + p * n;
-      for (int64_t j = 0; j < n; ++j) {
-        const auto v = static_cast<uint32_t>(row[j]);
-        r0[j] += a0 * v;
-        r1[j] += a1 * v;
-        r2[j] += a2 * v;
-        r3[j] += a3 * v;
-      }
-    }
-  }
-  for (; i < m; ++i) {
-    uint32_t* r = acc + i * n;
-    for (int64_t p = 0; p < k; ++p) {
-      const auto av = static_cast<uint32_t>(a[i * k + p]);
-      if (av == 0) continue;
-      const int32_t* row = b + p * n;
-      for (int64_t j = 0; j < n; ++j) r[j] += av * static_cast<uint32_t>(row[j]);
-    }
-  }
-}
-
 /// Loads element i of an 8-bit tensor of dtype `dtype` (uint8 or int8) as int32.
 int32_t load_8bit(const void* data, DType dtype, int64_t i) {
   return dtype == DType::kInt8 ? static_cast<const int8_t*>(data)[i] : static_cast<const uint8_t*>(data)[i];
 }
 
 bool is_8bit(DType dtype) { return dtype == DType::kUInt8 || dtype == DType::kInt8; }
+
+/// dst[t] = element (first + t * stride) of an 8-bit tensor minus `zero`, for t in
+/// [0, count): at most 255 in magnitude, so it fits the GEMM's int16 operands.
+void widen_8bit(const void* data, DType dtype, int64_t first, int64_t stride, int64_t count, int32_t zero,
+                int16_t* dst) {
+  if (dtype == DType::kInt8) {
+    const int8_t* src = static_cast<const int8_t*>(data) + first;
+    for (int64_t t = 0; t < count; ++t) dst[t] = static_cast<int16_t>(src[t * stride] - zero);
+  } else {
+    const uint8_t* src = static_cast<const uint8_t*>(data) + first;
+    for (int64_t t = 0; t < count; ++t) dst[t] = static_cast<int16_t>(src[t * stride] - zero);
+  }
+}
 
 /// The output: int32 accumulators, or requantized to uint8 or int8.
 struct Requantize {
@@ -169,19 +151,20 @@ struct MatMulParams {
 
 class IntegerMatMulKernel final : public Kernel {
  public:
-  explicit IntegerMatMulKernel(const MatMulParams& p) : p_(p) {}
+  explicit IntegerMatMulKernel(const MatMulParams& p) : p_(p), depth_(int_gemm_padded_k(p.k)) {}
 
   size_t scratch_bytes() const override {
-    return static_cast<size_t>(p_.m * p_.k + p_.k * p_.n) * sizeof(int32_t) +
+    return static_cast<size_t>((p_.m + p_.n) * depth_) * sizeof(int16_t) +
            static_cast<size_t>(p_.m * p_.n) * sizeof(uint32_t);
   }
 
   void run(const KernelArgs& args) const override {
     const void* a = args.inputs[p_.a];
     const void* b = args.inputs[p_.b];
-    auto* a32 = static_cast<int32_t*>(args.scratch);
-    int32_t* b32 = a32 + p_.m * p_.k;
-    auto* acc = reinterpret_cast<uint32_t*>(b32 + p_.k * p_.n);
+    auto* acc = static_cast<uint32_t*>(args.scratch);
+    auto* a16 = reinterpret_cast<int16_t*>(acc + p_.m * p_.n);
+    int16_t* b16 = a16 + p_.m * depth_;  // B transposed: one row of k per column
+    std::fill_n(a16, (p_.m + p_.n) * depth_, int16_t{0});
     const size_t out_size = dtype_size(p_.requantize.dtype);
     auto* y = static_cast<uint8_t*>(args.outputs[0]);
     BroadcastIterator it(p_.batch, 2, p_.strides);
@@ -189,18 +172,15 @@ class IntegerMatMulKernel final : public Kernel {
     for (int64_t t = 0; t < count; ++t, it.next()) {
       const int64_t am = it.offset(0), bm = it.offset(1);
       for (int64_t i = 0; i < p_.m; ++i) {
-        const int32_t zp = p_.a_zero.at(args, p_.a_dtype, am, i);
-        for (int64_t q = 0; q < p_.k; ++q)
-          a32[i * p_.k + q] = load_8bit(a, p_.a_dtype, (am * p_.m + i) * p_.k + q) - zp;
+        widen_8bit(a, p_.a_dtype, (am * p_.m + i) * p_.k, 1, p_.k, p_.a_zero.at(args, p_.a_dtype, am, i),
+                   a16 + i * depth_);
       }
-      for (int64_t q = 0; q < p_.k; ++q) {
-        for (int64_t j = 0; j < p_.n; ++j) {
-          b32[q * p_.n + j] =
-              load_8bit(b, p_.b_dtype, (bm * p_.k + q) * p_.n + j) - p_.b_zero.at(args, p_.b_dtype, bm, j);
-        }
+      for (int64_t j = 0; j < p_.n; ++j) {
+        widen_8bit(b, p_.b_dtype, bm * p_.k * p_.n + j, p_.n, p_.k, p_.b_zero.at(args, p_.b_dtype, bm, j),
+                   b16 + j * depth_);
       }
       std::fill_n(acc, p_.m * p_.n, 0u);
-      int_gemm(p_.m, p_.n, p_.k, a32, b32, acc);
+      int_gemm_nt(p_.m, p_.n, p_.k, a16, b16, acc, p_.n);
       uint8_t* out = y + static_cast<size_t>(t * p_.m * p_.n) * out_size;
       if (p_.requantize.b_scale_per_channel) {  // one multiplier per column
         for (int64_t i = 0; i < p_.m; ++i) {
@@ -216,6 +196,7 @@ class IntegerMatMulKernel final : public Kernel {
 
  private:
   MatMulParams p_;
+  int64_t depth_ = 0;  // k padded for the GEMM
 };
 
 Shape sub_shape(const Shape& shape, int begin, int end) {
@@ -372,24 +353,38 @@ struct ConvParams {
 class IntegerConvKernel final : public Kernel {
  public:
   explicit IntegerConvKernel(const ConvParams& p) : p_(p) {
-    rows_ = p_.in_per_group() * p_.g.kernel_size();
-    const int64_t per_column = (rows_ + p_.out_per_group()) * 4;
-    chunk_ = std::max<int64_t>(1, std::min(p_.g.out_size(), std::max<int64_t>(64, kChunkBytes / per_column)));
+    const SpatialGeometry& g = p_.g;
+    rows_ = p_.in_per_group() * g.kernel_size();
+    depth_ = int_gemm_padded_k(rows_);
+    const int64_t per_column = depth_ * 2 + p_.out_per_group() * 4;
+    chunk_ = std::max<int64_t>(1, std::min(g.out_size(), std::max<int64_t>(64, kChunkBytes / per_column)));
+    for (int64_t c = 0; c < p_.in_per_group(); ++c) {
+      for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
+        for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+          for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+            const SpatialInts at{kz * g.dilation[0], ky * g.dilation[1], kx * g.dilation[2]};
+            const int64_t plane = c * g.in_size();
+            taps_.push_back({plane + (at[0] * g.in[1] + at[1]) * g.in[2] + at[2], plane, at});
+          }
+        }
+      }
+    }
   }
 
   size_t scratch_bytes() const override {
-    return static_cast<size_t>(p_.out_channels * rows_ + rows_ * chunk_ + p_.out_per_group() * chunk_) * 4;
+    return static_cast<size_t>(p_.out_per_group() * chunk_) * sizeof(uint32_t) +
+           static_cast<size_t>((p_.out_channels + chunk_) * depth_) * sizeof(int16_t);
   }
 
   void run(const KernelArgs& args) const override {
-    auto* filters = static_cast<int32_t*>(args.scratch);
-    int32_t* columns = filters + p_.out_channels * rows_;
-    auto* acc = reinterpret_cast<uint32_t*>(columns + rows_ * chunk_);
-    const void* w = args.inputs[p_.w];
+    auto* acc = static_cast<uint32_t*>(args.scratch);
+    auto* filters = reinterpret_cast<int16_t*>(acc + p_.out_per_group() * chunk_);
+    int16_t* patches = filters + p_.out_channels * depth_;
+    std::fill_n(filters, (p_.out_channels + chunk_) * depth_, int16_t{0});
     for (int64_t m = 0; m < p_.out_channels; ++m) {
       const int32_t zp =
           p_.w_zero >= 0 ? load_8bit(args.inputs[p_.w_zero], p_.w_dtype, p_.w_zero_per_channel ? m : 0) : 0;
-      for (int64_t r = 0; r < rows_; ++r) filters[m * rows_ + r] = load_8bit(w, p_.w_dtype, m * rows_ + r) - zp;
+      widen_8bit(args.inputs[p_.w], p_.w_dtype, m * rows_, 1, rows_, zp, filters + m * depth_);
     }
     const int32_t x_zero = p_.x_zero >= 0 ? load_8bit(args.inputs[p_.x_zero], p_.x_dtype, 0) : 0;
     const int32_t* bias = p_.bias >= 0 ? static_cast<const int32_t*>(args.inputs[p_.bias]) : nullptr;
@@ -403,9 +398,13 @@ class IntegerConvKernel final : public Kernel {
         const int64_t image = (n * p_.in_channels + group * p_.in_per_group()) * in_size;
         for (int64_t first = 0; first < out_size; first += chunk_) {
           const int64_t count = std::min(chunk_, out_size - first);
-          im2col(args.inputs[p_.x], image, x_zero, first, count, columns);
+          if (p_.x_dtype == DType::kUInt8) {
+            gather(static_cast<const uint8_t*>(args.inputs[p_.x]) + image, x_zero, first, count, patches);
+          } else {
+            gather(static_cast<const int8_t*>(args.inputs[p_.x]) + image, x_zero, first, count, patches);
+          }
           std::fill_n(acc, out_per_group * count, 0u);
-          int_gemm(out_per_group, count, rows_, filters + group * out_per_group * rows_, columns, acc);
+          int_gemm_nt(out_per_group, count, rows_, filters + group * out_per_group * depth_, patches, acc, count);
           for (int64_t mm = 0; mm < out_per_group; ++mm) {
             const int64_t m = group * out_per_group + mm;
             const int64_t at = (n * p_.out_channels + m) * out_size + first;
@@ -418,59 +417,57 @@ class IntegerConvKernel final : public Kernel {
   }
 
  private:
-  /// Unfolds output positions [first, first + count) of one group's image (starting at
-  /// element `image` of X) into `columns` (rows_ x count): row (c, kz, ky, kx) holds
-  /// x - x_zero at what each position sees through that tap, zero in the padding (the
-  /// padding holds x_zero, as ONNX's reference pads the shifted input with zeros).
-  void im2col(const void* x, int64_t image, int32_t x_zero, int64_t first, int64_t count, int32_t* columns) const {
+  /// One element of a filter: its offset from the window's corner in one group's image,
+  /// the offset of its channel's plane, and its displacement along each spatial slot.
+  struct Tap {
+    int64_t offset;
+    int64_t plane;
+    SpatialInts at;
+  };
+
+  /// Writes the patches of output positions [first, first + count) of one group's image
+  /// `x` into `patches` (count rows of depth_): row t holds x - x_zero at what position
+  /// first + t sees through each tap, zero in the padding (the padding holds x_zero, as
+  /// ONNX's reference pads the shifted input with zeros) and past rows_.
+  template <typename T>
+  void gather(const T* x, int32_t x_zero, int64_t first, int64_t count, int16_t* patches) const {
     const SpatialGeometry& g = p_.g;
-    int32_t* dst = columns;
-    for (int64_t c = 0; c < p_.in_per_group(); ++c) {
-      const int64_t plane = image + c * g.in_size();
-      for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
-        for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
-          for (int64_t kx = 0; kx < g.kernel[2]; ++kx, dst += count) {
-            const int64_t x_offset = kx * g.dilation[2] - g.pad_begin[2];
-            int64_t oz = first / (g.out[1] * g.out[2]);
-            int64_t oy = first / g.out[2] % g.out[1];
-            int64_t ox = first % g.out[2];
-            for (int64_t done = 0; done < count;) {
-              const int64_t run = std::min(count - done, g.out[2] - ox);  // the rest of one output row
-              const int64_t iz = oz * g.stride[0] - g.pad_begin[0] + kz * g.dilation[0];
-              const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
-              int64_t lo = 0, hi = 0;
-              int32_t* row = dst + done;
-              if (iz >= 0 && iz < g.in[0] && iy >= 0 && iy < g.in[1]) {
-                valid_range(x_offset, g.stride[2], g.in[2], g.out[2], &lo, &hi);
-                lo = std::clamp(lo - ox, int64_t{0}, run);
-                hi = std::clamp(hi - ox, int64_t{0}, run);
-                const int64_t src = plane + (iz * g.in[1] + iy) * g.in[2] + x_offset;
-                if (p_.x_dtype == DType::kUInt8) {
-                  const uint8_t* in = static_cast<const uint8_t*>(x) + src;
-                  for (int64_t t = lo; t < hi; ++t) row[t] = in[(ox + t) * g.stride[2]] - x_zero;
-                } else {
-                  const int8_t* in = static_cast<const int8_t*>(x) + src;
-                  for (int64_t t = lo; t < hi; ++t) row[t] = in[(ox + t) * g.stride[2]] - x_zero;
-                }
-              }
-              std::fill(row, row + lo, 0);
-              std::fill(row + hi, row + run, 0);
-              done += run;
-              ox = 0;
-              if (++oy == g.out[1]) {
-                oy = 0;
-                ++oz;
-              }
-            }
-          }
+    const int64_t taps = rows_;
+    const Tap* tap_list = taps_.data();
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t position = first + t;
+      const SpatialInts out{position / (g.out[1] * g.out[2]), position / g.out[2] % g.out[1], position % g.out[2]};
+      SpatialInts corner{};
+      bool inside = true;
+      for (size_t s = 0; s < kMaxSpatial; ++s) {
+        corner[s] = out[s] * g.stride[s] - g.pad_begin[s];
+        inside = inside && corner[s] >= 0 && corner[s] + g.extent(s) <= g.in[s];
+      }
+      int16_t* dst = patches + t * depth_;
+      if (inside) {  // the whole window lies in the image
+        const T* base = x + (corner[0] * g.in[1] + corner[1]) * g.in[2] + corner[2];
+        for (int64_t r = 0; r < taps; ++r) dst[r] = static_cast<int16_t>(base[tap_list[r].offset] - x_zero);
+        continue;
+      }
+      for (int64_t r = 0; r < taps; ++r) {
+        const Tap& tap = tap_list[r];
+        bool in = true;
+        int64_t offset = 0;
+        for (size_t s = 0; s < kMaxSpatial; ++s) {
+          const int64_t i = corner[s] + tap.at[s];
+          in = in && i >= 0 && i < g.in[s];
+          offset = offset * g.in[s] + i;
         }
+        dst[r] = in ? static_cast<int16_t>(x[tap.plane + offset] - x_zero) : int16_t{0};
       }
     }
   }
 
   ConvParams p_;
   int64_t rows_ = 0;   // one group's filter length: input channels per group x taps
-  int64_t chunk_ = 0;  // output positions per im2col chunk
+  int64_t depth_ = 0;  // rows_ padded for the GEMM
+  int64_t chunk_ = 0;  // output positions per gathered chunk
+  std::vector<Tap> taps_;
 };
 
 /// X and W (8-bit), the group and the geometry; the zero points' shapes.

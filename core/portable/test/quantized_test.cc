@@ -3,8 +3,14 @@
 // ops (quantized.cc): ONNX's operator examples, naive loops written here for per-row,
 // per-column and per-channel zero points, groups, strides and padding, hand-derived
 // rounding and saturation cases, and values ONNX Runtime computes for the contrib ops.
+// The fast paths (1x1 filters, groups, padding, strides, long filters of extreme values)
+// are checked against a reference loop kept here.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
 
 #include "kernel_test_support.h"
 
@@ -144,6 +150,240 @@ TEST(ConvIntegerKernel, SamePaddingWithoutZeroPoints) {
                           {{DType::kInt32, {1, 1, 1, 3}}}});
   ASSERT_TRUE(run.ok()) << run.error;
   EXPECT_THAT(run.outputs[0].int32s(), ElementsAre(-8, 17, -30));
+}
+
+// ---- The fast paths against a reference loop ------------------------------------------------
+
+/// An 8-bit tensor (int8 when `is_signed`, else uint8) holding `values`.
+TestTensor q8(bool is_signed, std::vector<int64_t> shape, const std::vector<int32_t>& values) {
+  if (is_signed) return i8(std::move(shape), std::vector<int8_t>(values.begin(), values.end()));
+  return u8(std::move(shape), std::vector<uint8_t>(values.begin(), values.end()));
+}
+
+/// `count` values of an 8-bit type: random, or all the type's largest (`extreme` > 0) or
+/// smallest (`extreme` < 0) value.
+std::vector<int32_t> q8_values(bool is_signed, size_t count, uint32_t seed, int extreme = 0) {
+  const int lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  if (extreme != 0) return std::vector<int32_t>(count, extreme > 0 ? hi : lo);
+  return random_ints<int32_t>(count, lo, hi, seed);
+}
+
+/// One ConvInteger: 1 to 3 spatial dims, the last `rank` of each array (the others must
+/// be 1, and no padding).
+struct ConvCase {
+  int rank = 2;
+  int64_t batch = 1, channels = 1, out_channels = 1, groups = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
+  std::array<int64_t, 3> pad_begin{0, 0, 0}, pad_end{0, 0, 0};
+  bool x_signed = false, w_signed = false, per_channel = true;
+  int x_extreme = 0, w_extreme = 0;  // see q8_values
+  int32_t x_zero = 0;
+  uint32_t seed = 1;
+};
+
+/// ConvInteger as ONNX defines it, one output at a time; the sums wrap as int32.
+std::vector<int32_t> reference_conv(const ConvCase& k, const std::array<int64_t, 3>& out, const std::vector<int32_t>& x,
+                                    const std::vector<int32_t>& w, const std::vector<int32_t>& w_zero) {
+  const int64_t in_per_group = k.channels / k.groups, out_per_group = k.out_channels / k.groups;
+  const int64_t in_size = k.in[0] * k.in[1] * k.in[2], taps = k.kernel[0] * k.kernel[1] * k.kernel[2];
+  std::vector<int32_t> result;
+  for (int64_t b = 0; b < k.batch; ++b) {
+    for (int64_t o = 0; o < k.out_channels; ++o) {
+      const int64_t group = o / out_per_group;
+      const int32_t wz = w_zero[static_cast<size_t>(k.per_channel ? o : 0)];
+      for (int64_t p = 0; p < out[0] * out[1] * out[2]; ++p) {
+        const std::array<int64_t, 3> at{p / (out[1] * out[2]), p / out[2] % out[1], p % out[2]};
+        uint32_t sum = 0;
+        for (int64_t ci = 0; ci < in_per_group; ++ci) {
+          for (int64_t t = 0; t < taps; ++t) {
+            const std::array<int64_t, 3> tap{t / (k.kernel[1] * k.kernel[2]), t / k.kernel[2] % k.kernel[1],
+                                             t % k.kernel[2]};
+            int64_t offset = 0;
+            bool inside = true;
+            for (size_t d = 0; d < 3; ++d) {
+              const int64_t i = at[d] * k.stride[d] - k.pad_begin[d] + tap[d] * k.dilation[d];
+              inside = inside && i >= 0 && i < k.in[d];
+              offset = offset * k.in[d] + i;
+            }
+            if (!inside) continue;
+            const int32_t xv = x[static_cast<size_t>((b * k.channels + group * in_per_group + ci) * in_size + offset)];
+            const int32_t wv = w[static_cast<size_t>((o * in_per_group + ci) * taps + t)];
+            sum += static_cast<uint32_t>((xv - k.x_zero) * (wv - wz));
+          }
+        }
+        result.push_back(static_cast<int32_t>(sum));
+      }
+    }
+  }
+  return result;
+}
+
+void expect_conv_matches_reference(const ConvCase& k) {
+  std::array<int64_t, 3> out{};
+  for (size_t d = 0; d < 3; ++d) {
+    out[d] = (k.in[d] + k.pad_begin[d] + k.pad_end[d] - ((k.kernel[d] - 1) * k.dilation[d] + 1)) / k.stride[d] + 1;
+  }
+  const int64_t in_per_group = k.channels / k.groups;
+  const int64_t taps = k.kernel[0] * k.kernel[1] * k.kernel[2];
+  const std::vector<int32_t> x = q8_values(
+      k.x_signed, static_cast<size_t>(k.batch * k.channels * k.in[0] * k.in[1] * k.in[2]), k.seed, k.x_extreme);
+  const std::vector<int32_t> w =
+      q8_values(k.w_signed, static_cast<size_t>(k.out_channels * in_per_group * taps), k.seed + 1, k.w_extreme);
+  std::vector<int32_t> w_zero = q8_values(k.w_signed, static_cast<size_t>(k.per_channel ? k.out_channels : 1),
+                                          k.seed + 2, k.w_extreme != 0 ? -k.w_extreme : 0);
+  std::vector<int64_t> x_shape{k.batch, k.channels}, w_shape{k.out_channels, in_per_group},
+      y_shape{k.batch, k.out_channels};
+  std::vector<int64_t> kernel_shape, strides, dilations, pads_begin, pads_end;
+  for (size_t d = static_cast<size_t>(3 - k.rank); d < 3; ++d) {
+    x_shape.push_back(k.in[d]);
+    w_shape.push_back(k.kernel[d]);
+    y_shape.push_back(out[d]);
+    strides.push_back(k.stride[d]);
+    dilations.push_back(k.dilation[d]);
+    pads_begin.push_back(k.pad_begin[d]);
+    pads_end.push_back(k.pad_end[d]);
+  }
+  std::vector<int64_t> pads = pads_begin;
+  pads.insert(pads.end(), pads_end.begin(), pads_end.end());
+  const std::vector<int64_t> w_zero_shape =
+      k.per_channel ? std::vector<int64_t>{k.out_channels} : std::vector<int64_t>{};
+  NodeRun run = run_node({"ConvInteger",
+                          {Attribute::Int("group", k.groups), Attribute::Ints("strides", strides),
+                           Attribute::Ints("dilations", dilations), Attribute::Ints("pads", pads)},
+                          {q8(k.x_signed, x_shape, x), q8(k.w_signed, w_shape, w), q8(k.x_signed, {}, {k.x_zero}),
+                           q8(k.w_signed, w_zero_shape, w_zero)},
+                          {{DType::kInt32, y_shape}}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].int32s(), ElementsAreArray(reference_conv(k, out, x, w, w_zero)));
+}
+
+TEST(ConvIntegerKernel, OneByOneMatchesTheReference) {
+  ConvCase k;  // 64 channels to 20 at every position, uint8 as onnx.quantize writes it
+  k.channels = 64;
+  k.out_channels = 20;
+  k.in = {1, 9, 11};
+  k.x_zero = 117;
+  expect_conv_matches_reference(k);
+  k.per_channel = false;
+  k.x_signed = k.w_signed = true;
+  k.x_zero = -3;
+  expect_conv_matches_reference(k);
+}
+
+TEST(ConvIntegerKernel, OneByOneStridedAndPaddedMatchesTheReference) {
+  ConvCase k;
+  k.channels = 5;
+  k.out_channels = 3;
+  k.in = {1, 7, 8};
+  k.stride = {1, 2, 3};
+  k.pad_begin = {0, 1, 2};
+  k.pad_end = {0, 1, 0};
+  k.x_zero = 200;
+  expect_conv_matches_reference(k);
+}
+
+TEST(ConvIntegerKernel, GroupedPaddedAndDepthwiseMatchTheReference) {
+  ConvCase k;
+  k.channels = 12;
+  k.out_channels = 9;
+  k.groups = 3;
+  k.in = {1, 6, 7};
+  k.kernel = {1, 3, 3};
+  k.pad_begin = k.pad_end = {0, 1, 1};
+  k.x_signed = true;
+  k.x_zero = 5;
+  expect_conv_matches_reference(k);
+  k.channels = k.out_channels = k.groups = 8;  // depthwise
+  k.w_signed = true;
+  k.seed = 7;
+  expect_conv_matches_reference(k);
+}
+
+TEST(ConvIntegerKernel, StridedDilatedAndAsymmetricPaddingMatchTheReference) {
+  ConvCase k;
+  k.channels = 6;
+  k.out_channels = 7;
+  k.in = {1, 11, 13};
+  k.kernel = {1, 3, 2};
+  k.stride = {1, 2, 3};
+  k.dilation = {1, 2, 1};
+  k.pad_begin = {0, 2, 0};
+  k.pad_end = {0, 1, 3};
+  k.x_signed = k.w_signed = true;
+  k.x_zero = -128;
+  expect_conv_matches_reference(k);
+  k.rank = 1;  // and along one dim, and three
+  k.in = {1, 1, 29};
+  k.kernel = {1, 1, 2};
+  k.stride = {1, 1, 3};
+  k.dilation = {1, 1, 2};
+  k.pad_begin = {0, 0, 1};
+  k.pad_end = {0, 0, 3};
+  expect_conv_matches_reference(k);
+  k.rank = 3;
+  k.in = {5, 6, 7};
+  k.kernel = {2, 2, 3};
+  k.stride = {2, 1, 1};
+  k.dilation = {1, 2, 1};
+  k.pad_begin = {1, 0, 1};
+  k.pad_end = {0, 1, 1};
+  expect_conv_matches_reference(k);
+}
+
+TEST(ConvIntegerKernel, LongFiltersOfExtremeValuesMatchTheReference) {
+  // 301 channels x 3 x 3 = 2709 products per output (beyond a GEMM block, not a multiple
+  // of its step, many positions per chunk), each 255 x -255, far outside int16.
+  ConvCase k;
+  k.channels = 301;
+  k.out_channels = 3;
+  k.in = {1, 16, 20};
+  k.kernel = {1, 3, 3};
+  k.pad_begin = k.pad_end = {0, 1, 1};
+  k.x_extreme = 1;  // x 255, x_zero 0
+  k.w_extreme = 1;  // w 255, w_zero 0; then w 0, w_zero 255 below
+  expect_conv_matches_reference(k);
+  k.w_extreme = -1;
+  expect_conv_matches_reference(k);
+  k.x_extreme = k.w_extreme = 0;  // and random
+  k.x_zero = 9;
+  expect_conv_matches_reference(k);
+}
+
+/// MatMulInteger of A [m, k] int8 (a zero point per row) by B [k, n] uint8 (one per
+/// column) against the definition; the sums wrap as int32.
+void expect_matmul_matches_reference(int64_t m, int64_t n, int64_t k, int extreme) {
+  const std::vector<int32_t> a = q8_values(true, static_cast<size_t>(m * k), 11, extreme);
+  const std::vector<int32_t> b = q8_values(false, static_cast<size_t>(k * n), 12, -extreme);
+  const std::vector<int32_t> a_zero = q8_values(true, static_cast<size_t>(m), 13, -extreme);
+  const std::vector<int32_t> b_zero = q8_values(false, static_cast<size_t>(n), 14, extreme);
+  std::vector<int32_t> expected;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t sum = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        sum += static_cast<uint32_t>((a[static_cast<size_t>(i * k + q)] - a_zero[static_cast<size_t>(i)]) *
+                                     (b[static_cast<size_t>(q * n + j)] - b_zero[static_cast<size_t>(j)]));
+      }
+      expected.push_back(static_cast<int32_t>(sum));
+    }
+  }
+  NodeRun run = run_node({"MatMulInteger",
+                          {},
+                          {q8(true, {m, k}, a), q8(false, {k, n}, b), q8(true, {m}, a_zero), q8(false, {n}, b_zero)},
+                          {{DType::kInt32, {m, n}}}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].int32s(), ElementsAreArray(expected));
+}
+
+TEST(MatMulIntegerKernel, OddShapesAndLongRowsMatchTheReference) {
+  expect_matmul_matches_reference(5, 7, 2100, 0);
+  expect_matmul_matches_reference(9, 3, 17, 0);
+  expect_matmul_matches_reference(3, 5, 2100, 1);  // (127 - -128) x (0 - 255) each
+}
+
+TEST(MatMulIntegerKernel, SumsBeyondInt32WrapAsInt32) {
+  // 34000 products of 255 x -255: -2210850000, which int32 arithmetic wraps.
+  expect_matmul_matches_reference(1, 2, 34000, 1);
 }
 
 // ---- QLinearConv, QLinearMatMul -----------------------------------------------------------
