@@ -369,48 +369,71 @@ class IntegerConvKernel final : public Kernel {
         }
       }
     }
+    // One or two spatial dims: chunks of whole output rows, read from a band of the
+    // input made channels-last, so that a patch is kernel-many runs of channels.
+    planar_ = g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1;
+    if (planar_) {
+      rows_per_chunk_ = std::clamp<int64_t>(chunk_ / g.out[2], 1, g.out[1]);
+      chunk_ = rows_per_chunk_ * g.out[2];
+      band_rows_ = std::min(g.in[1], (rows_per_chunk_ - 1) * g.stride[1] + g.extent(1));
+      direct_ = g.kernel_size() == 1 && g.stride[1] == 1 && g.stride[2] == 1 && g.pad_begin[1] == 0 &&
+                g.pad_begin[2] == 0 && g.out[1] == g.in[1] && g.out[2] == g.in[2];
+      pixel_ = direct_ ? depth_ : p_.in_per_group();
+    }
   }
 
   size_t scratch_bytes() const override {
+    const int64_t band = planar_ ? band_rows_ * p_.g.in[2] * pixel_ : 0;
     return static_cast<size_t>(p_.out_per_group() * chunk_) * sizeof(uint32_t) +
-           static_cast<size_t>((p_.out_channels + chunk_) * depth_) * sizeof(int16_t);
+           static_cast<size_t>((p_.out_channels + chunk_) * depth_ + band) * sizeof(int16_t);
   }
 
   void run(const KernelArgs& args) const override {
     auto* acc = static_cast<uint32_t*>(args.scratch);
     auto* filters = reinterpret_cast<int16_t*>(acc + p_.out_per_group() * chunk_);
     int16_t* patches = filters + p_.out_channels * depth_;
-    std::fill_n(filters, (p_.out_channels + chunk_) * depth_, int16_t{0});
+    int16_t* band = patches + chunk_ * depth_;
+    const int64_t band_size = planar_ ? band_rows_ * p_.g.in[2] * pixel_ : 0;
+    std::fill_n(filters, (p_.out_channels + chunk_) * depth_ + band_size, int16_t{0});
+    const int64_t taps = p_.g.kernel_size(), in_per_group = p_.in_per_group();
     for (int64_t m = 0; m < p_.out_channels; ++m) {
       const int32_t zp =
           p_.w_zero >= 0 ? load_8bit(args.inputs[p_.w_zero], p_.w_dtype, p_.w_zero_per_channel ? m : 0) : 0;
-      widen_8bit(args.inputs[p_.w], p_.w_dtype, m * rows_, 1, rows_, zp, filters + m * depth_);
+      if (!planar_) {
+        widen_8bit(args.inputs[p_.w], p_.w_dtype, m * rows_, 1, rows_, zp, filters + m * depth_);
+        continue;
+      }
+      for (int64_t t = 0; t < taps; ++t) {  // channels innermost, as the patches hold them
+        widen_8bit(args.inputs[p_.w], p_.w_dtype, m * rows_ + t, taps, in_per_group, zp,
+                   filters + m * depth_ + t * in_per_group);
+      }
     }
     const int32_t x_zero = p_.x_zero >= 0 ? load_8bit(args.inputs[p_.x_zero], p_.x_dtype, 0) : 0;
-    const int32_t* bias = p_.bias >= 0 ? static_cast<const int32_t*>(args.inputs[p_.bias]) : nullptr;
     const int64_t in_size = p_.g.in_size();
     const int64_t out_size = p_.g.out_size();
     const int64_t out_per_group = p_.out_per_group();
-    const size_t element = dtype_size(p_.requantize.dtype);
-    auto* y = static_cast<uint8_t*>(args.outputs[0]);
     for (int64_t n = 0; n < p_.batch; ++n) {
       for (int64_t group = 0; group < p_.groups; ++group) {
-        const int64_t image = (n * p_.in_channels + group * p_.in_per_group()) * in_size;
+        const int64_t image = (n * p_.in_channels + group * in_per_group) * in_size;
+        const int16_t* group_filters = filters + group * out_per_group * depth_;
+        Band made;
         for (int64_t first = 0; first < out_size; first += chunk_) {
           const int64_t count = std::min(chunk_, out_size - first);
-          if (p_.x_dtype == DType::kUInt8) {
+          const int16_t* columns = patches;
+          if (planar_ && p_.x_dtype == DType::kUInt8) {
+            columns = gather_planar(static_cast<const uint8_t*>(args.inputs[p_.x]) + image, x_zero, first, count, band,
+                                    patches, &made);
+          } else if (planar_) {
+            columns = gather_planar(static_cast<const int8_t*>(args.inputs[p_.x]) + image, x_zero, first, count, band,
+                                    patches, &made);
+          } else if (p_.x_dtype == DType::kUInt8) {
             gather(static_cast<const uint8_t*>(args.inputs[p_.x]) + image, x_zero, first, count, patches);
           } else {
             gather(static_cast<const int8_t*>(args.inputs[p_.x]) + image, x_zero, first, count, patches);
           }
           std::fill_n(acc, out_per_group * count, 0u);
-          int_gemm_nt(out_per_group, count, rows_, filters + group * out_per_group * depth_, patches, acc, count);
-          for (int64_t mm = 0; mm < out_per_group; ++mm) {
-            const int64_t m = group * out_per_group + mm;
-            const int64_t at = (n * p_.out_channels + m) * out_size + first;
-            p_.requantize.write(args, m, acc + mm * count, count, bias != nullptr ? bias[m] : 0,
-                                y + static_cast<size_t>(at) * element);
-          }
+          int_gemm_nt(out_per_group, count, rows_, group_filters, columns, acc, count);
+          write(args, n, group, first, count, acc);
         }
       }
     }
@@ -463,11 +486,93 @@ class IntegerConvKernel final : public Kernel {
     }
   }
 
+  /// Writes the accumulators of output positions [first, first + count) of one group.
+  void write(const KernelArgs& args, int64_t n, int64_t group, int64_t first, int64_t count,
+             const uint32_t* acc) const {
+    const int32_t* bias = p_.bias >= 0 ? static_cast<const int32_t*>(args.inputs[p_.bias]) : nullptr;
+    const size_t element = dtype_size(p_.requantize.dtype);
+    auto* y = static_cast<uint8_t*>(args.outputs[0]);
+    for (int64_t mm = 0; mm < p_.out_per_group(); ++mm) {
+      const int64_t m = group * p_.out_per_group() + mm;
+      const int64_t at = (n * p_.out_channels + m) * p_.g.out_size() + first;
+      p_.requantize.write(args, m, acc + mm * count, count, bias != nullptr ? bias[m] : 0,
+                          y + static_cast<size_t>(at) * element);
+    }
+  }
+
+  /// The input rows [top, bottom) that `band` holds (gather_planar).
+  struct Band {
+    int64_t top = 0, bottom = 0;
+  };
+
+  /// The planar form of gather(): the input rows that output rows [first, first + count)
+  /// (whole rows) see go into `band`, channels-last (pixel_ apart), x - x_zero; each
+  /// patch row then copies one run of channels per tap (zeros in the padding). Returns
+  /// the patches: `band` itself for a 1x1 filter that reads every position in place.
+  /// Chunks come in order: rows the last chunk already made are moved, not made again.
+  template <typename T>
+  const int16_t* gather_planar(const T* x, int32_t x_zero, int64_t first, int64_t count, int16_t* band,
+                               int16_t* patches, Band* made) const {
+    const SpatialGeometry& g = p_.g;
+    const int64_t channels = p_.in_per_group(), width = g.in[2], out_width = g.out[2];
+    const int64_t first_row = first / out_width, last_row = (first + count) / out_width;  // [first_row, last_row)
+    const int64_t top = std::max<int64_t>(0, first_row * g.stride[1] - g.pad_begin[1]);
+    const int64_t bottom =
+        std::max(top, std::min(g.in[1], (last_row - 1) * g.stride[1] - g.pad_begin[1] + g.extent(1)));
+    const int64_t row_size = width * pixel_;
+    int64_t from = top;  // the first row to make
+    if (made->top <= top && top < made->bottom) {
+      std::memmove(band, band + (top - made->top) * row_size,
+                   static_cast<size_t>((made->bottom - top) * row_size) * sizeof(int16_t));
+      from = std::min(made->bottom, bottom);
+    }
+    *made = {top, bottom};
+    // Channels-last in tiles of kTile pixels, so that the scattered stores stay in cache.
+    constexpr int64_t kTile = 64;
+    const int64_t end = (bottom - top) * width;
+    for (int64_t e0 = (from - top) * width; e0 < end; e0 += kTile) {
+      const int64_t e1 = std::min(end, e0 + kTile);
+      for (int64_t c = 0; c < channels; ++c) {
+        const T* src = x + c * g.in_size() + top * width;
+        int16_t* dst = band + c;
+        for (int64_t e = e0; e < e1; ++e) dst[e * pixel_] = static_cast<int16_t>(src[e] - x_zero);
+      }
+    }
+    if (direct_) return band;
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t oy = first_row + t / out_width, ox = t % out_width;
+      int16_t* dst = patches + t * depth_;
+      for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+        const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
+        if (iy < 0 || iy >= g.in[1]) {
+          std::fill_n(dst, g.kernel[2] * channels, int16_t{0});
+          dst += g.kernel[2] * channels;
+          continue;
+        }
+        const int16_t* row = band + (iy - top) * width * channels;
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx, dst += channels) {
+          const int64_t ix = ox * g.stride[2] - g.pad_begin[2] + kx * g.dilation[2];
+          if (ix >= 0 && ix < width) {
+            std::copy_n(row + ix * channels, channels, dst);
+          } else {
+            std::fill_n(dst, channels, int16_t{0});
+          }
+        }
+      }
+    }
+    return patches;
+  }
+
   ConvParams p_;
   int64_t rows_ = 0;   // one group's filter length: input channels per group x taps
   int64_t depth_ = 0;  // rows_ padded for the GEMM
   int64_t chunk_ = 0;  // output positions per gathered chunk
   std::vector<Tap> taps_;
+  bool planar_ = false;         // gather_planar() applies: filters hold channels innermost
+  bool direct_ = false;         // and the band is the patches (1x1, unit strides, no padding)
+  int64_t rows_per_chunk_ = 0;  // output rows per chunk (planar)
+  int64_t band_rows_ = 0;       // input rows a chunk reads, at most (planar)
+  int64_t pixel_ = 0;           // elements from one pixel to the next in the band (planar)
 };
 
 /// X and W (8-bit), the group and the geometry; the zero points' shapes.

@@ -264,7 +264,8 @@ TEST(ConvIntegerKernel, OneByOneMatchesTheReference) {
   k.in = {1, 9, 11};
   k.x_zero = 117;
   expect_conv_matches_reference(k);
-  k.per_channel = false;
+  k.per_channel = false;  // 13 channels: not a multiple of the GEMM's step
+  k.channels = 13;
   k.x_signed = k.w_signed = true;
   k.x_zero = -3;
   expect_conv_matches_reference(k);
