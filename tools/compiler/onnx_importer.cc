@@ -44,6 +44,15 @@ using onnx_import::ValueType;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+constexpr char kMicrosoftDomain[] = "com.microsoft";
+
+/// The com.microsoft ops imported (those ONNX Runtime's quantizer writes that the portable
+/// backend runs). They become graph IR nodes of op type "com.microsoft.<op>".
+bool is_imported_contrib_op(const onnx::NodeProto& node) {
+  static const std::set<std::string> ops = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool"};
+  return node.domain() == kMicrosoftDomain && ops.count(node.op_type()) != 0;
+}
+
 const std::set<std::string>& nondeterministic_ops() {
   static const std::set<std::string> ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
                                             "RandomUniformLike", "Multinomial",   "Bernoulli"};
@@ -202,11 +211,14 @@ Status Importer::add_symbols(const std::map<std::string, onnx::ValueInfoProto*>&
 }
 
 Status Importer::check_node(const onnx::NodeProto& node) const {
-  if (!is_default_domain(node.domain())) {
+  const bool contrib = is_imported_contrib_op(node);
+  if (!is_default_domain(node.domain()) && !contrib) {
     return node_error(Error::kNotSupported, node,
-                      "domain '" + node.domain() + "' is not supported; plugrt imports the default ONNX domain only");
+                      "domain '" + node.domain() +
+                          "' is not supported; plugrt imports the default ONNX domain, and QLinearAdd, QLinearMul "
+                          "and QLinearGlobalAveragePool of com.microsoft");
   }
-  if (schema_of(node) == nullptr) {
+  if (!contrib && schema_of(node) == nullptr) {
     return node_error(Error::kNotSupported, node,
                       "no ONNX operator '" + node.op_type() + "' exists at opset " + std::to_string(opset_));
   }
@@ -547,6 +559,10 @@ Status Importer::simplify() {
         continue;
       }
       // A graph input, a constant or another output copied to an output: a real Identity.
+    }
+    if (is_imported_contrib_op(node)) {  // checked by ONNX's checker under its own name
+      node.set_op_type(std::string(kMicrosoftDomain) + "." + node.op_type());
+      node.clear_domain();
     }
     std::vector<onnx::TypeProto> output_types;
     std::string failure;

@@ -166,6 +166,59 @@ void infer_einsum(const onnx::NodeProto& node, const std::vector<const onnx::Typ
   }
 }
 
+/// The dims of a typed input; false when its rank is unknown.
+bool dims_of(const onnx::TypeProto* type, std::vector<int64_t>* dims) {
+  if (rank_of(type) < 0) return false;
+  dims->clear();
+  for (const onnx::TensorShapeProto::Dimension& dim : type->tensor_type().shape().dim()) {
+    dims->push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  }
+  return true;
+}
+
+/// The com.microsoft ops the importer takes (renamed "com.microsoft.<op>"), for which
+/// ONNX has no schema: QLinearAdd and QLinearMul broadcast A (input 0) and B (input 3),
+/// QLinearGlobalAveragePool keeps N and C (the last dim with channels_last) and sets the
+/// other dims to 1. The output has A's (X's) element type.
+void infer_contrib(const onnx::NodeProto& node, const std::vector<const onnx::TypeProto*>& input_types,
+                   std::vector<onnx::TypeProto>* outputs) {
+  if (outputs->size() != 1 || input_types.empty() || input_types[0] == nullptr ||
+      input_types[0]->value_case() != onnx::TypeProto::kTensorType) {
+    return;
+  }
+  std::vector<int64_t> dims;
+  if (!dims_of(input_types[0], &dims)) return;
+  if (node.op_type() == "com.microsoft.QLinearGlobalAveragePool") {
+    if (dims.size() < 3) return;
+    const onnx::AttributeProto* layout = int_attribute(node, "channels_last");
+    const size_t channels = layout != nullptr && layout->i() != 0 ? dims.size() - 1 : 1;
+    for (size_t axis = 1; axis < dims.size(); ++axis) {
+      if (axis != channels) dims[axis] = 1;
+    }
+  } else {
+    std::vector<int64_t> other;
+    if (input_types.size() < 4 || !dims_of(input_types[3], &other)) return;
+    if (other.size() > dims.size()) std::swap(dims, other);
+    const size_t offset = dims.size() - other.size();
+    for (size_t k = 0; k < other.size(); ++k) {
+      int64_t& d = dims[offset + k];
+      const int64_t e = other[k];
+      if (d == 1 || (d == -1 && e > 1)) {
+        d = e;
+      } else if (e != 1 && e != -1 && d != -1 && d != e) {
+        return;  // does not broadcast: left to the kernel's check
+      }
+    }
+  }
+  onnx::TypeProto::Tensor* out = (*outputs)[0].mutable_tensor_type();
+  out->set_elem_type(input_types[0]->tensor_type().elem_type());
+  onnx::TensorShapeProto* shape = out->mutable_shape();
+  for (int64_t d : dims) {
+    onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+  }
+}
+
 }  // namespace
 
 Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
@@ -180,6 +233,10 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
     input_types.push_back(it != types.end() ? it->second : nullptr);
   }
   PLUGRT_RETURN_IF_ERROR(check_before_inference(node, input_types));
+  if (node.op_type().rfind("com.microsoft.", 0) == 0) {
+    infer_contrib(node, input_types, outputs);
+    return Status::ok();
+  }
   if (schema == nullptr) return Status::ok();
   // Several of ONNX's inference functions dereference an input's type unchecked: a
   // node with an input of unknown type (its producer's inference failed) is not inferred.

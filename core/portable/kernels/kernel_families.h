@@ -27,6 +27,7 @@ void add_indexing_kernels(std::vector<KernelEntry>& table);            // indexi
 void add_rearrange_kernels(std::vector<KernelEntry>& table);           // rearrange.cc
 void add_loss_kernels(std::vector<KernelEntry>& table);                // loss.cc
 void add_quantize_kernels(std::vector<KernelEntry>& table);            // quantize.cc
+void add_quantized_kernels(std::vector<KernelEntry>& table);           // quantized.cc
 void add_control_flow_kernels(std::vector<KernelEntry>& table);        // control_flow.cc
 
 }  // namespace plugrt::portable

@@ -147,13 +147,18 @@ class DynamicQuantizeKernel final : public Kernel {
   explicit DynamicQuantizeKernel(int64_t count) : count_(count) {}
   void run(const KernelArgs& args) const override {
     const float* x = static_cast<const float*>(args.inputs[0]);
-    double lo = 0, hi = 0;
+    float lo = 0, hi = 0;
     for (int64_t i = 0; i < count_; ++i) {
-      lo = std::min(lo, static_cast<double>(x[i]));
-      hi = std::max(hi, static_cast<double>(x[i]));
+      lo = std::min(lo, x[i]);
+      hi = std::max(hi, x[i]);
     }
-    const auto scale = static_cast<float>((hi - lo) / 255.0);
-    const uint8_t zero_point = scale > 0 ? saturate<uint8_t>(std::nearbyint(-lo / scale)) : 0;
+    // In float32, as ONNX's reference and ONNX Runtime compute them: the range's
+    // difference and the quotients rounded to float32 (a double scale can be one ulp off,
+    // and every value quantized with it then may round the other way).
+    const float range = hi - lo;
+    const float scale = range / 255.0f;
+    const float shifted = scale > 0 ? 0.0f - lo / scale : 0.0f;
+    const uint8_t zero_point = saturate<uint8_t>(std::nearbyint(std::min(255.0f, std::max(0.0f, shifted))));
     auto* y = static_cast<uint8_t*>(args.outputs[0]);
     for (int64_t i = 0; i < count_; ++i) {
       y[i] = scale > 0 ? saturate<uint8_t>(std::nearbyint(x[i] / scale) + zero_point) : zero_point;

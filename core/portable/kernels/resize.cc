@@ -4,7 +4,14 @@
 //
 // Prepare maps every output index along every axis to its input taps (ONNX's
 // coordinate transformation, then the nearest rounding or the two linear neighbours
-// and the weight); running only sums the taps of each output element.
+// and their weights); running only sums the taps of each output element.
+//
+// Linear resizing of the last two axes (an NCHW image, the common case) computes each
+// output in ONNX Runtime's order, so that both give the same bits: its CPU kernel takes
+// each neighbour's weight as the float distance from the position to the other one
+// (0.5 each at the last index), multiplies the two axes' weights first, and sums the four
+// products from the top left corner, top row first. A different but equally exact order
+// differs in the last bit, and a quantized model downstream can amplify that.
 #include <algorithm>
 #include <cmath>
 
@@ -31,10 +38,14 @@ struct Config {
 /// One output index along one axis: element offsets (index x stride) of the two
 /// neighbours (the same for nearest), the weight of `hi`, and whether the position lies
 /// outside the input (tf_crop_and_resize, which then writes the extrapolation value).
+/// `lo_weight` and `hi_weight` are the neighbours' weights as ONNX Runtime computes them
+/// (linear only; see the top of this file).
 struct AxisTap {
   int64_t lo = 0;
   int64_t hi = 0;
   float weight = 0.0f;
+  float lo_weight = 0.0f;
+  float hi_weight = 0.0f;
   bool outside = false;
 };
 
@@ -93,12 +104,16 @@ AxisTap make_tap(const Config& c, int axis, int64_t x, int64_t in, int64_t strid
   tap.lo = lo * stride;
   tap.hi = std::min(lo + 1, in - 1) * stride;
   tap.weight = tap.hi != tap.lo ? position - static_cast<float>(lo) : 0.0f;
+  const int64_t hi = std::min(lo + 1, in - 1);
+  tap.lo_weight = hi != lo ? std::fabs(position - static_cast<float>(hi)) : 0.5f;
+  tap.hi_weight = hi != lo ? std::fabs(position - static_cast<float>(lo)) : 0.5f;
   return tap;
 }
 
 class ResizeKernel final : public Kernel {
  public:
-  ResizeKernel(const Config& c, const Shape& in) : out_(c.out), extrapolation_(c.extrapolation) {
+  ResizeKernel(const Config& c, const Shape& in)
+      : out_(c.out), extrapolation_(c.extrapolation), linear_(c.mode == Mode::kLinear) {
     const std::array<int64_t, kMaxRank> strides = contiguous_strides(in);
     for (int axis = 0; axis < out_.rank; ++axis) {
       const size_t a = static_cast<size_t>(axis);
@@ -138,7 +153,7 @@ class ResizeKernel final : public Kernel {
 
   /// Only the last two axes interpolate (an image resized in height and width, the
   /// common case): per plane, each output row blends two input rows, each element two
-  /// columns, with the taps laid out once.
+  /// columns, with the taps laid out once. Linear sums in ONNX Runtime's order.
   void run_planar(const float* x, float* y) const {
     const int rows_axis = out_.rank - 2, columns_axis = out_.rank - 1;
     const int64_t rows = out_[rows_axis], columns = out_[columns_axis];
@@ -153,11 +168,18 @@ class ResizeKernel final : public Kernel {
         const AxisTap& row = row_taps[r];
         const float* upper = x + base + row.lo;
         const float* lower = x + base + row.hi;
+        if (!linear_) {
+          for (int64_t c = 0; c < columns; ++c) *y++ = upper[column_taps[c].lo];
+          continue;
+        }
         for (int64_t c = 0; c < columns; ++c) {
           const AxisTap& column = column_taps[c];
-          const float top = upper[column.lo] + column.weight * (upper[column.hi] - upper[column.lo]);
-          const float bottom = lower[column.lo] + column.weight * (lower[column.hi] - lower[column.lo]);
-          *y++ = top + row.weight * (bottom - top);
+          const float upper_left = column.lo_weight * row.lo_weight;
+          const float upper_right = column.hi_weight * row.lo_weight;
+          const float lower_left = column.lo_weight * row.hi_weight;
+          const float lower_right = column.hi_weight * row.hi_weight;
+          *y++ = upper_left * upper[column.lo] + upper_right * upper[column.hi] + lower_left * lower[column.lo] +
+                 lower_right * lower[column.hi];
         }
       }
       for (int a = rows_axis - 1; a >= 0 && ++index[static_cast<size_t>(a)] == out_[a]; --a) {
@@ -195,6 +217,7 @@ class ResizeKernel final : public Kernel {
   std::array<int64_t, kMaxRank> begin_{};  // where each axis's taps start
   std::array<int, kMaxRank> active_{};     // the axes that interpolate (linear only)
   int num_active_ = 0;
+  bool linear_ = false;
   bool planar_ = false;  // run_planar() applies
 };
 

@@ -154,6 +154,19 @@ TEST(ResizeKernel, ResizesManyPlanesInHeightAndWidthAsTheFormulaSays) {
   EXPECT_THAT(run.outputs[0], FloatsNear(expected));
 }
 
+TEST(ResizeKernel, GivesOnnxRuntimesBitsForBilinearHalfPixel) {
+  // 2x3 to 3x5, half_pixel: the expected values are ONNX Runtime 1.30's (CPU), to the
+  // bit. Blending each row first, as a lerp, differs in the last bit at four of them
+  // (1.70000005, -0.820000529, -2.50000024, -0.340001583).
+  const TestTensor x = TestTensor::f32({1, 1, 2, 3}, {9.6f, -3.7f, 0.3f, 2.9f, 7.1f, -5.3f});
+  NodeRun run = resize({Attribute::String("mode", "linear")}, x, {}, sizes({1, 1, 3, 5}), {1, 1, 3, 5});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(),
+              ElementsAreArray<float>({9.60000038f, 4.27999973f, -3.70000005f, -1.29999948f, 0.300000012f, 6.25f,
+                                       4.42999983f, 1.69999993f, -0.820000648f, -2.5f, 2.9000001f, 4.57999992f,
+                                       7.0999999f, -0.340001822f, -5.30000019f}));
+}
+
 TEST(ResizeKernel, InterpolatesTrilinearlyOnA3DVolume) {
   // A 2x2x2 volume doubled along every axis with align_corners: the centre of each
   // 3x3x3 block is the mean of the corners.

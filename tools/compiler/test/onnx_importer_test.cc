@@ -319,6 +319,49 @@ TEST(OnnxImporter, ConvReluWithInitializers) {
   EXPECT_FLOAT_EQ(result[24], 4.5f);
 }
 
+/// A uint8 scalar initializer.
+void add_uint8_initializer(onnx::ModelProto& model, const std::string& name, uint8_t value) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::UINT8);
+  t->set_raw_data(std::string(1, static_cast<char>(value)));
+}
+
+/// QLinearAdd (com.microsoft) of uint8 a [2, 3] and b [3], then QLinearGlobalAveragePool
+/// of x [1, 2, 3, 3]: ONNX has no schema for them, so the importer types them itself.
+onnx::ModelProto contrib_model(const std::string& second_op) {
+  onnx::ModelProto model = make_model(13);
+  onnx::OperatorSetIdProto* import = model.add_opset_import();
+  import->set_domain("com.microsoft");
+  import->set_version(1);
+  add_input(model, "a", {2, 3}, onnx::TensorProto::UINT8);
+  add_input(model, "b", {3}, onnx::TensorProto::UINT8);
+  add_input(model, "x", {1, 2, 3, 3}, onnx::TensorProto::UINT8);
+  add_float_initializer(model, "s", {}, {0.5f});
+  add_uint8_initializer(model, "z", 128);
+  add_node(model, "QLinearAdd", "add", {"a", "s", "z", "b", "s", "z", "s", "z"}, {"y"})->set_domain("com.microsoft");
+  add_node(model, second_op, "pool", {"x", "s", "z", "s", "z"}, {"p"})->set_domain("com.microsoft");
+  add_output(model, "y", {-1, -1}, onnx::TensorProto::UINT8);
+  add_output(model, "p", {-1, -1, -1, -1}, onnx::TensorProto::UINT8);
+  return model;
+}
+
+TEST(OnnxImporter, TakesTheComMicrosoftQLinearOpsOfOnnxRuntimesQuantizer) {
+  Result<ImportedModel> imported = import_model(contrib_model("QLinearGlobalAveragePool"));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("com.microsoft.QLinearAdd", "com.microsoft.QLinearGlobalAveragePool"));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 3));
+  EXPECT_EQ(static_cast<int32_t>(value_at(graph, graph.outputs()->Get(0)).dtype()),
+            static_cast<int32_t>(DType::kUInt8));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(1)), ElementsAre(1, 2, 1, 1));
+
+  Result<ImportedModel> refused = import_model(contrib_model("QLinearAveragePool"));
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.code(), Error::kNotSupported);
+  EXPECT_THAT(refused.status().message(), HasSubstr("domain 'com.microsoft' is not supported"));
+}
+
 // Found by the ONNX importer fuzzer (test/fuzz/corpus/onnx_importer): ONNX 1.12's
 // inference of LayerNormalization on a scalar, with its Mean output, indexed dimension -1.
 TEST(OnnxImporter, RefusesLayerNormalizationOfAScalar) {
