@@ -54,16 +54,29 @@ TEST(ContractKit, AnUnavailableBackendSkipsUnlessAvailabilityIsRequired) {
   RunResult required = run_kit(test_plugin("sdk_unavailable"), "--require-available");
   EXPECT_EQ(required.exit_code, 1) << required.output;
   EXPECT_THAT(required.output, HasSubstr("is unavailable here (--require-available): no test device is attached"));
+  // The model and conformance modes need the backend: unavailable is an error there.
+  RunResult conformance = run_kit(test_plugin("sdk_unavailable"), "--conformance");
+  EXPECT_EQ(conformance.exit_code, 1) << conformance.output;
+  EXPECT_THAT(conformance.output, HasSubstr("backend 'relu' is unavailable here: no test device is attached"));
 }
 
 TEST(ContractKit, AnUnknownFlagIsAnErrorNotAPass) {
   RunResult r = run_kit(test_plugin("sdk_good"), "--no-such-flag");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("unknown argument '--no-such-flag'"));
+  RunResult typo = run_kit(test_plugin("sdk_good"), "--gtest_fliter=*Metadata*");
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_THAT(typo.output, HasSubstr("unknown argument '--gtest_fliter=*Metadata*'"));
+  RunResult conformance = run_kit(test_plugin("sdk_good"), "--conformance --no-such-flag");
+  EXPECT_EQ(conformance.exit_code, 2) << conformance.output;
+  EXPECT_THAT(conformance.output, HasSubstr("unknown argument '--no-such-flag'"));
   RunResult help = run_kit(test_plugin("sdk_good"), "--help");
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_THAT(help.output, AllOf(HasSubstr("--isolate"), HasSubstr("--require-available"), HasSubstr("--model"),
-                                 HasSubstr("--conformance")));
+  for (const char* flag :
+       {"--plugin", "--blob", "--isolate", "--require-available", "--check-timeout", "--gtest_filter", "--backend",
+        "--model", "--input", "--expect", "--conformance", "--onnx-test-data", "--threads", "--json", "--help"}) {
+    EXPECT_THAT(help.output, HasSubstr(flag));
+  }
 }
 
 TEST(ContractKit, SaysWhichSampleGraphsThePartitionRefused) {
@@ -124,6 +137,56 @@ TEST(ContractKit, FailsOnAPluginWhoseExecuteThrows) {
   EXPECT_THAT(r.output, HasSubstr("Internal (1): execute threw an exception: the test device fell over"));
 }
 
+TEST(ContractKit, FailsOnAPluginThatLeavesOutputElementsUnwritten) {
+  RunResult r = run_kit(test_plugin("sdk_unwritten"), "--gtest_filter=*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+  EXPECT_THAT(r.output, HasSubstr("is nan, expected 0.000000"));
+  EXPECT_THAT(r.output, HasSubstr("this element was never written"));
+}
+
+TEST(ContractKit, ComparesEachOpItTakesWithThePortableBackend) {
+  RunResult r = run_kit(test_plugin("sdk_gemm"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("[       OK ] Plugin/BackendContract.ResultsMatchThePortableBackendOnEveryOpItTakes"));
+  EXPECT_THAT(r.output, HasSubstr("Gemm with bias: float32[3,5] x [5,4] + [4]: taken, agrees with the portable"));
+  EXPECT_THAT(r.output, HasSubstr("MatMul: float32[3,8] x [8,5]: taken, agrees with the portable"));
+  EXPECT_THAT(r.output, HasSubstr("Conv 3x3, pads 1, with bias: float32[1,2,5,5] -> [1,3,5,5]: not taken"));
+}
+
+TEST(ContractKit, FailsOnAGemmThatDropsItsBias) {
+  RunResult r = run_kit(test_plugin("sdk_drop_bias"), "--gtest_filter=*ResultsMatchThePortableBackend*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("[  FAILED  ] Plugin/BackendContract.ResultsMatchThePortableBackendOnEveryOpItTakes"));
+  EXPECT_THAT(r.output, HasSubstr("Gemm with bias: float32[3,5] x [5,4] + [4]: output element 0 is "));
+  EXPECT_THAT(r.output, HasSubstr("MatMul: float32[3,8] x [8,5]: taken, agrees with the portable"));
+}
+
+TEST(ContractKit, FailsOnAMatMulOffByAFifthOfAPercent) {
+  RunResult r = run_kit(test_plugin("sdk_matmul_drift"), "--gtest_filter=*ResultsMatchThePortableBackend*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("MatMul: float32[3,8] x [8,5]: output element "));
+  EXPECT_THAT(r.output, HasSubstr("Gemm with bias: float32[3,5] x [5,4] + [4]: taken, agrees with the portable"));
+}
+
+TEST(ContractKit, ACrashFailsTheCheckItHappenedInAndTheOthersStillRun) {
+  RunResult r = run_kit(test_plugin("sdk_crash_in_gemm"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("[  FAILED  ] Plugin/BackendContract.ResultsMatchThePortableBackendOnEveryOpItTakes"));
+  EXPECT_THAT(r.output, HasSubstr("the check crashed with signal 11"));
+  EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.SeparateHandlesExecuteConcurrently/relu"));
+  EXPECT_THAT(r.output, HasSubstr("1 FAILED TEST"));
+}
+
+TEST(ContractKit, ACheckTimeoutIsANumberOfSeconds) {
+  RunResult r = run_kit(test_plugin("sdk_good"), "--check-timeout nope");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--check-timeout 'nope' is not a number of seconds"));
+}
+
 TEST(ContractKit, RunsOnlyTheFilteredChecks) {
   RunResult r = run_kit(test_plugin("sdk_leaks"), "--gtest_filter=PluginContract.Exports*:PluginContract.Metadata*");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -153,6 +216,24 @@ TEST(ContractKitIsolated, FailsOnAPluginThatCrashesOnARandomBlob) {
   EXPECT_THAT(r.output, HasSubstr("init on a random blob: crashed in its backend host process: its isolated process"));
   EXPECT_THAT(r.output, HasSubstr("init must never crash on a bad blob"));
   EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+}
+
+TEST(ContractKitIsolated, ACrashInAnOpFailsTheCheckInsteadOfFallingBack) {
+  RunResult r = run_kit(test_plugin("sdk_crash_in_gemm"),
+                        "--isolate --gtest_filter=*ResultsMatchThePortableBackend*:*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("[  FAILED  ] Plugin/BackendContract.ResultsMatchThePortableBackendOnEveryOpItTakes"));
+  EXPECT_THAT(r.output, HasSubstr("Gemm with bias: float32[3,5] x [5,4] + [4]: execute failed with DelegateCrashed"));
+  EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+}
+
+TEST(ContractKitIsolated, ConformanceFailsWhenAnIsolatedOpCrashes) {
+  RunResult r = run_kit(test_plugin("sdk_crash_in_gemm"), "--isolate --conformance --threads 2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("FAIL test_gemm_default_no_bias: .*execute: delegate '[^']*' of "
+                                                 "'relu' fell back to 'portable': .*killed by signal 11"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("\n[0-9]+ passed, 1 failed, [0-9]+ skipped\n"));
 }
 
 TEST(ContractKitIsolated, RunsAModelThroughTheIsolatedPlugin) {

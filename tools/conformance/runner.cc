@@ -317,6 +317,15 @@ TestResult run_variant(const TestCase& test, const ModelInfo& model, const std::
     if (Status status = method.execute(); !status.is_ok()) {
       return fail(where + "execute: " + clean_message(status.to_string(), test.dir + "/model.onnx"));
     }
+    // An isolated backend that crashed or hung was replaced, within the call, by its
+    // portable fallback: the outputs are the fallback's, and the backend failed.
+    for (const DelegatePlacement& placement : method.report().delegates) {
+      if (placement.fell_back) {
+        return fail(where + "execute: delegate '" + placement.delegate + "' of '" + placement.requested_backend +
+                    "' fell back to '" + placement.backend +
+                    "': " + clean_message(placement.reason, test.dir + "/model.onnx"));
+      }
+    }
     if (std::optional<TestResult> error = check_outputs(test.dir, model, set, method)) {
       error->reason = where + error->reason;
       return *error;

@@ -18,19 +18,32 @@ namespace {
 
 constexpr char kUsage[] =
     "usage:\n"
-    "  plugrt-contract-test --plugin PATH [--blob FILE] [--require-available] [--gtest_filter=...]\n"
-    "      the contract checks (see sdk/README.md); --require-available fails a backend that says\n"
-    "      it is unavailable instead of skipping its checks\n"
-    "  plugrt-contract-test --plugin PATH [--backend NAME] --model M.onnx --input NAME=FILE.npy ...\n"
-    "                       --expect NAME=FILE.npy ...\n"
+    "  plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
+    "                       [--check-timeout SECONDS] [--gtest_filter=...]\n"
+    "      the contract checks (see sdk/README.md): loading, metadata, exported symbols, blobs\n"
+    "      refused, host allocations, silence, concurrency, and results: the kit's samples of each\n"
+    "      op kind the backend's partition takes (Gemm, MatMul, Conv, pooling, Softmax,\n"
+    "      element-wise), compared with the built-in portable backend within 1e-5 + 1e-4 * |want|;\n"
+    "      outputs are filled with NaN before every execute, so an element never written fails.\n"
+    "      Each per-backend check runs in a child process of its own: a crash fails that check\n"
+    "      and the others still run; one that runs past --check-timeout (default 120) fails as a\n"
+    "      hang. --require-available fails a backend that says it is unavailable instead of\n"
+    "      skipping its checks\n"
+    "  plugrt-contract-test --plugin PATH [--backend NAME] [--isolate] --model M.onnx\n"
+    "                       --input NAME=FILE.npy ... --expect NAME=FILE.npy ...\n"
     "      your model through the plugin alone (partition, preprocess, init, execute), each\n"
     "      expected output compared (float: |got - want| <= 1e-5 + 1e-3 * |want|; others exact)\n"
-    "  plugrt-contract-test --plugin PATH [--backend NAME] --conformance [--onnx-test-data DIR]\n"
-    "                       [--threads N] [--json FILE]\n"
+    "  plugrt-contract-test --plugin PATH [--backend NAME] [--isolate] --conformance\n"
+    "                       [--onnx-test-data DIR] [--threads N] [--json FILE]\n"
     "      every ONNX node test whose nodes the plugin's partition takes, through the plugin\n"
     "      alone: a per-op table and 'N passed, N failed, N skipped'; exit 1 when one fails\n"
-    "every mode takes --isolate: the plugin's backends run in plugrt-backend-host processes, as the\n"
-    "runtime's --isolate runs them; an argument none of them knows is an error\n";
+    "  plugrt-contract-test --help\n"
+    "--isolate, in every mode: the plugin's backends run in plugrt-backend-host processes, as the\n"
+    "runtime's --isolate runs them; a backend that crashes or hangs there fails the check, model\n"
+    "or test it was running (the runtime's portable fallback does not answer for it). In the model\n"
+    "and conformance modes a backend that is unavailable here is an error. Exit codes: 0 when\n"
+    "every check passed, 1 when one failed, 2 for a usage error; an argument no mode knows is a\n"
+    "usage error\n";
 
 bool arg_is_help(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

@@ -108,6 +108,12 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
     return fail("--input: " + status.message());
   }
   if (Status status = method->execute(); !status.is_ok()) return fail("execute: " + status.to_string());
+  // An isolated backend that crashed or hung ran the call on its portable fallback instead.
+  for (const DelegatePlacement& placement : method->report().delegates) {
+    if (placement.fell_back) {
+      return fail("execute: " + placement.delegate + " fell back to portable: " + placement.reason);
+    }
+  }
   std::cout << "  execute: ok\n";
 
   bool all_match = true;

@@ -4,17 +4,21 @@
 // Every failure message says what the author should fix.
 #include <dlfcn.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "isolation.h"
+#include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/isolation/isolated_plugin.h"
 #include "plugrt/plugins/plugin_library.h"
@@ -324,7 +329,21 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
   return result;
 }
 
-/// Inputs with values from -3.5 to 3.5, outputs zeroed.
+/// Fills a float32 output with NaN before execute, so that an element the backend never
+/// writes cannot pass for a result (a zeroed buffer would pass for every ReLU of a
+/// negative input).
+void poison(OwnedTensor& output) {
+  for (int64_t k = 0; k < output.count(); ++k) output.f32()[k] = std::numeric_limits<float>::quiet_NaN();
+}
+
+/// What a wrong element says when it is still the poison.
+std::string poisoned_hint(float got) {
+  return std::isnan(got) ? " (NaN: the kit fills every output with NaN before execute, so this element was never "
+                           "written. Fix: execute must write every element of every output)"
+                         : "";
+}
+
+/// Inputs with values from -3.5 to 3.5, outputs poisoned.
 Call make_call(const Sample& sample) {
   Call call;
   for (size_t i = 0; i < sample.input_shapes.size(); ++i) {
@@ -332,7 +351,10 @@ Call make_call(const Sample& sample) {
     for (int64_t k = 0; k < t->count(); ++k) t->f32()[k] = static_cast<float>((k + 3 * i) % 8) - 3.5f;
     call.inputs.push_back(std::move(t));
   }
-  for (const auto& shape : sample.output_shapes) call.outputs.push_back(std::make_unique<OwnedTensor>(kF32, shape));
+  for (const auto& shape : sample.output_shapes) {
+    call.outputs.push_back(std::make_unique<OwnedTensor>(kF32, shape));
+    poison(*call.outputs.back());
+  }
   return call;
 }
 
@@ -345,10 +367,107 @@ std::string check_result(const Sample& sample, Call& call) {
     const float got = call.outputs[0]->f32()[k];
     if (!(std::fabs(want - got) <= 1e-5f * (1.0f + std::fabs(want)))) {
       return "output element " + std::to_string(k) + " is " + std::to_string(got) + ", expected " +
-             std::to_string(want) + " (" + sample.description + ")";
+             std::to_string(want) + " (" + sample.description + ")" + poisoned_hint(got);
     }
   }
   return "";
+}
+
+// ---- Op samples, checked against the portable backend --------------------------------
+
+/// One node of each op kind a backend commonly takes, its weights constant (as a model's
+/// are), and the shapes of its inputs and output.
+struct OpSample {
+  std::string description;
+  std::vector<uint8_t> graph;
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<int64_t> output_shape;
+};
+
+/// Values from a fixed seed, from -1 to 1.
+std::vector<float> seeded_values(size_t count, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float& v : values) v = uniform(random);
+  return values;
+}
+
+std::vector<OpSample> op_samples() {
+  std::vector<OpSample> samples;
+  uint32_t seed = 20260901;
+  auto count = [](const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return static_cast<size_t>(n);
+  };
+  // One node: its graph inputs (shapes), its constants (shapes), its output, attributes.
+  auto add = [&](const std::string& description, const std::string& op, std::vector<std::vector<int64_t>> inputs,
+                 std::vector<std::vector<int64_t>> constants, std::vector<int64_t> output,
+                 std::vector<Attribute> attributes = {}) {
+    GraphBuilder g;
+    std::vector<ValueId> node_inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      node_inputs.push_back(g.add_value("x" + std::to_string(i), DType::kFloat32, inputs[i]));
+      g.add_input(node_inputs.back());
+    }
+    for (size_t c = 0; c < constants.size(); ++c) {
+      node_inputs.push_back(
+          g.add_constant_f32("w" + std::to_string(c), constants[c], seeded_values(count(constants[c]), ++seed)));
+    }
+    ValueId y = g.add_value("y", DType::kFloat32, output);
+    g.add_node(op, op + "_0", node_inputs, {y}, std::move(attributes));
+    g.add_output(y);
+    samples.push_back({description, g.finish(), std::move(inputs), std::move(output)});
+  };
+  add("Gemm with bias: float32[3,5] x [5,4] + [4]", "Gemm", {{3, 5}}, {{5, 4}, {4}}, {3, 4});
+  add("Gemm, B transposed, with bias: float32[3,6] x [4,6]^T + [4]", "Gemm", {{3, 6}}, {{4, 6}, {4}}, {3, 4},
+      {Attribute::Int("transB", 1)});
+  add("MatMul: float32[3,8] x [8,5]", "MatMul", {{3, 8}}, {{8, 5}}, {3, 5});
+  add("MatMul of two inputs: float32[3,8] x [8,5]", "MatMul", {{3, 8}, {8, 5}}, {}, {3, 5});
+  add("Conv 3x3, pads 1, with bias: float32[1,2,5,5] -> [1,3,5,5]", "Conv", {{1, 2, 5, 5}}, {{3, 2, 3, 3}, {3}},
+      {1, 3, 5, 5}, {Attribute::Ints("kernel_shape", {3, 3}), Attribute::Ints("pads", {1, 1, 1, 1})});
+  add("Conv 1x1, stride 2: float32[1,4,6,6] -> [1,2,3,3]", "Conv", {{1, 4, 6, 6}}, {{2, 4, 1, 1}}, {1, 2, 3, 3},
+      {Attribute::Ints("kernel_shape", {1, 1}), Attribute::Ints("strides", {2, 2})});
+  add("MaxPool 2x2, stride 2: float32[1,3,4,4] -> [1,3,2,2]", "MaxPool", {{1, 3, 4, 4}}, {}, {1, 3, 2, 2},
+      {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})});
+  add("AveragePool 2x2, stride 2: float32[1,3,4,4] -> [1,3,2,2]", "AveragePool", {{1, 3, 4, 4}}, {}, {1, 3, 2, 2},
+      {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})});
+  add("GlobalAveragePool: float32[1,3,4,4] -> [1,3,1,1]", "GlobalAveragePool", {{1, 3, 4, 4}}, {}, {1, 3, 1, 1});
+  add("Softmax on the last axis: float32[2,7]", "Softmax", {{2, 7}}, {}, {2, 7}, {Attribute::Int("axis", -1)});
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Exp"}) {
+    add(std::string(op) + " on float32[2,3,4]", op, {{2, 3, 4}}, {}, {2, 3, 4});
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    add(std::string(op) + " of two float32[2,3,4]", op, {{2, 3, 4}, {2, 3, 4}}, {}, {2, 3, 4});
+  }
+  add("Add with a broadcast constant: float32[2,3,4] + [4]", "Add", {{2, 3, 4}}, {{4}}, {2, 3, 4});
+  return samples;
+}
+
+/// How close a backend's element must be to the portable backend's: tight enough that a
+/// dropped bias or a result off by 0.2% fails, loose enough for another order of summation.
+constexpr float kAbsoluteTolerance = 1e-5f;
+constexpr float kRelativeTolerance = 1e-4f;
+
+/// Runs `graph` on the built-in portable backend: its output, or why not.
+Result<std::vector<float>> portable_result(const OpSample& sample, const std::vector<OwnedTensor*>& inputs) {
+  const RegisteredBackend& portable = builtin_portable_backend();
+  Result<std::vector<uint8_t>> blob =
+      portable.preprocess(Span<const uint8_t>(sample.graph.data(), sample.graph.size()));
+  if (!blob.is_ok()) return blob.status();
+  InitOptions options;
+  options.blob = blob->data();
+  options.blob_size = blob->size();
+  Result<DelegateHandle> handle = portable.init(options);
+  if (!handle.is_ok()) return handle.status();
+  OwnedTensor output(kF32, sample.output_shape);
+  std::vector<const DLTensor*> in_views, out_views = {&output.tensor};
+  for (OwnedTensor* t : inputs) in_views.push_back(&t->tensor);
+  Status status = handle->execute(Span<const DLTensor* const>(in_views.data(), in_views.size()),
+                                  Span<const DLTensor* const>(out_views.data(), out_views.size()));
+  if (!status.is_ok()) return status;
+  return std::vector<float>(output.f32(), output.f32() + output.count());
 }
 
 plugrt_init_args init_args(const std::vector<uint8_t>& blob) {
@@ -473,9 +592,115 @@ TEST_F(PluginContract, LoadInitDestroyUnload100Times) {
 
 // ---- Per-backend checks --------------------------------------------------------------
 
+// Each per-backend check runs in a forked child of its own, so that a backend crashing
+// or hanging in one check fails that check (with what it had found so far) and the rest
+// still run. The child reports every assertion into a pipe as it is made; the parent
+// makes the same assertions again, at the same file and line.
+
+struct ResultSink {
+  ::testing::TestPartResultArray unused;
+};
+
+class PipeReporter : private ResultSink, public ::testing::ScopedFakeTestPartResultReporter {
+ public:
+  explicit PipeReporter(int fd) : ScopedFakeTestPartResultReporter(INTERCEPT_ALL_THREADS, &unused), fd_(fd) {}
+
+  void ReportTestPartResult(const ::testing::TestPartResult& result) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (result.fatally_failed() || result.skipped()) stopped_ = true;
+    const std::string file = result.file_name() == nullptr ? "" : result.file_name();
+    const std::string message = result.message() == nullptr ? "" : result.message();
+    std::string record(1, static_cast<char>(result.type()));
+    auto put = [&](uint32_t n) { record.append(reinterpret_cast<const char*>(&n), sizeof(n)); };
+    put(static_cast<uint32_t>(result.line_number()));
+    put(static_cast<uint32_t>(file.size()));
+    record += file;
+    put(static_cast<uint32_t>(message.size()));
+    record += message;
+    write_all(fd_, record);
+  }
+
+  /// A fatal failure or a skip was reported: the check stops there.
+  bool stopped() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stopped_;
+  }
+
+ private:
+  int fd_;
+  std::mutex mutex_;
+  bool stopped_ = false;
+};
+
+/// Makes again, in the parent, the assertions the check's child reported; then says how
+/// the child ended when it did not end normally.
+void replay_child(const ChildOutcome& outcome, int timeout_seconds) {
+  const std::string& bytes = outcome.message;
+  size_t at = 0;
+  auto get = [&](uint32_t* n) {
+    if (at + sizeof(*n) > bytes.size()) return false;
+    std::memcpy(n, bytes.data() + at, sizeof(*n));
+    at += sizeof(*n);
+    return true;
+  };
+  while (at < bytes.size()) {
+    const auto type = static_cast<::testing::TestPartResult::Type>(bytes[at++]);
+    uint32_t line = 0, file_size = 0, message_size = 0;
+    if (!get(&line) || !get(&file_size) || at + file_size > bytes.size()) break;
+    const std::string file = bytes.substr(at, file_size);
+    at += file_size;
+    if (!get(&message_size) || at + message_size > bytes.size()) break;
+    const std::string message = bytes.substr(at, message_size);
+    at += message_size;
+    if (type == ::testing::TestPartResult::kSuccess) continue;
+    GTEST_MESSAGE_AT_(file.empty() ? nullptr : file.c_str(), static_cast<int>(line), message.c_str(), type);
+  }
+  if (outcome.timed_out) {
+    ADD_FAILURE() << "the check did not finish within " << timeout_seconds
+                  << " seconds and was killed: a call into the backend hangs (--check-timeout sets the limit)";
+  } else if (!outcome.exited) {
+    ADD_FAILURE() << "the check " << outcome.describe()
+                  << ": the backend crashed the process running it (what the check found before is above)."
+                  << "\nFix: a backend must return an error, never crash";
+  } else if (outcome.exit_code != 0) {
+    ADD_FAILURE() << "the process running the check exited with code " << outcome.exit_code
+                  << " before the check finished: the plugin called exit()";
+  }
+}
+
 class BackendContract : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    child_ = fork_child();
+    if (child_.pid < 0) {
+      FAIL() << "fork() failed: the kit runs each check in a child process";
+    }
+    if (child_.pid > 0) {
+      replay_child(wait_for_child(child_, config().check_timeout_seconds), config().check_timeout_seconds);
+      ran_in_child_ = true;
+      return;
+    }
+    reporter_ = std::make_unique<PipeReporter>(child_.fd);
+    set_up();
+    if (reporter_->stopped()) end_child();
+  }
+
+  void TearDown() override {
+    if (reporter_ != nullptr) end_child();
+  }
+
+  /// In the child, when the check is done: what it printed is flushed, what it found
+  /// is already in the pipe.
+  [[noreturn]] void end_child() {
+    reporter_.reset();
+    std::cout.flush();
+    std::cerr.flush();
+    fflush(nullptr);
+    close(child_.fd);
+    _exit(0);
+  }
+
+  void set_up() {
     plugin_ = load_plugin(host_.plugrt_table());
     ASSERT_EQ(plugin_.error, "");
     backend_ = plugin_.backend(GetParam());
@@ -557,7 +782,15 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<IsolatedSession> isolated_;
   std::optional<SampleResult> sample_;
   std::string unavailable_reason_;
+  ForkedChild child_;
+  std::unique_ptr<PipeReporter> reporter_;  // in the child
+  bool ran_in_child_ = false;               // in the parent
 };
+
+/// The first line of every per-backend check: in the parent, the check already ran in
+/// its child (SetUp) and its findings are reported.
+#define RUNS_IN_ITS_CHILD() \
+  if (ran_in_child_) return
 
 #define SKIP_UNLESS_AVAILABLE()                                                                                    \
   if (available()) {                                                                                               \
@@ -577,6 +810,7 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
     GTEST_SKIP() << "execute checks need a sample graph the backend takes, not a --blob file"
 
 TEST_P(BackendContract, IsAvailableIsIdempotentAndThreadSafe) {
+  RUNS_IN_ITS_CHILD();
   auto ask = [&](std::string* reason) {
     char data[512];
     plugrt_text_buffer buffer{data, sizeof(data), 0};
@@ -647,11 +881,13 @@ void expect_refused(const plugrt_backend* backend, const std::vector<uint8_t>& b
 }
 
 TEST_P(BackendContract, InitRefusesAnEmptyBlob) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   expect_refused(runtime_, {}, "an empty blob");
 }
 
 TEST_P(BackendContract, InitRefusesATruncatedBlob) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_SAMPLE(s);
   // Cut to half, and to a few bytes: these must be refused. Cut by one byte: that may
@@ -667,6 +903,7 @@ TEST_P(BackendContract, InitRefusesATruncatedBlob) {
 }
 
 TEST_P(BackendContract, InitRefusesARandomBlob) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   std::mt19937 random(20260807);
   for (size_t size : {size_t{16}, size_t{256}, size_t{4096}}) {
@@ -677,6 +914,7 @@ TEST_P(BackendContract, InitRefusesARandomBlob) {
 }
 
 TEST_P(BackendContract, FullCycleOnItsOwnBlob) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_SAMPLE(s);
   plugrt_delegate_handle handle = nullptr;
@@ -697,10 +935,94 @@ TEST_P(BackendContract, FullCycleOnItsOwnBlob) {
   runtime_->destroy(handle);
 }
 
+// Every op sample the backend's partition takes (Gemm, MatMul, Conv, pooling, Softmax,
+// element-wise ops), run on the backend and on the built-in portable backend with the same
+// seeded inputs and outputs filled with NaN: every element must agree within
+// kAbsoluteTolerance + kRelativeTolerance * |portable's|.
+TEST_P(BackendContract, ResultsMatchThePortableBackendOnEveryOpItTakes) {
+  RUNS_IN_ITS_CHILD();
+  SKIP_UNLESS_AVAILABLE();
+  if (backend_->struct_size < PLUGRT_BACKEND_SIZE_1_0 || backend_->aot == nullptr) {
+    GTEST_SKIP() << "the backend has no ahead-of-time table (partition/preprocess) to take the op samples";
+  }
+  std::vector<std::string> lines;
+  size_t taken = 0;
+  uint32_t seed = 7;
+  for (const OpSample& op : op_samples()) {
+    if (!takes_its_node(op.graph)) {
+      lines.push_back(op.description + ": not taken");
+      continue;
+    }
+    ++taken;
+    std::vector<uint8_t> blob;
+    plugrt_blob_flags blob_flags = 0;
+    const plugrt_status preprocessed = preprocess(op.graph, 0, &blob, &blob_flags);
+    if (preprocessed != PLUGRT_STATUS_OK) {
+      ADD_FAILURE() << op.description << ": partition took it but preprocess failed with " << name_of(preprocessed)
+                    << ": " << host_.last_error();
+      continue;
+    }
+    plugrt_delegate_handle handle = nullptr;
+    const plugrt_status initialized = init(blob, &handle);
+    if (initialized != PLUGRT_STATUS_OK) {
+      ADD_FAILURE() << op.description << ": init refused the blob its own preprocess made, with "
+                    << name_of(initialized) << ": " << host_.last_error();
+      continue;
+    }
+    Call call;
+    std::vector<OwnedTensor*> inputs;
+    for (const std::vector<int64_t>& shape : op.input_shapes) {
+      call.inputs.push_back(std::make_unique<OwnedTensor>(kF32, shape));
+      const std::vector<float> values = seeded_values(static_cast<size_t>(call.inputs.back()->count()), ++seed);
+      std::copy(values.begin(), values.end(), call.inputs.back()->f32());
+      inputs.push_back(call.inputs.back().get());
+    }
+    call.outputs.push_back(std::make_unique<OwnedTensor>(kF32, op.output_shape));
+    poison(*call.outputs[0]);
+    const plugrt_status executed = runtime_->execute(handle, call.finish());
+    runtime_->destroy(handle);
+    if (executed != PLUGRT_STATUS_OK) {
+      ADD_FAILURE() << op.description << ": execute failed with " << name_of(executed) << ": " << host_.last_error();
+      continue;
+    }
+    Result<std::vector<float>> want = portable_result(op, inputs);
+    if (!want.is_ok()) {
+      lines.push_back(op.description + ": taken; not compared (the portable backend: " + want.status().to_string() +
+                      ")");
+      continue;
+    }
+    float largest = 0;
+    for (size_t k = 0; k < want->size(); ++k) {
+      const float got = call.outputs[0]->f32()[k];
+      const float difference = std::fabs(got - (*want)[k]);
+      const float allowed = kAbsoluteTolerance + kRelativeTolerance * std::fabs((*want)[k]);
+      if (!(difference <= allowed)) {
+        ADD_FAILURE() << op.description << ": output element " << k << " is " << got << ", the portable backend gives "
+                      << (*want)[k] << " (difference " << difference << ", allowed " << allowed << ")"
+                      << poisoned_hint(got)
+                      << ".\nFix: the backend computes this op wrong; compare it with the ONNX operator's definition";
+        largest = std::numeric_limits<float>::infinity();
+        break;
+      }
+      largest = std::max(largest, difference);
+    }
+    if (std::isfinite(largest)) {
+      lines.push_back(op.description + ": taken, agrees with the portable backend (largest difference " +
+                      std::to_string(largest) + ")");
+    } else {
+      lines.push_back(op.description + ": taken, DIFFERS from the portable backend");
+    }
+  }
+  for (const std::string& line : lines) std::cout << "[ OPS      ] backend '" << GetParam() << "': " << line << "\n";
+  std::cout << std::flush;
+  if (taken == 0) GTEST_SKIP() << "the backend's partition takes none of the kit's op samples";
+}
+
 // ABI 1.4: offered a graph's constants by name, a backend may name them in its blob. Then
 // init must read them from what the host lends, compute the same result, and refuse the
 // blob as incompatible (never crash or run without them) when nothing is lent.
 TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   if (backend_->struct_size < PLUGRT_BACKEND_SIZE_1_0 || backend_->aot == nullptr) {
     GTEST_SKIP() << "the backend has no ahead-of-time table to offer constants to";
@@ -763,6 +1085,7 @@ TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
 // (PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS) must run one at every shape within its bounds,
 // and refuse a call past them with a status, never write past the bound's memory.
 TEST_P(BackendContract, AGraphWithSymbolsRunsAtEachCallsShapes) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   if ((backend_->capabilities & PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS) == 0 || backend_->aot == nullptr) {
     GTEST_SKIP() << "the backend takes static graphs only (no PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS)";
@@ -808,6 +1131,7 @@ TEST_P(BackendContract, AGraphWithSymbolsRunsAtEachCallsShapes) {
 }
 
 TEST_P(BackendContract, DestroyReleasesEveryHostAllocation) {
+  RUNS_IN_ITS_CHILD();
   if (config().isolated) {
     GTEST_SKIP() << "isolated, the backend allocates in its backend host process, where the kit's host services "
                     "are not; run the kit without --isolate for this check";
@@ -866,6 +1190,7 @@ void expect_invalid_argument(const plugrt_backend* backend, const Sample& sample
 }
 
 TEST_P(BackendContract, WrongArgumentsAreInvalidArgument) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_EXECUTABLE(s);
   expect_invalid_argument(runtime_, *s, "one input too few", [](Call& c) { c.inputs.pop_back(); });
@@ -883,6 +1208,7 @@ TEST_P(BackendContract, WrongArgumentsAreInvalidArgument) {
 }
 
 TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   std::vector<uint8_t> random_blob(64, 0xA5);
   bool made_sample = false;
@@ -923,6 +1249,7 @@ TEST_P(BackendContract, WritesNothingToStdoutOrStderr) {
 }
 
 TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
+  RUNS_IN_ITS_CHILD();
   SKIP_UNLESS_AVAILABLE();
   SKIP_UNLESS_EXECUTABLE(s);
   constexpr int kThreads = 4;
@@ -977,6 +1304,10 @@ INSTANTIATE_TEST_SUITE_P(Plugin, BackendContract, ::testing::ValuesIn(backend_na
 int run_contract_tests(const ContractConfig& contract, int argc, char** argv) {
   config() = contract;
   ::testing::InitGoogleMock(&argc, argv);
+  if (argc > 1) {  // GoogleTest left what it does not know, e.g. a misspelt --gtest_ flag
+    std::cerr << "plugrt-contract-test: unknown argument '" << argv[1] << "' (see --help)\n";
+    return 2;
+  }
   return RUN_ALL_TESTS();
 }
 
@@ -1005,12 +1336,27 @@ int run_contract_tests(int argc, char** argv) {
       contract.require_available = true;
       continue;
     }
+    std::string timeout;
+    if (value("--check-timeout", &timeout)) {
+      char* end = nullptr;
+      const long seconds = std::strtol(timeout.c_str(), &end, 10);
+      if (end == timeout.c_str() || *end != '\0' || seconds < 1 || seconds > 86400) {
+        std::cerr << "plugrt-contract-test: --check-timeout '" << timeout << "' is not a number of seconds\n";
+        return 2;
+      }
+      contract.check_timeout_seconds = static_cast<int>(seconds);
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
-                   "                            [--gtest_filter=...]\n"
-                   "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md); with --isolate,\n"
-                   "its backends run in a plugrt-backend-host process, as the runtime's --isolate runs them;\n"
-                   "with --require-available, a backend that says it is unavailable fails instead of skipping.\n";
+                   "                            [--check-timeout SECONDS] [--gtest_filter=...]\n"
+                   "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md), its results\n"
+                   "included: each op kind its partition takes, against the built-in portable backend, with\n"
+                   "outputs filled with NaN before every execute. Each per-backend check runs in a child\n"
+                   "process: a crash fails that check, and one running past --check-timeout (default 120\n"
+                   "seconds) fails as a hang. With --isolate, its backends run in a plugrt-backend-host\n"
+                   "process, as the runtime's --isolate runs them; with --require-available, a backend that\n"
+                   "says it is unavailable fails instead of skipping.\n";
       return 0;
     }
     if (arg.rfind("--gtest_", 0) != 0) {  // a typo in a vendor's CI must not pass

@@ -58,61 +58,62 @@ std::string ChildOutcome::describe() const {
   return "ok";
 }
 
-ChildOutcome run_in_child(const std::function<std::string()>& body, int timeout_seconds) {
-  ChildOutcome outcome;
+ForkedChild fork_child() {
+  ForkedChild child;
   int fds[2];
-  if (pipe(fds) != 0) {
-    outcome.exited = true;
-    outcome.exit_code = 1;
-    outcome.message = "pipe() failed";
-    return outcome;
-  }
+  if (pipe(fds) != 0) return child;
   std::cout.flush();
   std::cerr.flush();
   fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
+  child.pid = fork();
+  if (child.pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return child;
+  }
+  if (child.pid == 0) {
     close(fds[0]);
     crash_on_sanitizer_report();
-    std::string message;
-    try {
-      message = body();
-    } catch (const std::exception& e) {
-      message = std::string("an exception escaped the plugin: ") + e.what();
-    } catch (...) {
-      message = "an exception escaped the plugin";
-    }
-    size_t written = 0;
-    while (written < message.size()) {
-      ssize_t n = write(fds[1], message.data() + written, message.size() - written);
-      if (n <= 0) break;
-      written += static_cast<size_t>(n);
-    }
-    close(fds[1]);
-    _exit(message.empty() ? 0 : 1);
+    child.fd = fds[1];
+    return child;
   }
   close(fds[1]);
+  child.fd = fds[0];
+  return child;
+}
+
+void write_all(int fd, const std::string& bytes) {
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+}
+
+ChildOutcome wait_for_child(const ForkedChild& child, int timeout_seconds) {
+  ChildOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   char buffer[4096];
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      kill(pid, SIGKILL);
+      kill(child.pid, SIGKILL);
       outcome.timed_out = true;
       break;
     }
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{child.fd, POLLIN, 0};
     int ready = poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0) continue;
     if (ready == 0) continue;
-    ssize_t n = read(fds[0], buffer, sizeof(buffer));
+    ssize_t n = read(child.fd, buffer, sizeof(buffer));
     if (n <= 0) break;  // EOF: the child exited or closed the pipe
     outcome.message.append(buffer, static_cast<size_t>(n));
   }
-  close(fds[0]);
+  close(child.fd);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  while (waitpid(child.pid, &status, 0) < 0) {
   }
   if (WIFEXITED(status)) {
     outcome.exited = !outcome.timed_out;
@@ -121,6 +122,31 @@ ChildOutcome run_in_child(const std::function<std::string()>& body, int timeout_
     outcome.signal = WTERMSIG(status);
   }
   return outcome;
+}
+
+ChildOutcome run_in_child(const std::function<std::string()>& body, int timeout_seconds) {
+  const ForkedChild child = fork_child();
+  if (child.pid < 0) {
+    ChildOutcome outcome;
+    outcome.exited = true;
+    outcome.exit_code = 1;
+    outcome.message = "fork() failed";
+    return outcome;
+  }
+  if (child.pid == 0) {
+    std::string message;
+    try {
+      message = body();
+    } catch (const std::exception& e) {
+      message = std::string("an exception escaped the plugin: ") + e.what();
+    } catch (...) {
+      message = "an exception escaped the plugin";
+    }
+    write_all(child.fd, message);
+    close(child.fd);
+    _exit(message.empty() ? 0 : 1);
+  }
+  return wait_for_child(child, timeout_seconds);
 }
 
 OutputCapture::OutputCapture() {

@@ -5,6 +5,8 @@
 #ifndef PLUGRT_SDK_CONTRACT_ISOLATION_H_
 #define PLUGRT_SDK_CONTRACT_ISOLATION_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -36,6 +38,24 @@ struct ChildOutcome {
 
 /// Runs `body` in a forked child. The body returns "" on success or a failure message.
 ChildOutcome run_in_child(const std::function<std::string()>& body, int timeout_seconds = 120);
+
+/// One end of a forked child's pipe: in the child (pid 0) the write end, in the parent
+/// the read end. pid -1 when the fork failed.
+struct ForkedChild {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+/// Forks, flushing stdio first. The child goes on from here: it writes what it has to
+/// say into `fd` and ends with _exit().
+ForkedChild fork_child();
+
+/// Writes every byte of `bytes` to `fd` (as far as it can).
+void write_all(int fd, const std::string& bytes);
+
+/// In the parent: reads what the child writes until it closes the pipe, then reaps it;
+/// past `timeout_seconds` the child is killed and the outcome says it timed out.
+ChildOutcome wait_for_child(const ForkedChild& child, int timeout_seconds);
 
 /// Redirects fds 1 and 2 into a temporary file until finish() (or destruction).
 class OutputCapture {

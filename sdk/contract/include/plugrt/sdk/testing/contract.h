@@ -31,6 +31,9 @@ struct ContractConfig {
   /// (`--require-available`) instead of skipping them: for a vendor's CI on the device
   /// the backend is for, where unavailable means broken.
   bool require_available = false;
+  /// How long one per-backend check may run in its child process (`--check-timeout`):
+  /// past it the child is killed and the check fails as a hang.
+  int check_timeout_seconds = 120;
 };
 
 /// Parses --plugin, --blob and --isolate out of argv (and --help), sets up the suite, runs every
