@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes a small MobileNet-like CNN twice: in float32 and in ONNX's operator form of
-static int8 quantization (QuantizeLinear, a chain of QLinearConv, DequantizeLinear), to
-compare int8 and float32 kernels of the same shapes (`plugrt bench`).
+"""Writes a small MobileNet-like CNN three times: in float32, in ONNX's operator form of
+static int8 quantization (QuantizeLinear, a chain of QLinearConv, DequantizeLinear), and
+in QDQ form (each Conv between DequantizeLinear and QuantizeLinear nodes, which the
+importer turns into the same QLinearConv chain), to compare int8 and float32 kernels of
+the same shapes (`plugrt bench`).
 
     python3 bench/quantized_cnn.py OUT_DIR
     plugrt compile OUT_DIR/qcnn_int8.onnx -o int8.prt --backends onednn
@@ -35,11 +37,13 @@ SIZE = 160
 
 def build(rng):
     float_nodes, q_nodes, float_inits, q_inits = [], [], [], []
+    qdq_nodes = []
     channels, size = 3, SIZE
     x_float, x_q = "x", "xq"
     q_inits += [numpy_helper.from_array(np.array(0.02, np.float32), "s0"),
                 numpy_helper.from_array(np.array(128, np.uint8), "z0")]
     q_nodes.append(helper.make_node("QuantizeLinear", ["x", "s0", "z0"], [x_q]))
+    qdq_nodes.append(helper.make_node("QuantizeLinear", ["x", "s0", "z0"], [x_q]))
     scale = "s0"
     zero = "z0"
     for i, (out, k, stride, depthwise) in enumerate(LAYERS):
@@ -67,15 +71,27 @@ def build(rng):
         q_out = f"q{i}"
         q_nodes.append(helper.make_node("QLinearConv", [x_q, scale, zero, f"wq{i}", f"ws{i}", f"wz{i}", f"ys{i}",
                                                         f"yz{i}", f"bq{i}"], [q_out], **attrs))
+        # The same group in QDQ form; the bias's scale is x_scale * w_scale.
+        q_inits += [numpy_helper.from_array((x_scale * w_scale).astype(np.float32), f"bs{i}"),
+                    numpy_helper.from_array(np.zeros(out, np.int32), f"bz{i}")]
+        qdq_nodes += [
+            helper.make_node("DequantizeLinear", [x_q, scale, zero], [f"dx{i}"]),
+            helper.make_node("DequantizeLinear", [f"wq{i}", f"ws{i}", f"wz{i}"], [f"dw{i}"], axis=0),
+            helper.make_node("DequantizeLinear", [f"bq{i}", f"bs{i}", f"bz{i}"], [f"db{i}"], axis=0),
+            helper.make_node("Conv", [f"dx{i}", f"dw{i}", f"db{i}"], [f"c{i}"], **attrs),
+            helper.make_node("QuantizeLinear", [f"c{i}", f"ys{i}", f"yz{i}"], [q_out]),
+        ]
         x_q, scale, zero = q_out, f"ys{i}", f"yz{i}"
         channels = out
         size = (size + stride - 1) // stride
     q_nodes.append(helper.make_node("DequantizeLinear", [x_q, scale, zero], ["y"]))
+    qdq_nodes.append(helper.make_node("DequantizeLinear", [x_q, scale, zero], ["y"]))
     float_nodes.append(helper.make_node("Identity", [x_float], ["y"]))
     x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, SIZE, SIZE])
     y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, size, size])
     models = {}
-    for name, nodes, inits in (("float", float_nodes, float_inits), ("int8", q_nodes, q_inits)):
+    for name, nodes, inits in (("float", float_nodes, float_inits), ("int8", q_nodes, q_inits),
+                               ("qdq", qdq_nodes, q_inits)):
         graph = helper.make_graph(nodes, f"qcnn_{name}", [x_info], [y_info], inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
         model.ir_version = 7
