@@ -964,6 +964,8 @@ Status Importer::read_graph(onnx::ModelProto& model) {
 
 Result<std::vector<uint8_t>> Importer::import_graph() {
   PLUGRT_RETURN_IF_ERROR(prepare_inputs());
+  // Before folding, which would dequantize the weights of a QDQ group into float32.
+  onnx_import::fuse_qdq_groups(graph_, constants_, graph_outputs_);
   onnx_import::remove_dead_nodes(graph_, graph_outputs_);
   PLUGRT_RETURN_IF_ERROR(simplify());
   onnx_import::remove_dead_nodes(graph_, graph_outputs_);

@@ -116,6 +116,13 @@ Status check_node_attributes(const onnx::NodeProto& node);
 void sort_nodes(onnx::GraphProto* graph);
 /// Drops the nodes none of whose outputs reaches one of `outputs`.
 void remove_dead_nodes(onnx::GraphProto* graph, const std::set<std::string>& outputs);
+
+/// Rewrites each QDQ group of a Conv or MatMul (DequantizeLinear of an 8-bit activation
+/// and of 8-bit constant weights, an int32 bias dequantized by x_scale * w_scale, one
+/// QuantizeLinear after it) into one QLinearConv or QLinearMatMul (onnx_qdq.cc); the
+/// QuantizeLinear is left without readers for remove_dead_nodes. Returns how many.
+size_t fuse_qdq_groups(onnx::GraphProto* graph, const std::map<std::string, Tensor>& constants,
+                       const std::set<std::string>& graph_outputs);
 /// The node's attribute called `name`, or nullptr.
 const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name);
 /// The value of a Constant node (value, value_float(s), value_int(s)); the reason alone

@@ -10,10 +10,13 @@ namespace plugrt::onednn {
 
 namespace {
 
-/// The oldest format version that reads `list`: 5 with a channel shuffle or a nearest
-/// resampling, 4 with a deconvolution, else 3, so an older plugin still takes the blobs
-/// that need nothing newer.
+/// The oldest format version that reads `list`: 6 with a quantized op, 5 with a channel
+/// shuffle or a nearest resampling, 4 with a deconvolution, else 3, so an older plugin
+/// still takes the blobs that need nothing newer.
 uint32_t blob_version(const OpList& list) {
+  for (const Op& op : list.ops) {
+    if (op.kind == blob::OpKind::QuantizedConvolution || op.kind == blob::OpKind::QuantizedMatMul) return 6;
+  }
   uint32_t version = 3;
   for (const Op& op : list.ops) {
     if (op.kind == blob::OpKind::Shuffle ||
@@ -33,10 +36,15 @@ std::vector<uint8_t> write_blob(const OpList& list) {
   for (const Tensor& tensor : list.tensors) {
     auto dims = builder.CreateVector(tensor.dims);
     const bool named = tensor.constant && !tensor.constant_name.empty();
+    const bool typed = tensor.dtype != blob::DataType::F32;
     flatbuffers::Offset<flatbuffers::Vector<float>> data;
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> bytes;
     flatbuffers::Offset<flatbuffers::String> name;
     if (named) {
       name = builder.CreateString(tensor.constant_name);
+    } else if (tensor.constant && typed) {
+      builder.ForceVectorAlignment(tensor.bytes.size(), sizeof(uint8_t), 64);
+      bytes = builder.CreateVector(tensor.bytes);
     } else if (tensor.constant) {
       builder.ForceVectorAlignment(tensor.data.size(), sizeof(float), 64);
       data = builder.CreateVector(tensor.data);
@@ -44,7 +52,8 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     blob::TensorBuilder tb(builder);
     tb.add_dims(dims);
     if (named) tb.add_constant(name);
-    if (tensor.constant && !named) tb.add_data(data);
+    if (tensor.constant && !named) (typed ? tb.add_bytes(bytes) : tb.add_data(data));
+    if (typed) tb.add_dtype(tensor.dtype);
     tb.add_external_input(tensor.external_input);
     tb.add_external_output(tensor.external_output);
     tensors.push_back(tb.Finish());
@@ -67,6 +76,8 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     auto steps = builder.CreateVector(op.steps);
     auto post_ops = builder.CreateVector(posts);
     auto name = builder.CreateString(op.name);
+    flatbuffers::Offset<flatbuffers::Vector<float>> scales;
+    if (!op.scales.empty()) scales = builder.CreateVector(op.scales);
     blob::OpBuilder ob(builder);
     ob.add_kind(op.kind);
     ob.add_algorithm(op.algorithm);
@@ -87,6 +98,11 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     ob.add_steps(steps);
     ob.add_post_ops(post_ops);
     ob.add_name(name);
+    if (!op.scales.empty()) {
+      ob.add_scales(scales);
+      ob.add_src_zero_point(op.src_zero_point);
+      ob.add_dst_zero_point(op.dst_zero_point);
+    }
     ops.push_back(ob.Finish());
   }
   auto tensor_vector = builder.CreateVector(tensors);
@@ -105,12 +121,14 @@ std::vector<uint8_t> write_blob(const OpList& list) {
 bool Lowering::name_constants() {
   bool named = false;
   for (Tensor& tensor : list_.tensors) {
-    if (!tensor.constant || !graph_.valid(tensor.source) || tensor.data.empty()) continue;
+    const bool typed = tensor.dtype != blob::DataType::F32;
+    const size_t size = typed ? tensor.bytes.size() : tensor.data.size() * sizeof(float);
+    if (!tensor.constant || !graph_.valid(tensor.source) || size == 0) continue;
     const ir::Value& value = graph_.value(tensor.source);
     const auto* bytes = value.data();
-    if (value.name() == nullptr || value.name()->size() == 0 || bytes == nullptr ||
-        bytes->size() != tensor.data.size() * sizeof(float) ||
-        std::memcmp(bytes->data(), tensor.data.data(), bytes->size()) != 0) {
+    const void* ours = typed ? static_cast<const void*>(tensor.bytes.data()) : tensor.data.data();
+    if (value.name() == nullptr || value.name()->size() == 0 || bytes == nullptr || bytes->size() != size ||
+        std::memcmp(bytes->data(), ours, size) != 0) {
       continue;  // changed on the way (or nameless): the blob keeps its own copy
     }
     tensor.constant_name = value.name()->str();

@@ -122,6 +122,11 @@ int32_t Lowering::activation(int32_t value) {
   if (found != value_tensor_.end()) return found->second;
   Tensor tensor;
   tensor.dims = dnnl_dims(graph_.shape(value));
+  if (graph_.valid(value)) {
+    const ir::DType dtype = graph_.value(value).dtype();
+    if (dtype == ir::DType::UInt8) tensor.dtype = blob::DataType::U8;
+    if (dtype == ir::DType::Int8) tensor.dtype = blob::DataType::S8;
+  }
   list_.tensors.push_back(std::move(tensor));
   const int32_t index = static_cast<int32_t>(list_.tensors.size() - 1);
   value_tensor_[value] = index;
@@ -172,6 +177,10 @@ Op& Lowering::add(OpKind kind, const ir::Node& from, std::vector<int32_t> inputs
 std::string Lowering::lower(const ir::Node& node) {
   const std::string op = node.op_type()->str();
   if (op == "LSTM" || op == "GRU") return lower_recurrent(node, op == "LSTM");
+  if (op == "QLinearConv" || op == "QLinearMatMul") {
+    if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) return "only one output is taken";
+    return op == "QLinearConv" ? lower_qlinear_conv(node) : lower_qlinear_matmul(node);
+  }
   // Every output but the first must be absent (MaxPool's Indices, BatchNormalization's
   // training outputs, LayerNormalization's statistics...).
   if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) {

@@ -77,6 +77,20 @@ class Lowering {
   std::string lower_pad(const ir::Node& node);
   std::string lower_recurrent(const ir::Node& node, bool lstm);
   std::string lower_reduce(const ir::Node& node, blob::Algorithm algorithm);
+  // Quantized ops (aot/lowering_quantized.cc).
+  std::string lower_qlinear_conv(const ir::Node& node);
+  std::string lower_qlinear_matmul(const ir::Node& node);
+  /// Checks that `value` is a uint8 or int8 value computed at run time with static dims.
+  std::string check_quantized_activation(int32_t value, const char* role) const;
+  /// The requantization of a QLinear op: the float32 scales at inputs `a_scale`,
+  /// `b_scale` (one, or `channels` of them) and `y_scale`, the zero points at
+  /// `a_zero_point` and `y_zero_point` (of the activations' types), the weights' at
+  /// `b_zero_point` (all 0), into `op`'s scales and zero points.
+  std::string read_requantization(const ir::Node& node, int a_scale, int a_zero_point, int b_scale, int b_zero_point,
+                                  int y_scale, int y_zero_point, int64_t channels, Op* op) const;
+  /// An int8, uint8 or int32 constant tensor of the graph's bytes.
+  int32_t add_typed_constant(std::vector<int64_t> dims, blob::DataType dtype, std::vector<uint8_t> bytes,
+                             int32_t source);
 
   // Patterns (aot/patterns.cc). Each returns the nodes it covers (empty: no match)
   // after lowering them as one op.

@@ -34,11 +34,19 @@ struct Op {
   std::vector<int64_t> perm, starts, steps;
   std::vector<PostOp> post_ops;
   std::string name;
+  /// QuantizedConvolution, QuantizedMatMul: the requantization (schema/onednn_blob.fbs).
+  std::vector<float> scales;
+  int32_t src_zero_point = 0;
+  int32_t dst_zero_point = 0;
 };
 
 struct Tensor {
   std::vector<int64_t> dims;
   std::vector<float> data;
+  /// The element type; a constant of another type than F32 keeps its elements in
+  /// `bytes` (little-endian, row-major in `dims`) instead of `data`.
+  blob::DataType dtype = blob::DataType::F32;
+  std::vector<uint8_t> bytes;
   bool constant = false;
   /// The graph constant `data` was read from (-1: none). It may have been changed since
   /// (scaled, transposed, folded): the blob writer names the constant only when `data`

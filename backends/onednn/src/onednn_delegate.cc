@@ -132,8 +132,9 @@ sdk::Expected<void*> OnednnDelegate::check_tensor(const char* role, size_t index
     return sdk::Status::invalid_argument(std::string(role) + " " + std::to_string(index) + ": " + what);
   };
   if (tensor->data == nullptr) return refuse("the tensor has no data");
-  if (tensor->dtype.code != kDLFloat || tensor->dtype.bits != 32 || tensor->dtype.lanes != 1) {
-    return refuse("the dtype is not float32");
+  if (tensor->dtype.code != external.dtype.code || tensor->dtype.bits != external.dtype.bits ||
+      tensor->dtype.lanes != 1) {
+    return refuse(external.dtype.code == kDLFloat ? "the dtype is not float32" : "the dtype differs from the blob's");
   }
   // A scalar crosses as rank 0; the blob holds it as [1].
   const bool scalar = tensor->ndim == 0 && external.dims.size() == 1 && external.dims[0] == 1;

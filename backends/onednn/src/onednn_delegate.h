@@ -40,6 +40,8 @@ struct Step {
 struct External {
   std::vector<int64_t> dims;
   size_t num_elements = 0;
+  /// float32, or uint8 or int8 at a quantized op's edge.
+  DLDataType dtype{kDLFloat, 32, 1};
   std::vector<dnnl::memory> views;
 };
 

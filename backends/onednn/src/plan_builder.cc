@@ -46,10 +46,10 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw BlobError(message);
 }
 
-desc_t plain(const dims_t& dims) {
+desc_t plain(const dims_t& dims, dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   dims_t strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-  return desc_t(dims, dnnl::memory::data_type::f32, strides);
+  return desc_t(dims, type, strides);
 }
 
 /// Channels (dim 1) innermost: nwc, nhwc or ndhwc.
@@ -64,7 +64,20 @@ desc_t channels_last(const dims_t& dims) {
   return desc_t(dims, dnnl::memory::data_type::f32, strides);
 }
 
-desc_t any(const dims_t& dims) { return desc_t(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any); }
+desc_t any(const dims_t& dims, dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
+  return desc_t(dims, type, dnnl::memory::format_tag::any);
+}
+
+dnnl::memory::data_type dnnl_type(blob::DataType type) {
+  switch (type) {
+    case blob::DataType::U8: return dnnl::memory::data_type::u8;
+    case blob::DataType::S8: return dnnl::memory::data_type::s8;
+    case blob::DataType::S32: return dnnl::memory::data_type::s32;
+    default: return dnnl::memory::data_type::f32;
+  }
+}
+
+size_t element_size(blob::DataType type) { return type == blob::DataType::U8 || type == blob::DataType::S8 ? 1 : 4; }
 
 dnnl::algorithm eltwise_algorithm(Algorithm algorithm) {
   switch (algorithm) {
@@ -211,16 +224,25 @@ class Builder {
   void build_shuffle(const blob::Op& op);
   void build_pad(const blob::Op& op);
   void build_rnn(const blob::Op& op);
+  void build_quantized_convolution(const blob::Op& op);
+  void build_quantized_matmul(const blob::Op& op);
+  /// The requantization of a quantized op on `attr`: its output scales (per tensor, or
+  /// per element of dst dim `channel_dim`) and its src and dst zero points, whose values
+  /// go into `args` (run-time zero points: oneDNN's int8 kernels take those).
+  void set_requantization(const blob::Op& op, int channel_dim, int64_t channels, dnnl::primitive_attr* attr,
+                          std::unordered_map<int, dnnl::memory>* args);
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
   /// A constant's data (held by the blob, or named and lent by the host); nullptr for a
   /// value computed at run time.
-  const float* constant(int32_t t) const { return constant_data_[static_cast<size_t>(t)]; }
+  const void* constant(int32_t t) const { return constant_data_[static_cast<size_t>(t)]; }
+  blob::DataType type(int32_t t) const { return tensor(t).dtype(); }
+  dnnl::memory::data_type dnnl_type_of(int32_t t) const { return dnnl_type(type(t)); }
   bool is_constant(int32_t t) const { return constant(t) != nullptr; }
   /// The data of tensor `t` of `elements` elements, checked; nullptr when it has none.
-  const float* resolve_constant(size_t t, int64_t elements,
-                                const std::unordered_map<std::string_view, const plugrt_named_constant*>& lent);
+  const void* resolve_constant(size_t t, int64_t elements,
+                               const std::unordered_map<std::string_view, const plugrt_named_constant*>& lent);
   const dims_t& dims(int32_t t) const { return dims_[static_cast<size_t>(t)]; }
   int32_t input(const blob::Op& op, size_t i, bool optional = false) const;
   int32_t output(const blob::Op& op) const;
@@ -272,7 +294,7 @@ class Builder {
   const blob::Blob& blob_;
   const sdk::NamedConstants& constants_;
   const dnnl::engine& engine_;
-  std::vector<const float*> constant_data_;  // per tensor
+  std::vector<const void*> constant_data_;  // per tensor
   std::vector<dims_t> dims_;
   std::vector<Value> values_;
   std::vector<Storage> storages_;
@@ -325,8 +347,8 @@ dnnl::memory Builder::current(int32_t t) {
   require(is_constant(t), "tensor " + std::to_string(t) + " is read before it is written");
   // Constants are read in place from the blob or the host's named constants, which both
   // outlive the handle.
-  value.md = plain(dims(t));
-  value.memory = dnnl::memory(value.md, engine_, const_cast<float*>(constant(t)));
+  value.md = plain(dims(t), dnnl_type_of(t));
+  value.memory = dnnl::memory(value.md, engine_, const_cast<void*>(constant(t)));
   value.defined = true;
   return value.memory;
 }
@@ -359,7 +381,7 @@ dnnl::memory Builder::constant_in(int32_t t, const desc_t& md) {
 dnnl::memory Builder::define(int32_t t, const desc_t& md) {
   Value& value = values_[static_cast<size_t>(t)];
   const int32_t external = tensor(t).external_output();
-  if (external >= 0 && md == plain(dims(t))) {
+  if (external >= 0 && md == plain(dims(t), dnnl_type_of(t))) {
     value.storage = new_storage(StorageKind::kOutput, static_cast<size_t>(external), md.get_size());
   } else {
     value.storage = new_storage(StorageKind::kArena, 0, md.get_size());
@@ -397,8 +419,9 @@ void Builder::publish(int32_t t) {
   if (external < 0) return;
   Value& value = values_[static_cast<size_t>(t)];
   if (storages_[static_cast<size_t>(value.storage)].kind == StorageKind::kOutput) return;
-  const int storage = new_storage(StorageKind::kOutput, static_cast<size_t>(external), plain(dims(t)).get_size());
-  add_reorder(value.memory, view(storage, plain(dims(t))));
+  const desc_t md = plain(dims(t), dnnl_type_of(t));
+  const int storage = new_storage(StorageKind::kOutput, static_cast<size_t>(external), md.get_size());
+  add_reorder(value.memory, view(storage, md));
 }
 
 dnnl::primitive_attr Builder::attributes() const {
@@ -574,7 +597,7 @@ void Builder::build_convolution(const blob::Op& op) {
   Value& weights = values_[static_cast<size_t>(w)];
   current(w);
   weights.md = plain(weight_dims);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(w)));
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
   if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
@@ -633,7 +656,7 @@ void Builder::build_deconvolution(const blob::Op& op) {
   Value& weights = values_[static_cast<size_t>(w)];
   current(w);
   weights.md = onnx_weights;
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(w)));
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(w)));
   std::unordered_map<int, dnnl::memory> args;
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
@@ -678,7 +701,7 @@ void Builder::add_bias_step(int32_t bias, dnnl::memory dst) {
   const dims_t& ys = dst.get_desc().dims();
   dims_t bias_dims(ys.size(), 1);
   bias_dims[1] = ys[1];
-  dnnl::memory operand(plain(bias_dims), engine_, const_cast<float*>(constant(bias)));
+  dnnl::memory operand(plain(bias_dims), engine_, const_cast<void*>(constant(bias)));
   const desc_t md = dst.get_desc();
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, md, operand.get_desc(), md),
                                   attributes(), engine_);
@@ -755,10 +778,10 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   Value& weights = values_[static_cast<size_t>(b)];
   current(b);
   weights.md = plain(b2);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<float*>(constant(b)));
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(b)));
   args[DNNL_ARG_SRC] = reshaped(as_plain(a), a2);
   args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
-  if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<float*>(constant(bias)));
+  if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<void*>(constant(bias)));
   const dnnl::memory dst = define(y, plain(ys));
   args[DNNL_ARG_DST] = reshaped(dst, y2);
   add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
@@ -1372,8 +1395,120 @@ void Builder::build_rnn(const blob::Op& op) {
   for (int32_t t : outputs) publish(t);
 }
 
+// ---- Quantized ops --------------------------------------------------------------------------
+
+void Builder::set_requantization(const blob::Op& op, int channel_dim, int64_t channels, dnnl::primitive_attr* attr,
+                                 std::unordered_map<int, dnnl::memory>* args) {
+  const size_t count = length(op.scales());
+  require(count == 1 || (count == static_cast<size_t>(channels) && count > 1),
+          "the requantization has not one scale or one per channel");
+  std::vector<float> scales(op.scales()->begin(), op.scales()->end());
+  attr->set_output_scales(count == 1 ? 0 : 1 << channel_dim, scales);
+  // One int32 per zero point, held by the plan (the zero point is the op's, never the
+  // host's); none where it is 0.
+  auto zero_point = [&](int arg, int32_t value) {
+    if (value == 0) return;
+    attr->set_zero_points(arg, 0, {DNNL_RUNTIME_S32_VAL});
+    dnnl::memory memory(desc_t({1}, dnnl::memory::data_type::s32, dnnl::memory::format_tag::x), engine_);
+    *static_cast<int32_t*>(memory.get_data_handle()) = value;
+    plan_.constants.push_back(memory);
+    (*args)[DNNL_ARG_ATTR_ZERO_POINTS | arg] = memory;
+  };
+  zero_point(DNNL_ARG_SRC, op.src_zero_point());
+  zero_point(DNNL_ARG_DST, op.dst_zero_point());
+}
+
+void Builder::build_quantized_convolution(const blob::Op& op) {
+  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
+  const dims_t& xs = dims(x);
+  const size_t spatial = xs.size() - 2;
+  require(xs.size() >= 3 && xs.size() <= 5 && dims(w).size() == xs.size(), "bad convolution ranks");
+  require(is_constant(w) && (b < 0 || is_constant(b)), "the weights or bias are not constant");
+  require((type(x) == blob::DataType::U8 || type(x) == blob::DataType::S8) && type(w) == blob::DataType::S8 &&
+              (b < 0 || type(b) == blob::DataType::S32) &&
+              (type(y) == blob::DataType::U8 || type(y) == blob::DataType::S8),
+          "a quantized convolution's types are not u8/s8, s8, s32 and u8/s8");
+  const int64_t groups = op.groups();
+  const int64_t out_channels = dims(w)[0];
+  require(groups >= 1 && out_channels % groups == 0 && dims(w)[1] * groups == xs[1], "bad convolution groups");
+  const std::vector<int64_t> strides = longs(op.strides()), dilations = longs(op.dilations()),
+                             begin = longs(op.padding_begin()), end = longs(op.padding_end());
+  require(strides.size() == spatial && dilations.size() == spatial && begin.size() == spatial && end.size() == spatial,
+          "the window does not match the spatial dims");
+  dims_t weight_dims = dims(w);
+  if (groups > 1) {
+    weight_dims[0] = out_channels / groups;
+    weight_dims.insert(weight_dims.begin(), groups);
+  }
+  if (b >= 0) require(dims(b) == dims_t{out_channels}, "the bias does not have one element per output channel");
+  const auto s8 = dnnl::memory::data_type::s8;
+  const desc_t src = any(xs, dnnl_type_of(x)), weights_md = any(weight_dims, s8), dst = any(dims(y), dnnl_type_of(y));
+  const auto forward = dnnl::prop_kind::forward_inference;
+  const dnnl::convolution_forward::desc desc =
+      b >= 0 ? dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, src, weights_md,
+                                               plain(dims(b), dnnl::memory::data_type::s32), dst, strides, dilations,
+                                               begin, end)
+             : dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, src, weights_md, dst,
+                                               strides, dilations, begin, end);
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  set_requantization(op, 1, out_channels, &attr, &args);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
+  // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
+  Value& weights = values_[static_cast<size_t>(w)];
+  current(w);
+  weights.md = plain(weight_dims, s8);
+  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(w)));
+  args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
+  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  args[DNNL_ARG_DST] = define(y, pd.dst_desc());
+  add_step(dnnl::convolution_forward(pd), std::move(args), pd.scratchpad_desc());
+  publish(y);
+}
+
+void Builder::build_quantized_matmul(const blob::Op& op) {
+  const int32_t a = input(op, 0), b = input(op, 1), y = output(op);
+  const dims_t &as = dims(a), &bs = dims(b), &ys = dims(y);
+  const size_t rank = as.size();
+  require(rank >= 2 && rank <= 6 && bs.size() == rank && ys.size() == rank, "bad matmul ranks");
+  require(is_constant(b), "the weights are not constant");
+  require((type(a) == blob::DataType::U8 || type(a) == blob::DataType::S8) && type(b) == blob::DataType::S8 &&
+              (type(y) == blob::DataType::U8 || type(y) == blob::DataType::S8),
+          "a quantized matmul's types are not u8/s8, s8 and u8/s8");
+  for (size_t d = 0; d + 2 < rank; ++d) require(bs[d] == 1 && ys[d] == as[d], "the weights have batch dims");
+  require(as[rank - 1] == bs[rank - 2] && ys[rank - 2] == as[rank - 2] && ys[rank - 1] == bs[rank - 1],
+          "bad matmul dims");
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::primitive_attr attr = attributes();
+  set_requantization(op, static_cast<int>(rank) - 1, ys[rank - 1], &attr, &args);
+  const dnnl::matmul::desc desc(plain(as, dnnl_type_of(a)), any(bs, dnnl::memory::data_type::s8),
+                                plain(ys, dnnl_type_of(y)));
+  dnnl::matmul::primitive_desc pd(desc, attr, engine_);
+  args[DNNL_ARG_SRC] = in_format(a, pd.src_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
+  args[DNNL_ARG_DST] = define(y, pd.dst_desc());
+  add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  publish(y);
+}
+
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
+    if (op.kind() != OpKind::QuantizedConvolution && op.kind() != OpKind::QuantizedMatMul) {
+      // Only the quantized ops read or write tensors of other types than float32.
+      for (const auto* list : {op.inputs(), op.outputs()}) {
+        for (flatbuffers::uoffset_t i = 0; i < length(list); ++i) {
+          const int32_t t = list->Get(i);
+          require(t < 0 || static_cast<size_t>(t) >= dims_.size() || type(t) == blob::DataType::F32,
+                  "a float32 op reads or writes a tensor of another type");
+        }
+      }
+      for (flatbuffers::uoffset_t i = 0; i < length(op.post_ops()); ++i) {
+        const int32_t t = op.post_ops()->Get(i)->operand();
+        require(t < 0 || static_cast<size_t>(t) >= dims_.size() || type(t) == blob::DataType::F32,
+                "a post-op operand is not float32");
+      }
+    }
     switch (op.kind()) {
       case OpKind::Convolution: build_convolution(op); break;
       case OpKind::Deconvolution: build_deconvolution(op); break;
@@ -1395,6 +1530,8 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Pad: build_pad(op); break;
       case OpKind::Rnn: build_rnn(op); break;
       case OpKind::Shuffle: build_shuffle(op); break;
+      case OpKind::QuantizedConvolution: build_quantized_convolution(op); break;
+      case OpKind::QuantizedMatMul: build_quantized_matmul(op); break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {
@@ -1404,14 +1541,26 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
   }
 }
 
-const float* Builder::resolve_constant(size_t t, int64_t elements,
-                                       const std::unordered_map<std::string_view, const plugrt_named_constant*>& lent) {
+const void* Builder::resolve_constant(size_t t, int64_t elements,
+                                      const std::unordered_map<std::string_view, const plugrt_named_constant*>& lent) {
   const blob::Tensor& source = tensor(static_cast<int32_t>(t));
   const std::string what = "tensor " + std::to_string(t);
+  const bool typed = source.dtype() != blob::DataType::F32;
+  const size_t size = static_cast<size_t>(elements) * element_size(source.dtype());
+  require(source.data() == nullptr || source.bytes() == nullptr, what + " has both float and typed data");
   if (source.data() != nullptr) {
+    require(!typed, what + " has float32 data but another type");
     require(source.constant() == nullptr, what + " has both data and a constant's name");
     require(static_cast<int64_t>(source.data()->size()) == elements, what + " has data of the wrong size");
     return source.data()->data();
+  }
+  if (source.bytes() != nullptr) {
+    require(typed, what + " has typed data but is float32");
+    require(source.constant() == nullptr, what + " has both data and a constant's name");
+    require(source.bytes()->size() == size, what + " has data of the wrong size");
+    require(reinterpret_cast<uintptr_t>(source.bytes()->data()) % element_size(source.dtype()) == 0,
+            what + " is not aligned for its type");
+    return source.bytes()->data();
   }
   if (source.constant() == nullptr) return nullptr;
   const std::string name = source.constant()->str();
@@ -1422,12 +1571,11 @@ const float* Builder::resolve_constant(size_t t, int64_t elements,
   auto found = lent.find(name);
   require(found != lent.end(), what + " names constant \"" + name + "\", which the host did not lend");
   const plugrt_named_constant& item = *found->second;
-  require(item.size == static_cast<size_t>(elements) * sizeof(float),
-          "constant \"" + name + "\" has " + std::to_string(item.size) + " bytes; " + what + " needs " +
-              std::to_string(elements * static_cast<int64_t>(sizeof(float))));
-  require(item.data != nullptr && reinterpret_cast<uintptr_t>(item.data) % alignof(float) == 0,
-          "constant \"" + name + "\" is not aligned for float32 data");
-  return static_cast<const float*>(item.data);
+  require(item.size == size, "constant \"" + name + "\" has " + std::to_string(item.size) + " bytes; " + what +
+                                 " needs " + std::to_string(size));
+  require(item.data != nullptr && reinterpret_cast<uintptr_t>(item.data) % element_size(source.dtype()) == 0,
+          "constant \"" + name + "\" is not aligned for its type");
+  return item.data;
 }
 
 void Builder::verify_tensors() {
@@ -1476,6 +1624,10 @@ void Builder::verify_tensors() {
       External external;
       external.dims.assign(dims_[t].begin(), dims_[t].end());
       external.num_elements = static_cast<size_t>(product(dims_[t]));
+      external.dtype = source.dtype() == blob::DataType::U8   ? DLDataType{kDLUInt, 8, 1}
+                       : source.dtype() == blob::DataType::S8 ? DLDataType{kDLInt, 8, 1}
+                                                              : DLDataType{kDLFloat, 32, 1};
+      require(source.dtype() != blob::DataType::S32, "an input or output is int32");
       out->push_back(std::move(external));
     }
   };
@@ -1491,7 +1643,7 @@ void Builder::verify_tensors() {
   for (flatbuffers::uoffset_t k = 0; k < length(blob_.inputs()); ++k) {
     const int32_t t = static_cast<int32_t>(blob_.inputs()->Get(k));
     Value& value = values_[static_cast<size_t>(t)];
-    value.md = plain(dims(t));
+    value.md = plain(dims(t), dnnl_type_of(t));
     value.storage = new_storage(StorageKind::kInput, k, value.md.get_size());
     value.memory = view(value.storage, value.md);
     value.defined = true;

@@ -362,6 +362,72 @@ TEST(OnnxImporter, TakesTheComMicrosoftQLinearOpsOfOnnxRuntimesQuantizer) {
   EXPECT_THAT(refused.status().message(), HasSubstr("domain 'com.microsoft' is not supported"));
 }
 
+/// An initializer of raw little-endian bytes.
+void add_raw_initializer(onnx::ModelProto& model, const std::string& name, int32_t type, std::vector<int64_t> dims,
+                         const std::string& bytes) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(bytes);
+}
+
+/// x [1, 2, 5, 5] float -> QuantizeLinear -> DequantizeLinear -> Conv (weights int8
+/// [3, 2, 3, 3] dequantized per output channel, an int32 bias dequantized by
+/// `bias_scale` x the weights' scales) -> QuantizeLinear -> DequantizeLinear: a QDQ
+/// convolution as ONNX Runtime's static quantizer writes it.
+onnx::ModelProto qdq_conv_model(float bias_scale) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {1, 2, 5, 5}, onnx::TensorProto::FLOAT);
+  add_float_initializer(model, "xs", {}, {0.5f});
+  add_uint8_initializer(model, "xz", 128);
+  const std::vector<float> w_scales = {0.25f, 0.125f, 0.5f};
+  add_float_initializer(model, "ws", {3}, w_scales);
+  add_raw_initializer(model, "wq", onnx::TensorProto::INT8, {3, 2, 3, 3}, std::string(54, '\x02'));
+  add_raw_initializer(model, "wz", onnx::TensorProto::INT8, {3}, std::string(3, '\0'));
+  std::vector<float> b_scales;
+  for (float w : w_scales) b_scales.push_back(bias_scale * w);
+  add_float_initializer(model, "bs", {3}, b_scales);
+  const int32_t bias[3] = {10, -20, 30};
+  add_raw_initializer(model, "bq", onnx::TensorProto::INT32, {3}, std::string(reinterpret_cast<const char*>(bias), 12));
+  add_raw_initializer(model, "bz", onnx::TensorProto::INT32, {3}, std::string(12, '\0'));
+  add_float_initializer(model, "ys", {}, {0.75f});
+  add_uint8_initializer(model, "yz", 100);
+  add_node(model, "QuantizeLinear", "qx", {"x", "xs", "xz"}, {"x_q"});
+  add_node(model, "DequantizeLinear", "dqx", {"x_q", "xs", "xz"}, {"x_dq"});
+  set_int(add_node(model, "DequantizeLinear", "dqw", {"wq", "ws", "wz"}, {"w_dq"}), "axis", 0);
+  set_int(add_node(model, "DequantizeLinear", "dqb", {"bq", "bs", "bz"}, {"b_dq"}), "axis", 0);
+  set_ints(add_node(model, "Conv", "conv", {"x_dq", "w_dq", "b_dq"}, {"y"}), "pads", {1, 1, 1, 1});
+  add_node(model, "QuantizeLinear", "qy", {"y", "ys", "yz"}, {"y_q"});
+  add_node(model, "DequantizeLinear", "dqy", {"y_q", "ys", "yz"}, {"out"});
+  add_output(model, "out", {1, 3, 5, 5}, onnx::TensorProto::FLOAT);
+  return model;
+}
+
+TEST(OnnxImporter, TurnsAQdqConvolutionIntoQLinearConv) {
+  Result<ImportedModel> imported = import_model(qdq_conv_model(0.5f));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("QuantizeLinear", "QLinearConv", "DequantizeLinear"));
+  // x = 1 quantizes to 130 (2 above the zero point); each output sums 2 * 2 over the
+  // taps inside the image, plus the bias: the centre of channel 0 is
+  // (18 taps * 4 + 10) * 0.5 * 0.25 / 0.75 = 13.67 -> 14 above 100, i.e. 10.5.
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({1, 2, 5, 5}, std::vector<float>(50, 1.0f))});
+  ASSERT_EQ(outputs.size(), 1u);
+  const std::vector<float> result = floats_of(outputs[0]);
+  ASSERT_EQ(result.size(), 75u);
+  EXPECT_FLOAT_EQ(result[12], 10.5f);
+}
+
+TEST(OnnxImporter, KeepsAQdqConvolutionWhoseBiasScaleIsNotTheProduct) {
+  // The bias dequantized by another scale than x_scale * w_scale: the integer bias is
+  // not the group's, so the group stays as written (and the weights fold to float32).
+  Result<ImportedModel> imported = import_model(qdq_conv_model(0.25f));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*imported)),
+              ElementsAre("QuantizeLinear", "DequantizeLinear", "Conv", "QuantizeLinear", "DequantizeLinear"));
+}
+
 // Found by the ONNX importer fuzzer (test/fuzz/corpus/onnx_importer): ONNX 1.12's
 // inference of LayerNormalization on a scalar, with its Mean output, indexed dimension -1.
 TEST(OnnxImporter, RefusesLayerNormalizationOfAScalar) {
