@@ -235,6 +235,26 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   const std::vector<int64_t> xs = graph_.shape(x);
   if (xs.size() < 3 || xs.size() > 5) return "only 1-D, 2-D and 3-D convolutions are taken";
   if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
+  ConvGeometry geometry;
+  if (std::string why = read_conv_geometry(node, xs, w, y, &geometry); !why.empty()) return why;
+  const std::vector<int64_t> ws = graph_.shape(w);
+  const int64_t out_channels = geometry.out_channels;
+  std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights), w)};
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
+  }
+  Op& op = add(OpKind::Convolution, node, std::move(inputs), {activation(y)});
+  set_conv_geometry(geometry, &op);
+  return "";
+}
+
+std::string Lowering::read_conv_geometry(const ir::Node& node, const std::vector<int64_t>& xs, int32_t w, int32_t y,
+                                         ConvGeometry* geometry) const {
   const std::vector<int64_t> ws = graph_.shape(w);
   if (ws.size() != xs.size()) return "the weights' rank differs from the input's";
   const int64_t group = GraphView::int_attribute(node, "group", 1);
@@ -252,23 +272,17 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   if (std::find(expected.begin(), expected.end(), -1) != expected.end() || graph_.shape(y) != expected) {
     return "the output shape is not " + shape_text(expected);
   }
-  std::vector<float> weights = graph_.floats(w);
-  if (weights.empty()) return "the weights' data does not match their shape";
-  std::vector<int32_t> inputs = {activation(x), add_constant(ws, std::move(weights), w)};
-  if (b != -1) {
-    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
-      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
-    }
-    inputs.push_back(add_constant({out_channels}, graph_.floats(b), b));
-  }
-  Op& op = add(OpKind::Convolution, node, std::move(inputs), {activation(y)});
-  op.strides = window.strides;
-  op.dilations = minus_one(window.dilations);
-  op.padding_begin = window.begin;
-  op.padding_end = window.end;
-  op.kernel = kernel;
-  op.groups = group;
+  *geometry = ConvGeometry{group, out_channels, kernel, std::move(window)};
   return "";
+}
+
+void Lowering::set_conv_geometry(const ConvGeometry& geometry, Op* op) {
+  op->strides = geometry.window.strides;
+  op->dilations = minus_one(geometry.window.dilations);
+  op->padding_begin = geometry.window.begin;
+  op->padding_end = geometry.window.end;
+  op->kernel = geometry.kernel;
+  op->groups = geometry.group;
 }
 
 std::string Lowering::lower_conv_transpose(const ir::Node& node) {

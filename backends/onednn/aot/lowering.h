@@ -77,6 +77,18 @@ class Lowering {
   std::string lower_pad(const ir::Node& node);
   std::string lower_recurrent(const ir::Node& node, bool lstm);
   std::string lower_reduce(const ir::Node& node, blob::Algorithm algorithm);
+  /// A convolution's geometry (Conv, QLinearConv), checked against its input's dims
+  /// `xs`, its weights `w` and its output `y`.
+  struct ConvGeometry {
+    int64_t group = 1, out_channels = 0;
+    std::vector<int64_t> kernel;
+    Window window;
+  };
+  std::string read_conv_geometry(const ir::Node& node, const std::vector<int64_t>& xs, int32_t w, int32_t y,
+                                 ConvGeometry* geometry) const;
+  /// Gives `op` the geometry's strides, dilations (oneDNN's: 0 is none), pads, kernel
+  /// and groups.
+  static void set_conv_geometry(const ConvGeometry& geometry, Op* op);
   // Quantized ops (aot/lowering_quantized.cc).
   std::string lower_qlinear_conv(const ir::Node& node);
   std::string lower_qlinear_matmul(const ir::Node& node);

@@ -145,23 +145,10 @@ std::string Lowering::lower_qlinear_conv(const ir::Node& node) {
   if (!graph_.is_constant(w) || graph_.value(w).dtype() != ir::DType::Int8) {
     return "the weights are not an int8 constant (oneDNN's int8 convolution takes int8 weights only)";
   }
+  ConvGeometry geometry;
+  if (std::string why = read_conv_geometry(node, xs, w, y, &geometry); !why.empty()) return why;
   const std::vector<int64_t> ws = graph_.shape(w);
-  if (ws.size() != xs.size()) return "the weights' rank differs from the input's";
-  const int64_t group = GraphView::int_attribute(node, "group", 1);
-  const int64_t channels = xs[1], out_channels = ws[0];
-  if (group < 1 || channels % group != 0 || out_channels % group != 0 || ws[1] != channels / group) {
-    return "group, input channels and weights do not agree";
-  }
-  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  if (GraphView::ints_attribute(node, "kernel_shape", kernel) != kernel)
-    return "kernel_shape does not match the weights";
-  Window window;
-  if (std::string why = resolve_window(node, xs, kernel, &window); !why.empty()) return why;
-  std::vector<int64_t> expected = {xs[0], out_channels};
-  for (int64_t d : window_output(xs, window, false)) expected.push_back(d);
-  if (std::find(expected.begin(), expected.end(), -1) != expected.end() || graph_.shape(y) != expected) {
-    return "the output shape is not " + shape_text(expected);
-  }
+  const int64_t out_channels = geometry.out_channels;
   Op quantization;
   if (std::string why = read_requantization(node, 1, 2, 4, 5, 6, 7, out_channels, &quantization); !why.empty()) {
     return why;
@@ -179,14 +166,7 @@ std::string Lowering::lower_qlinear_conv(const ir::Node& node) {
   }
   const int32_t out = activation(y);  // typed as the graph's value
   Op& op = add(OpKind::QuantizedConvolution, node, std::move(inputs), {out});
-  op.strides = window.strides;
-  std::vector<int64_t> dilations;
-  for (int64_t d : window.dilations) dilations.push_back(d - 1);
-  op.dilations = dilations;
-  op.padding_begin = window.begin;
-  op.padding_end = window.end;
-  op.kernel = kernel;
-  op.groups = group;
+  set_conv_geometry(geometry, &op);
   op.scales = std::move(quantization.scales);
   op.src_zero_point = quantization.src_zero_point;
   op.dst_zero_point = quantization.dst_zero_point;
