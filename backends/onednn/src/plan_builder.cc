@@ -275,6 +275,13 @@ class Builder {
   dnnl::memory reshaped(const dnnl::memory& memory, const dims_t& dims);
   /// A matmul whose weights have no batch: its batch dims folded into M.
   bool build_folded_matmul(const blob::Op& op);
+  /// A convolution's window and weight dims (grouped: [g, O/g, I/g, k...]), checked.
+  struct ConvWindow {
+    int64_t groups = 1, out_channels = 0;
+    dims_t weight_dims;
+    std::vector<int64_t> strides, dilations, begin, end;
+  };
+  ConvWindow conv_window(const blob::Op& op);
   dnnl::deconvolution_forward::primitive_desc deconvolution_primitive(const dims_t& xs, const dims_t& weight_dims,
                                                                       const dims_t& ys, const blob::Op& op);
   void add_bias_step(int32_t bias, dnnl::memory dst);
@@ -534,25 +541,40 @@ void Builder::add_post_op_steps(const blob::Op& op, dnnl::memory dst, size_t fir
 
 // ---- Ops --------------------------------------------------------------------------------------
 
-void Builder::build_convolution(const blob::Op& op) {
-  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
+Builder::ConvWindow Builder::conv_window(const blob::Op& op) {
+  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true);
   const dims_t& xs = dims(x);
   const size_t spatial = xs.size() - 2;
   require(xs.size() >= 3 && xs.size() <= 5 && dims(w).size() == xs.size(), "bad convolution ranks");
   require(is_constant(w) && (b < 0 || is_constant(b)), "the weights or bias are not constant");
-  const int64_t groups = op.groups();
-  const int64_t out_channels = dims(w)[0];
-  require(groups >= 1 && out_channels % groups == 0 && dims(w)[1] * groups == xs[1], "bad convolution groups");
-  const std::vector<int64_t> strides = longs(op.strides()), dilations = longs(op.dilations()),
-                             begin = longs(op.padding_begin()), end = longs(op.padding_end());
-  require(strides.size() == spatial && dilations.size() == spatial && begin.size() == spatial && end.size() == spatial,
+  ConvWindow window;
+  window.groups = op.groups();
+  window.out_channels = dims(w)[0];
+  require(window.groups >= 1 && window.out_channels % window.groups == 0 && dims(w)[1] * window.groups == xs[1],
+          "bad convolution groups");
+  window.strides = longs(op.strides());
+  window.dilations = longs(op.dilations());
+  window.begin = longs(op.padding_begin());
+  window.end = longs(op.padding_end());
+  require(window.strides.size() == spatial && window.dilations.size() == spatial && window.begin.size() == spatial &&
+              window.end.size() == spatial,
           "the window does not match the spatial dims");
-  dims_t weight_dims = dims(w);
-  if (groups > 1) {
-    weight_dims[0] = out_channels / groups;
-    weight_dims.insert(weight_dims.begin(), groups);
+  window.weight_dims = dims(w);
+  if (window.groups > 1) {
+    window.weight_dims[0] = window.out_channels / window.groups;
+    window.weight_dims.insert(window.weight_dims.begin(), window.groups);
   }
-  if (b >= 0) require(dims(b) == dims_t{out_channels}, "the bias does not have one element per output channel");
+  if (b >= 0) require(dims(b) == dims_t{window.out_channels}, "the bias does not have one element per output channel");
+  return window;
+}
+
+void Builder::build_convolution(const blob::Op& op) {
+  const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
+  const dims_t& xs = dims(x);
+  const ConvWindow window = conv_window(op);
+  const dims_t& weight_dims = window.weight_dims;
+  const std::vector<int64_t>&strides = window.strides, &dilations = window.dilations, &begin = window.begin,
+        &end = window.end;
   const desc_t bias_md = b >= 0 ? plain(dims(b)) : desc_t();
   const auto forward = dnnl::prop_kind::forward_inference;
   const dnnl::convolution_forward::desc desc =
@@ -1421,26 +1443,15 @@ void Builder::set_requantization(const blob::Op& op, int channel_dim, int64_t ch
 void Builder::build_quantized_convolution(const blob::Op& op) {
   const int32_t x = input(op, 0), w = input(op, 1), b = input(op, 2, true), y = output(op);
   const dims_t& xs = dims(x);
-  const size_t spatial = xs.size() - 2;
-  require(xs.size() >= 3 && xs.size() <= 5 && dims(w).size() == xs.size(), "bad convolution ranks");
-  require(is_constant(w) && (b < 0 || is_constant(b)), "the weights or bias are not constant");
   require((type(x) == blob::DataType::U8 || type(x) == blob::DataType::S8) && type(w) == blob::DataType::S8 &&
               (b < 0 || type(b) == blob::DataType::S32) &&
               (type(y) == blob::DataType::U8 || type(y) == blob::DataType::S8),
           "a quantized convolution's types are not u8/s8, s8, s32 and u8/s8");
-  const int64_t groups = op.groups();
-  const int64_t out_channels = dims(w)[0];
-  require(groups >= 1 && out_channels % groups == 0 && dims(w)[1] * groups == xs[1], "bad convolution groups");
-  const std::vector<int64_t> strides = longs(op.strides()), dilations = longs(op.dilations()),
-                             begin = longs(op.padding_begin()), end = longs(op.padding_end());
-  require(strides.size() == spatial && dilations.size() == spatial && begin.size() == spatial && end.size() == spatial,
-          "the window does not match the spatial dims");
-  dims_t weight_dims = dims(w);
-  if (groups > 1) {
-    weight_dims[0] = out_channels / groups;
-    weight_dims.insert(weight_dims.begin(), groups);
-  }
-  if (b >= 0) require(dims(b) == dims_t{out_channels}, "the bias does not have one element per output channel");
+  const ConvWindow window = conv_window(op);
+  const dims_t& weight_dims = window.weight_dims;
+  const int64_t out_channels = window.out_channels;
+  const std::vector<int64_t>&strides = window.strides, &dilations = window.dilations, &begin = window.begin,
+        &end = window.end;
   const auto s8 = dnnl::memory::data_type::s8;
   const desc_t src = any(xs, dnnl_type_of(x)), weights_md = any(weight_dims, s8), dst = any(dims(y), dnnl_type_of(y));
   const auto forward = dnnl::prop_kind::forward_inference;
