@@ -4,7 +4,9 @@
 
 Uses Debian's python3-torch (run it with /usr/bin/python3). For each model NAME it
 writes NAME.onnx, NAME.input.npy (a fixed input) and NAME.output.npy (what PyTorch
-computes for it), so tests can check plugrt's results against PyTorch's.
+computes for it), so tests can check plugrt's results against PyTorch's. One model is
+written with onnx.helper instead: non_max_suppression, a single NonMaxSuppression node,
+its five inputs as NAME.<input>.npy and the boxes torchvision's nms selects.
 
     /usr/bin/python3 models/export_models.py [--out DIR] [--only NAME] [--large]
 
@@ -313,6 +315,52 @@ def export_model(name, make, input_shapes, out):
     return list(inputs), output_names
 
 
+def export_non_max_suppression(out, name="non_max_suppression"):
+    """Writes OUT/NAME.onnx, one NonMaxSuppression node (opset 11) over 2 batches, 3 classes
+    and 12 boxes, with its five inputs (NAME.<input>.npy) and the indices torchvision's nms
+    selects (NAME.selected_indices.npy). How many boxes are selected depends on the values,
+    so the model declares the length these inputs give, as ONNX's node tests do."""
+    import onnx
+    import torchvision
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(0)
+    batches, classes, count = 2, 3, 12
+    corners = rng.uniform(0, 4, size=(batches, count, 2)).astype(np.float32)
+    sizes = rng.uniform(1, 3, size=(batches, count, 2)).astype(np.float32)
+    boxes = np.concatenate([corners, corners + sizes], axis=2)  # [y1, x1, y2, x2]
+    # Distinct scores, so that the order needs no tie-breaking.
+    scores = rng.permutation(batches * classes * count).reshape(batches, classes, count).astype(np.float32)
+    scores = scores / scores.size
+    inputs = {
+        "boxes": boxes,
+        "scores": scores,
+        "max_output_boxes_per_class": np.array([6], dtype=np.int64),
+        "iou_threshold": np.array([0.3], dtype=np.float32),
+        "score_threshold": np.array([0.2], dtype=np.float32),
+    }
+    selected = []
+    for b in range(batches):
+        xyxy = torch.from_numpy(boxes[b][:, [1, 0, 3, 2]])
+        for c in range(classes):
+            candidates = np.flatnonzero(scores[b, c] > inputs["score_threshold"][0])
+            keep = torchvision.ops.nms(xyxy[candidates], torch.from_numpy(scores[b, c, candidates]),
+                                       float(inputs["iou_threshold"][0]))
+            kept = candidates[keep.numpy()][:inputs["max_output_boxes_per_class"][0]]
+            selected += [[b, c, int(k)] for k in kept]
+    selected = np.array(selected, dtype=np.int64).reshape(-1, 3)
+    types = {"max_output_boxes_per_class": TensorProto.INT64}
+    graph = helper.make_graph(
+        [helper.make_node("NonMaxSuppression", list(inputs), ["selected_indices"])], name,
+        [helper.make_tensor_value_info(n, types.get(n, TensorProto.FLOAT), v.shape) for n, v in inputs.items()],
+        [helper.make_tensor_value_info("selected_indices", TensorProto.INT64, selected.shape)])
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]), path)
+    for tensor_name, tensor in list(inputs.items()) + [("selected_indices", selected)]:
+        np.save(os.path.join(out, f"{name}.{tensor_name}.npy"), tensor)
+    print(f"{path}: {os.path.getsize(path)} bytes, {len(selected)} boxes selected")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
@@ -325,6 +373,8 @@ def main():
     for name, (make, shape) in models.items():
         if args.only in (None, name):
             export(name, make, shape, args.out)
+    if args.only in (None, "non_max_suppression"):
+        export_non_max_suppression(args.out)
 
 
 if __name__ == "__main__":

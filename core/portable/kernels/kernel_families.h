@@ -29,6 +29,7 @@ void add_loss_kernels(std::vector<KernelEntry>& table);                // loss.c
 void add_quantize_kernels(std::vector<KernelEntry>& table);            // quantize.cc
 void add_quantized_kernels(std::vector<KernelEntry>& table);           // quantized.cc
 void add_control_flow_kernels(std::vector<KernelEntry>& table);        // control_flow.cc
+void add_detection_kernels(std::vector<KernelEntry>& table);           // detection.cc
 
 }  // namespace plugrt::portable
 

@@ -29,6 +29,7 @@ std::vector<KernelEntry> build_table() {
   add_quantize_kernels(table);
   add_quantized_kernels(table);
   add_control_flow_kernels(table);
+  add_detection_kernels(table);
   std::stable_sort(table.begin(), table.end(),
                    [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;

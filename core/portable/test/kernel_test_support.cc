@@ -56,9 +56,11 @@ std::vector<int64_t> TestTensor::ints() const { return from_bytes<int64_t>(bytes
 std::vector<int32_t> TestTensor::int32s() const { return from_bytes<int32_t>(bytes); }
 std::vector<bool> TestTensor::bools() const { return std::vector<bool>(bytes.begin(), bytes.end()); }
 
-/// A DLTensor over a test tensor's bytes.
+/// A DLTensor over a test tensor's bytes. A tensor with no elements gets an address all
+/// the same (the graph refuses null data), as an application's empty buffer has one.
 DLTensor view_of(TestTensor& tensor) {
-  return DLTensor{tensor.bytes.data(),
+  static uint8_t no_elements = 0;
+  return DLTensor{tensor.bytes.empty() ? &no_elements : tensor.bytes.data(),
                   {kDLCPU, 0},
                   static_cast<int32_t>(tensor.shape.size()),
                   to_dlpack(tensor.dtype),

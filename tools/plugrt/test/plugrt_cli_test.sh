@@ -151,6 +151,19 @@ check compile-dim 0 "^compiled .*varying_conv1d\.onnx" -- \
 check inspect-dim 0 "input  input: float32 \[1, 8, len\] \(up to \[1, 8, 64\]\)" -- "$plugrt" inspect "$dir/conv1d.prt"
 check run-dim 0 "matches the expected values" -- "$plugrt" run "$dir/conv1d.prt" \
   --input "input=$models/varying_conv1d.1x8x7.input.npy" --expect "output=$models/varying_conv1d.1x8x7.output.npy"
+# NonMaxSuppression: the model declares the number of boxes its inputs select.
+check compile-nms 0 "NonMaxSuppression x1" -- \
+  "$plugrt" compile "$models/non_max_suppression.onnx" -o "$dir/nms.prt"
+nms_inputs=()
+for name in boxes scores max_output_boxes_per_class score_threshold; do
+  nms_inputs+=(--input "$name=$models/non_max_suppression.$name.npy")
+done
+check run-nms 0 "selected_indices matches the expected values \(max abs difference 0," -- "$plugrt" run "$dir/nms.prt" \
+  "${nms_inputs[@]}" --input "iou_threshold=$models/non_max_suppression.iou_threshold.npy" \
+  --expect "selected_indices=$models/non_max_suppression.selected_indices.npy"
+# Another IoU threshold (0.2, the score threshold's file) selects another number of boxes.
+check run-nms-other-count 1 "NonMaxSuppression: selected 28 boxes, but its output \(selected_indices\) was compiled for 33" -- \
+  "$plugrt" run "$dir/nms.prt" "${nms_inputs[@]}" --input "iou_threshold=$models/non_max_suppression.score_threshold.npy"
 # A [1, 8, 65] float32 .npy of zeros: one past the bound of --dim len=1..64.
 npy_header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 8, 65), }"
 while [ $(((10 + ${#npy_header} + 1) % 64)) -ne 0 ]; do npy_header="$npy_header "; done
