@@ -57,7 +57,8 @@ def time_plugrt(plugrt, work_dir, model, backend_set, scratch, env, args):
                "--warmup", str(args.warmup)]
     command += [] if backend_set == check_models.DEFAULT_SET else ["--placement", "as-compiled"]
     for name, path in corpus.input_files(work_dir, model).items():
-        command += ["--input", f"{name}={path}"]
+        if name not in corpus.bound_inputs(model):
+            command += ["--input", f"{name}={path}"]
     status, out, _ = check_models.run(command, env)
     return json.loads(out)["median_ms"] if status == 0 else None
 
