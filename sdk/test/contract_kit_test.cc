@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace {
@@ -20,6 +21,9 @@ struct RunResult {
   std::string output;
 };
 
+constexpr const char* kSkipped = "[  SKIPPED ]";
+constexpr const char* kKitSkipped = "[ kit skipped ]";
+
 RunResult run_kit(const std::string& plugin, const std::string& extra = "") {
   const std::string command = std::string(CONTRACT_RUNNER) + " --plugin " + plugin + " " + extra + " 2>&1";
   RunResult result;
@@ -30,6 +34,11 @@ RunResult run_kit(const std::string& plugin, const std::string& extra = "") {
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // ctest reads "[  SKIPPED ]" in a test's output as that test skipping, so the kit's own
+  // skip lines, printed by a failing expectation, would hide the failure.
+  for (size_t at = 0; (at = result.output.find(kSkipped, at)) != std::string::npos;) {
+    result.output.replace(at, std::strlen(kSkipped), kKitSkipped);
+  }
   return result;
 }
 
@@ -176,7 +185,8 @@ TEST(ContractKit, ACrashFailsTheCheckItHappenedInAndTheOthersStillRun) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output,
               HasSubstr("[  FAILED  ] Plugin/BackendContract.ResultsMatchThePortableBackendOnEveryOpItTakes"));
-  EXPECT_THAT(r.output, HasSubstr("the check crashed with signal 11"));
+  // Under AddressSanitizer its SIGSEGV handler reports and aborts (signal 6).
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("the check crashed with signal (11|6)"));
   EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.SeparateHandlesExecuteConcurrently/relu"));
   EXPECT_THAT(r.output, HasSubstr("1 FAILED TEST"));
 }
@@ -206,7 +216,8 @@ TEST(ContractKitIsolated, PassesOnThePortableBackendPlugin) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/portable"));
   // The backend host's allocator is not the kit's: that check says so and is skipped.
-  EXPECT_THAT(r.output, HasSubstr("[  SKIPPED ] Plugin/BackendContract.DestroyReleasesEveryHostAllocation/portable"));
+  EXPECT_THAT(r.output, HasSubstr(std::string(kKitSkipped) +
+                                  " Plugin/BackendContract.DestroyReleasesEveryHostAllocation/portable"));
 }
 
 TEST(ContractKitIsolated, FailsOnAPluginThatCrashesOnARandomBlob) {
