@@ -263,6 +263,9 @@ class Builder {
   dnnl::memory unpadded_result(int32_t y, dnnl::memory dst);
   /// A constant reordered (once, now) into `md`.
   dnnl::memory constant_in(int32_t t, const desc_t& md);
+  /// Reads constant `t`'s bytes in place as `md` describes them (weights whose ONNX order
+  /// is another shape's or a strided view's in oneDNN's terms).
+  void read_constant_as(int32_t t, const desc_t& md);
   /// Gives `t` its memory in format `md`.
   dnnl::memory define(int32_t t, const desc_t& md);
   /// Gives `t` the bytes of `source` under its own plain shape (no data moves).
@@ -383,6 +386,13 @@ dnnl::memory Builder::constant_in(int32_t t, const desc_t& md) {
   stream.wait();
   plan_.constants.push_back(reordered);
   return reordered;
+}
+
+void Builder::read_constant_as(int32_t t, const desc_t& md) {
+  current(t);  // checks that `t` is a constant
+  Value& value = values_[static_cast<size_t>(t)];
+  value.md = md;
+  value.memory = dnnl::memory(md, engine_, const_cast<void*>(constant(t)));
 }
 
 dnnl::memory Builder::define(int32_t t, const desc_t& md) {
@@ -616,10 +626,7 @@ void Builder::build_convolution(const blob::Op& op) {
     }
   }
   // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
-  Value& weights = values_[static_cast<size_t>(w)];
-  current(w);
-  weights.md = plain(weight_dims);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(w)));
+  read_constant_as(w, plain(weight_dims));
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
   if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
@@ -675,10 +682,7 @@ void Builder::build_deconvolution(const blob::Op& op) {
   dims_t weight_dims;
   const desc_t onnx_weights = transposed_weights(ws, groups, &weight_dims);
   dnnl::deconvolution_forward::primitive_desc pd = deconvolution_primitive(xs, weight_dims, ys, op);
-  Value& weights = values_[static_cast<size_t>(w)];
-  current(w);
-  weights.md = onnx_weights;
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(w)));
+  read_constant_as(w, onnx_weights);
   std::unordered_map<int, dnnl::memory> args;
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
@@ -797,10 +801,7 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   } catch (const dnnl::error&) {
     return false;  // the general form (with separate post-ops if need be)
   }
-  Value& weights = values_[static_cast<size_t>(b)];
-  current(b);
-  weights.md = plain(b2);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(b)));
+  read_constant_as(b, plain(b2));
   args[DNNL_ARG_SRC] = reshaped(as_plain(a), a2);
   args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
   if (bias >= 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({1, n}), engine_, const_cast<void*>(constant(bias)));
@@ -1466,10 +1467,7 @@ void Builder::build_quantized_convolution(const blob::Op& op) {
   set_requantization(op, 1, out_channels, &attr, &args);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
   // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
-  Value& weights = values_[static_cast<size_t>(w)];
-  current(w);
-  weights.md = plain(weight_dims, s8);
-  weights.memory = dnnl::memory(weights.md, engine_, const_cast<void*>(constant(w)));
+  read_constant_as(w, plain(weight_dims, s8));
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
   if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
