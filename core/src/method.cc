@@ -116,6 +116,7 @@ const char* to_string(PlacementPolicy policy) { return policy == PlacementPolicy
 std::string LoadReport::to_string() const {
   std::string text;
   if (!placement_note.empty()) text += "placement auto not used: " + placement_note + "\n";
+  if (!placement_measured.empty()) text += "placement auto " + placement_measured + "\n";
   for (const DelegatePlacement& d : delegates) {
     text += d.delegate + " -> " + d.backend + " (" + d.origin + ")";
     if (d.blob_origin != "program") text += ", blob " + d.blob_origin;
@@ -266,6 +267,7 @@ Result<Method> Method::load(const Program& program, std::string_view name, Regis
       if (loaded.is_ok() && checked.is_ok()) {
         LoadReport& report = loaded->state_->report;
         report.placement = to_string(PlacementPolicy::kAuto);
+        report.placement_measured = placed->measured;
         for (size_t d = 0; d < report.delegates.size(); ++d) {
           if (d < placed->blob_origins.size()) report.delegates[d].blob_origin = placed->blob_origins[d];
           if (d < placed->placement_reasons.size()) {

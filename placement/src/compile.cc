@@ -33,6 +33,25 @@ struct ChosenBackends {
   size_t portable = 0;                      // index of "portable"
 };
 
+/// Equal costs go to the earlier backend. In the default order (by name) the backends the
+/// profile has figures for come first, so that between backends nobody measured for a node
+/// one measured elsewhere on this machine is preferred to one never measured.
+void prefer_measured(const CostProfile& profile, ChosenBackends& chosen) {
+  std::vector<size_t> order(chosen.portable);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(),
+                        [&](size_t i) { return profile.has_build(backend_build(chosen.backends[i])); });
+  ChosenBackends sorted;
+  for (size_t i : order) {
+    sorted.names.push_back(chosen.names[i]);
+    sorted.backends.push_back(chosen.backends[i]);
+  }
+  sorted.names.push_back(chosen.names.back());
+  sorted.backends.push_back(chosen.backends.back());
+  sorted.portable = chosen.portable;
+  chosen = std::move(sorted);
+}
+
 Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions& options) {
   ChosenBackends chosen;
   std::vector<std::string> names = options.backends.empty() ? default_backend_order(registry) : options.backends;
@@ -57,7 +76,73 @@ Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions&
     chosen.backends.push_back(*backend);
   }
   chosen.portable = chosen.names.size() - 1;
+  if (options.backends.empty() && options.profile != nullptr) prefer_measured(*options.profile, chosen);
   return chosen;
+}
+
+/// Nodes that two or more backends besides the fallback take: where costs choose a backend.
+std::vector<bool> contested_nodes(const std::vector<std::vector<bool>>& taken, size_t portable, size_t num_nodes) {
+  std::vector<bool> contested(num_nodes, false);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    size_t takers = 0;
+    for (size_t b = 0; b < taken.size(); ++b) takers += b != portable && taken[b][n] ? 1 : 0;
+    contested[n] = takers >= 2;
+  }
+  return contested;
+}
+
+/// Measures what the profile lacks: every node's figures with `tune`, else those of
+/// contested nodes within options.measure_seconds. Nothing without a profile.
+TuneReport measure_missing(Span<const uint8_t> graph, const std::vector<TuneBackend>& backends,
+                           const std::vector<bool>& contested, const CompileOptions& options) {
+  if (options.profile == nullptr) return {};
+  if (options.tune) return tune(graph, backends, *options.profile, options.tune_options);
+  if (!(options.measure_seconds > 0)) return {};
+  std::vector<TuneBackend> masked = backends;
+  for (TuneBackend& backend : masked) {
+    for (size_t n = 0; n < backend.taken.size(); ++n) backend.taken[n] = backend.taken[n] && contested[n];
+  }
+  TuneOptions measure = options.tune_options;
+  measure.runs = std::min(measure.runs, 3);
+  measure.budget_seconds = options.measure_seconds;
+  return tune(graph, masked, *options.profile, measure);
+}
+
+/// An unmeasured backend that competes for a node with measured ones is charged this much
+/// over the dearer of its estimate and their dearest figure: a measured backend wins the node.
+constexpr double kUnmeasuredPenalty = 1.5;
+
+/// Each node's cost on each backend that takes it: the profile's figure, else the
+/// estimate, raised for an unmeasured backend that competes with measured ones. Fills
+/// problem.node_cost, *measured (the figures, -1 where none) and *estimated (the estimates).
+size_t fill_costs(const ir::Graph& graph, const std::vector<std::vector<bool>>& taken, size_t portable,
+                  const std::vector<std::string>& builds, const CostProfile* profile, PlacementProblem& problem,
+                  std::vector<std::vector<double>>* measured, std::vector<std::vector<double>>* estimated) {
+  const EstimateParameters estimate;
+  const size_t num_nodes = problem.node_cost.size();
+  size_t measured_nodes = 0;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const NodeWork work = node_work(graph, n);
+    const std::string signature = profile != nullptr ? op_signature(graph, n) : std::string();
+    double dearest = -1;  // the dearest figure of a backend other than the fallback
+    for (size_t b = 0; b < taken.size(); ++b) {
+      if (!taken[b][n]) continue;
+      (*estimated)[n][b] = problem.node_cost[n][b] = estimated_node_us(work, b == portable, estimate);
+      if (profile == nullptr) continue;
+      if (std::optional<double> figure = profile->find(builds[b], signature)) {
+        (*measured)[n][b] = problem.node_cost[n][b] = *figure;
+        if (b != portable) dearest = std::max(dearest, *figure);
+      }
+    }
+    if (dearest < 0) continue;
+    ++measured_nodes;
+    for (size_t b = 0; b < taken.size(); ++b) {
+      if (taken[b][n] && b != portable && (*measured)[n][b] < 0) {
+        problem.node_cost[n][b] = kUnmeasuredPenalty * std::max(dearest, (*estimated)[n][b]);
+      }
+    }
+  }
+  return measured_nodes;
 }
 
 }  // namespace
@@ -115,30 +200,18 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     taken[b] = std::move(answer).value();
     to_tune.push_back({chosen.backends[b], taken[b]});  // the fallback is never chosen on cost
   }
-  if (options.tune && options.profile != nullptr) {
-    result.summary.tune = tune(graph_bytes, to_tune, *options.profile, options.tune_options);
-  }
+  const std::vector<bool> contested = contested_nodes(taken, chosen.portable, num_nodes);
+  result.summary.tune = measure_missing(graph_bytes, to_tune, contested, options);
   std::vector<std::string> builds;
   for (const RegisteredBackend& backend : chosen.backends) builds.push_back(backend_build(backend));
   std::vector<std::vector<double>> measured(num_nodes, std::vector<double>(chosen.backends.size(), -1));
+  std::vector<std::vector<double>> estimated(num_nodes, std::vector<double>(chosen.backends.size(), kNotTaken));
+  result.summary.measured_nodes =
+      fill_costs(graph, taken, chosen.portable, builds, options.profile, problem, &measured, &estimated);
   std::vector<bool> taken_by_other(num_nodes, false);
   for (size_t n = 0; n < num_nodes; ++n) {
-    const NodeWork work = node_work(graph, n);
-    const std::string signature = options.profile != nullptr ? op_signature(graph, n) : std::string();
-    bool any_measured = false;
-    for (size_t b = 0; b < chosen.backends.size(); ++b) {
-      if (!taken[b][n]) continue;
-      double cost = estimated_node_us(work, b == chosen.portable, estimate);
-      if (options.profile != nullptr) {
-        if (std::optional<double> figure = options.profile->find(builds[b], signature)) {
-          cost = measured[n][b] = *figure;
-          any_measured = true;
-        }
-      }
-      problem.node_cost[n][b] = cost;
-      if (b != chosen.portable) taken_by_other[n] = true;
-    }
-    if (any_measured) ++result.summary.measured_nodes;
+    for (size_t b = 0; b < taken.size(); ++b)
+      taken_by_other[n] = taken_by_other[n] || (b != chosen.portable && taken[b][n]);
   }
   result.summary.backends = chosen.names;
   result.summary.num_nodes = num_nodes;
@@ -169,16 +242,10 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     if (result.summary.measured_nodes > 0) {
       // Measured figures choose between backends, within the partitions the estimate
       // needs (placer.h, max_partitions): single-node measurements do not justify splits.
-      PlacementProblem estimated = problem;
-      for (size_t n = 0; n < num_nodes; ++n) {
-        for (size_t b = 0; b < chosen.backends.size(); ++b) {
-          if (measured[n][b] >= 0) {
-            estimated.node_cost[n][b] = estimated_node_us(node_work(graph, n), b == chosen.portable, estimate);
-          }
-        }
-      }
+      PlacementProblem by_estimate = problem;
+      by_estimate.node_cost = estimated;
       size_t groups = 0;
-      group_nodes(problem.graph.producers(), place(estimated).node_backend, &groups);
+      group_nodes(problem.graph.producers(), place(by_estimate).node_backend, &groups);
       problem.max_partitions = groups;
     }
     Placement placed = place(problem);
@@ -293,6 +360,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
       summary.estimated_us += problem.node_cost[n][partition.backend];
       const double figure = measured[n][partition.backend];
       summary.measured_us = summary.measured_us < 0 || figure < 0 ? -1 : summary.measured_us + figure;
+      if (contested[n] && figure < 0) ++summary.unmeasured_choices;
     }
     summary.blob_size = blob.size();
     if (found) summary.blob_origin = found->origin;

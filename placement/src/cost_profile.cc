@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugrt/content_hash.h"
+#include "plugrt/mapped_file.h"
 #include "plugrt/placement/blob_cache.h"
 #include "private_files.h"
 
@@ -121,8 +123,29 @@ void CostProfile::set(const std::string& build, const std::string& signature, do
   costs_[{build, signature}] = microseconds;
 }
 
+bool CostProfile::has_build(const std::string& build) const {
+  const auto first = costs_.lower_bound({build, std::string()});
+  return first != costs_.end() && first->first.first == build;
+}
+
+std::string CostProfile::digest() const {
+  ContentHasher hasher;
+  hasher.add(cpu_).add(static_cast<uint64_t>(costs_.size()));
+  for (const auto& [key, us] : costs_) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &us, sizeof(bits));
+    hasher.add(key.first).add(key.second).add(bits);
+  }
+  return hasher.finish().hex();
+}
+
 std::string backend_build(const RegisteredBackend& backend) {
-  return backend.name() + "@" + backend.plugin().name + "/" + backend.plugin().version;
+  std::string build = backend.name() + "@" + backend.plugin().name + "/" + backend.plugin().version;
+  if (Result<std::string> identity = file_identity(backend.plugin().origin); identity.is_ok()) {
+    ContentHasher hasher;
+    build += "#" + hasher.add(*identity).finish().hex().substr(0, 16);
+  }
+  return build;
 }
 
 }  // namespace plugrt::placement

@@ -106,9 +106,45 @@ std::string format_us(double us) {
   return text;
 }
 
+/// Why a partition went to its backend, saying whether the costs that chose it were measured.
+std::string cost_reason(const PartitionSummary& partition, const std::string& backends) {
+  if (partition.measured_us >= 0) {
+    return "lowest cost over " + backends + ", its nodes measured: " + format_us(partition.measured_us) + " us";
+  }
+  std::string reason = "lowest estimated cost over " + backends + ": " + format_us(partition.estimated_us) + " us";
+  if (partition.unmeasured_choices > 0) {
+    reason += " (estimated, not measured: " + std::to_string(partition.unmeasured_choices) +
+              " of its nodes other backends also take)";
+  }
+  return reason;
+}
+
+/// What this placement measured, for the load report; saves the profile when it grew.
+std::string measured_note(const TuneReport& tuned, const CostProfile& profile, const std::string& path) {
+  if (tuned.measured == 0 && tuned.failed == 0 && tuned.skipped == 0) return std::string();
+  std::string note =
+      "measured " + std::to_string(tuned.measured) + " figures in " + format_us(tuned.seconds * 1e3) + " ms";
+  for (size_t i = 0; i < tuned.figures.size(); ++i) {
+    const TunedFigure& figure = tuned.figures[i];
+    note += (i == 0 ? ": " : ", ") + figure.op + " on " + figure.backend + " " + format_us(figure.us) + " us";
+  }
+  if (tuned.failed > 0) note += "; " + std::to_string(tuned.failed) + " failed";
+  if (tuned.skipped > 0) {
+    note += "; " + std::to_string(tuned.skipped) + " left for lack of time (estimated, not measured)";
+  }
+  if (tuned.measured > 0) {
+    const Status saved = profile.save(path);
+    note += saved.is_ok() ? "; kept in the cost profile" : "; not kept: " + saved.message();
+  }
+  return note;
+}
+
 }  // namespace
 
-LoadPlacer::LoadPlacer(LoadPlacerOptions options) : cache_directory_(options.cache_directory) {
+LoadPlacer::LoadPlacer(LoadPlacerOptions options)
+    : cache_directory_(options.cache_directory),
+      profile_directory_(options.profile_directory.value_or(options.cache_directory)),
+      measure_seconds_(options.measure_seconds) {
   if (!options.cache_directory.empty()) {
     cache_ = std::make_unique<BlobCache>(options.cache_directory, options.cache_max_bytes);
   }
@@ -207,6 +243,31 @@ std::optional<PlacedProgram> LoadPlacer::find_placed(const ContentHash& key, con
   return std::move(cached).value();
 }
 
+ContentHash LoadPlacer::placed_method_key(std::string_view method_name, const std::string& program_identity,
+                                          const std::optional<MethodGraph>& graph, Registry& registry,
+                                          const MethodOptions& options, const std::string& profile_digest) {
+  // A program file is named by its identity (reading 100 MB of weights to hash them would
+  // cost more than the rest of the load); one in memory, by its graph's contents.
+  ContentHasher key;
+  key.add("plugrt placed method 3").add(method_name);
+  if (!program_identity.empty()) {
+    key.add("file").add(program_identity);
+  } else {
+    const ContentHash graph_hash = content_hash(graph->bytes);
+    key.add("graph").add(graph_hash.high).add(graph_hash.low);
+  }
+  size_t named = 0;
+  for (const std::string& name : registry.backend_names()) {
+    if (name == kPortableBackendName || !is_allowed(options, name)) continue;
+    add_source_identity(key, registry, name);
+    ++named;
+  }
+  key.add(static_cast<uint64_t>(named));
+  key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
+  key.add(profile_digest);  // the figures, and whether measuring was allowed
+  return key.finish();
+}
+
 void LoadPlacer::rejected(const PlacedProgram& placed, const Status& /*why*/) {
   if (!placed.source.empty()) ::unlink(placed.source.c_str());
 }
@@ -262,30 +323,24 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     PLUGRT_ASSIGN_OR_RETURN(graph, method_graph(method));
   }
 
-  // The whole placed method, when this graph was placed over these backends before. The
-  // key names every backend that could take part by where it would come from, which
-  // loads no plugin, so a hit loads only the plugins the placed method uses.
+  // The machine's measured costs: the same profile `plugrt compile` reads and writes.
+  std::string profile_path;
+  CostProfile profile;
+  if (!profile_directory_.empty()) {
+    const std::string cpu = CostProfile::this_cpu();
+    profile_path = CostProfile::file_for(profile_directory_, cpu);
+    std::string warning;
+    profile = CostProfile::load(profile_path, cpu, &warning);
+  }
+
+  // The whole placed method, when this graph was placed over these backends, with these
+  // measured costs, before. The key names every backend that could take part by where it
+  // would come from, which loads no plugin, so a hit loads only the plugins the placed
+  // method uses.
   ContentHash method_key;
   if (cache_ != nullptr) {
-    // A program file is named by its identity (reading 100 MB of weights to hash them
-    // would cost more than the rest of the load); one in memory, by its graph's contents.
-    ContentHasher key;
-    key.add("plugrt placed method 2").add(method_name);
-    if (!program_identity.empty()) {
-      key.add("file").add(program_identity);
-    } else {
-      const ContentHash graph_hash = content_hash(graph->bytes);
-      key.add("graph").add(graph_hash.high).add(graph_hash.low);
-    }
-    size_t named = 0;
-    for (const std::string& name : registry.backend_names()) {
-      if (name == kPortableBackendName || !is_allowed(options, name)) continue;
-      add_source_identity(key, registry, name);
-      ++named;
-    }
-    key.add(static_cast<uint64_t>(named));
-    key.add(static_cast<uint64_t>(PLUGRT_ABI_MAJOR)).add(static_cast<uint64_t>(PLUGRT_ABI_MINOR));
-    method_key = key.finish();
+    method_key = placed_method_key(method_name, program_identity, graph, registry, options,
+                                   profile.digest() + (measure_seconds_ > 0 ? " measuring" : ""));
     const auto available_now = [&](const std::string& name) { return usable(name).has_value(); };
     if (std::optional<PlacedProgram> cached = find_placed(method_key, program, available_now)) {
       return std::move(*cached);
@@ -310,12 +365,9 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   // keeps its fallbacks: a backend may refuse some call's shapes, which then run there.
   compile.fallback = common::has_symbols(graph->bytes.data(), graph->bytes.size());
   compile.producer = program.producer() + ", placed at load";
-  std::string warning;
-  CostProfile profile;
-  if (cache_ != nullptr) {
-    const std::string cpu = CostProfile::this_cpu();
-    profile = CostProfile::load(CostProfile::file_for(cache_directory_, cpu), cpu, &warning);
-    if (profile.size() > 0) compile.profile = &profile;
+  if (!profile_path.empty()) {
+    compile.profile = &profile;
+    compile.measure_seconds = measure_seconds_;
   }
   LoadBlobSource blobs(method, cache_.get(),
                        [this](ContentHasher& key, const RegisteredBackend& backend, std::string_view name) {
@@ -335,6 +387,11 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     if (cache_ != nullptr) cache_->save_counts();
     return compiled.status().with_context("placing the method again");
   }
+  const std::string measured = measured_note(compiled->summary.tune, profile, profile_path);
+  if (cache_ != nullptr && compiled->summary.tune.measured > 0) {  // kept under what is known now
+    method_key = placed_method_key(method_name, program_identity, graph, registry, options,
+                                   profile.digest() + (measure_seconds_ > 0 ? " measuring" : ""));
+  }
 
   // Placed as the program already is: the program runs as compiled, fallbacks and all.
   const std::vector<PartitionSummary>& partitions = compiled->summary.partitions;
@@ -344,7 +401,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   Result<Program> placed_program =
       as_compiled ? Result<Program>(program) : Program::from_bytes(compiled->program, program.origin());
   if (!placed_program.is_ok()) return placed_program.status();
-  PlacedProgram placed{std::move(placed_program).value(), {}, {}, {}, {}};
+  PlacedProgram placed{std::move(placed_program).value(), {}, {}, {}, {}, measured};
   const std::string backends = join(compiled->summary.backends);
   for (size_t d = 0; d < partitions.size(); ++d) {
     std::string reason;
@@ -358,7 +415,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
       } else if (partitions[d].backend == kPortableBackendName) {
         reason = "no other backend present takes its nodes";
       } else {
-        reason = "lowest estimated cost over " + backends + ": " + format_us(partitions[d].estimated_us) + " us";
+        reason = cost_reason(partitions[d], backends);
       }
     }
     if (!skipped.empty()) reason += "; not considered: " + join(skipped);

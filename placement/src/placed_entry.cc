@@ -45,7 +45,7 @@ Result<PlacedProgram> read_placed_entry(Span<const uint8_t> bytes, std::shared_p
                                 : Program::from_shared(bytes.subspan(program_offset, bytes.size() - program_offset),
                                                        std::move(owner), origin);
   if (!program.is_ok()) return program.status();
-  PlacedProgram placed{std::move(program).value(), {}, {}, {}, {}};
+  PlacedProgram placed{std::move(program).value(), {}, {}, {}, {}, {}};
   const std::string lines(reinterpret_cast<const char*>(bytes.data()) + 8, size);
   for (size_t start = 0; start < lines.size();) {
     const size_t end = lines.find('\n', start);

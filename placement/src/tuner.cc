@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "plugrt/dtype.h"
@@ -102,10 +102,10 @@ Partition single_node(const ir::Graph& graph, uint32_t n) {
   return partition;
 }
 
-/// Median microseconds of `runs` timed executions after one untimed one.
+/// Median microseconds of `runs` timed executions after one untimed one. Past `deadline`
+/// no further run starts: a slow node costs at most two runs beyond the budget.
 Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8_t>& blob,
-                       const PartitionTensors& tensors, const TuneOptions& options) {
-  const int runs = options.runs;
+                       const PartitionTensors& tensors, const TuneOptions& options, Clock::time_point deadline) {
   InitOptions init;
   init.num_threads = options.threads;
   init.blob = blob.data();
@@ -113,7 +113,7 @@ Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8
   PLUGRT_ASSIGN_OR_RETURN(DelegateHandle handle, backend.init(init));
   PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
   std::vector<double> times;
-  for (int r = 0; r < std::max(1, runs); ++r) {
+  for (int r = 0; r < std::max(1, options.runs) && (times.empty() || Clock::now() < deadline); ++r) {
     const Clock::time_point start = Clock::now();
     PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
     times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
@@ -136,15 +136,18 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
   };
   std::vector<Job> jobs;
   TuneReport report;
-  std::map<std::string, uint32_t> first_node;  // signature -> first node with it
-  for (uint32_t n = 0; n < num_nodes; ++n) first_node.emplace(op_signature(graph, n), n);
-  for (const auto& [signature, n] : first_node) {
-    for (size_t b = 0; b < backends.size(); ++b) {
-      if (n >= backends[b].taken.size() || !backends[b].taken[n]) continue;
-      if (profile.find(backend_build(backends[b].backend), signature)) {
+  // The first node each backend takes with each signature: the backends may take different nodes.
+  std::vector<std::string> signatures(num_nodes);
+  for (uint32_t n = 0; n < num_nodes; ++n) signatures[n] = op_signature(graph, n);
+  for (size_t b = 0; b < backends.size(); ++b) {
+    const std::string build = backend_build(backends[b].backend);
+    std::set<std::string> seen;
+    for (uint32_t n = 0; n < num_nodes && n < backends[b].taken.size(); ++n) {
+      if (!backends[b].taken[n] || !seen.insert(signatures[n]).second) continue;
+      if (profile.find(build, signatures[n])) {
         ++report.known;
       } else {
-        jobs.push_back({n, b, signature});
+        jobs.push_back({n, b, signatures[n]});
       }
     }
   }
@@ -152,6 +155,8 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
             [](const Job& a, const Job& b) { return a.node != b.node ? a.node < b.node : a.backend < b.backend; });
 
   const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(std::min(options.budget_seconds, 1e7)));
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j];
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -170,12 +175,13 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
       PartitionTensors tensors(graph, partition);
       if (!tensors.ok()) return Status(Error::kMemoryAllocationFailed, "no memory for the node's tensors");
-      return measure(backend, blob, tensors, options);
+      return measure(backend, blob, tensors, options, deadline);
     }();
     const std::string op = graph.nodes()->Get(job.node)->op_type()->str();
     if (us.is_ok()) {
       profile.set(backend_build(backend), job.signature, *us);
       ++report.measured;
+      report.figures.push_back({job.node, op, backend.name(), *us});
     } else {
       ++report.failed;
     }
@@ -189,6 +195,7 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       }
     }
   }
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;
 }
 

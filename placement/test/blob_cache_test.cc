@@ -161,7 +161,7 @@ using testing::relu_program;
 
 TEST(PlacedEntryTest, KeepsTheReportLinesAndTheBackendsLeftOutAsUnavailable) {
   const Program program = relu_program(8);
-  PlacedProgram placed{program, {"program"}, {"placed over xnnpack, portable as the program is"}, {}, {}};
+  PlacedProgram placed{program, {"program"}, {"placed over xnnpack, portable as the program is"}, {}, {}, {}};
   const std::vector<uint8_t> entry = placed_entry(placed, {}, {"gpu", "npu"});
   std::vector<std::string> unavailable;
   Result<PlacedProgram> read = read_placed_entry(entry, nullptr, program, &unavailable);

@@ -66,5 +66,19 @@ TEST(Tuner, MeasuresOnlyWhatTheBackendTakesAndStopsAtTheBudget) {
   EXPECT_EQ(report.skipped, 2u);
 }
 
+TEST(Tuner, MeasuresASignatureOnTheFirstNodeTheBackendTakesAndReportsEachFigure) {
+  // Node 0 and node 1 share a signature; the backend takes only node 1.
+  const std::vector<uint8_t> bytes = relu_relu_sigmoid();
+  CostProfile profile("cpu");
+  const TuneReport report = tune(bytes, {{builtin_portable_backend(), {false, true, false}}}, profile, TuneOptions());
+  EXPECT_EQ(report.measured, 1u);
+  ASSERT_EQ(report.figures.size(), 1u);
+  EXPECT_EQ(report.figures[0].node, 1u);
+  EXPECT_EQ(report.figures[0].op, "Relu");
+  EXPECT_EQ(report.figures[0].backend, "portable");
+  EXPECT_GE(report.figures[0].us, 0.0);
+  EXPECT_GE(report.seconds, 0.0);
+}
+
 }  // namespace
 }  // namespace plugrt::placement

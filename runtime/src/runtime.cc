@@ -243,11 +243,10 @@ Result<Method> Runtime::load_method(const Program& program, const std::string& m
   options.adapt_threads = settings.adapt_threads;
   options.allowed_backends = settings.backends;
   placement::LoadPlacerOptions placer_options;
-  if (settings.no_cache) {
-    placer_options.cache_directory.clear();
-  } else if (!settings.cache_dir.empty()) {
-    placer_options.cache_directory = settings.cache_dir;
-  }
+  if (!settings.cache_dir.empty()) placer_options.cache_directory = settings.cache_dir;
+  placer_options.profile_directory = placer_options.cache_directory;
+  if (settings.no_cache) placer_options.cache_directory.clear();
+  placer_options.measure_seconds = settings.measure_seconds;
   placement::LoadPlacer placer(placer_options);
   if (settings.placement == "auto") {
     options.placement = PlacementPolicy::kAuto;

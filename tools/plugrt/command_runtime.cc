@@ -80,6 +80,13 @@ void add_load_options(CLI::App& command, LoadSettings& settings) {
                   "else ~/.cache/plugrt)")
       ->type_name("DIR");
   command.add_flag("--no-cache", settings.no_cache, "With --placement auto, neither read nor write the blob cache");
+  command
+      .add_option("--measure-seconds", settings.measure_seconds,
+                  "With --placement auto: where two or more backends take a node and this machine's cost profile "
+                  "has no figure for one of them, measure it first, for at most this many seconds in all, and keep "
+                  "the figures in the profile (next to the blob cache); 0: never, and an unmeasured backend then "
+                  "loses to a measured one (default 5)")
+      ->check(CLI::NonNegativeNumber);
   command.add_flag("--verify", settings.verify,
                    "Run each delegated partition once at load on seeded inputs against its portable fallback, and "
                    "keep it on the fallback when they disagree; verdicts are kept in the blob cache (default: "

@@ -27,6 +27,7 @@ struct CompileCommandOptions {
   bool no_passes = false;
   bool tune = false;
   double tune_seconds = 120;
+  double measure_seconds = 10;
   bool no_profile = false;
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   std::vector<std::string> dims;          // NAME=MIN..MAX
@@ -141,6 +142,7 @@ int run_compile(const CompileCommandOptions& options) {
   }
   compile_options.tune = options.tune;
   compile_options.tune_options.budget_seconds = options.tune_seconds;
+  compile_options.measure_seconds = options.measure_seconds;
   compile_options.tune_options.progress = &std::cerr;
 
   Result<std::unique_ptr<Runtime>> made = make_runtime(options.plugins);
@@ -160,16 +162,18 @@ int run_compile(const CompileCommandOptions& options) {
               << (shape_error ? input_shape_error(options.model, shape_problem) : compiled.status().message()) << "\n";
     return 1;
   }
-  if (options.tune) {
+  const placement::TuneReport& tuned = compiled->summary.tune;
+  if (options.tune || tuned.measured > 0) {
     Status saved = profile.save(profile_path);
     if (!saved.is_ok()) {
       std::cerr << "plugrt compile: " << saved.message() << "\n";
-      return 1;
+      if (options.tune) return 1;
     }
-    const placement::TuneReport& tuned = compiled->summary.tune;
-    std::cerr << "tune: " << tuned.measured << " measured, " << tuned.known << " already in the profile, "
+    std::cerr << (options.tune ? "tune: " : "measured: ") << tuned.measured << " measured in " << std::fixed
+              << std::setprecision(2) << tuned.seconds << " s, " << tuned.known << " already in the profile, "
               << tuned.failed << " failed, " << tuned.skipped << " left for lack of time; profile " << profile_path
               << "\n";
+    std::cerr.unsetf(std::ios::floatfield);
   }
   const std::string output = options.output.empty() ? options.model + ".prt" : options.output;
   std::ofstream out(output, std::ios::binary);
@@ -192,7 +196,8 @@ int run_compile(const CompileCommandOptions& options) {
                             {"blob_bytes", p.blob_size},
                             {"fallback_bytes", p.fallback_size},
                             {"blob_names_constants", p.blob_names_constants},
-                            {"estimated_us", p.estimated_us}});
+                            {"estimated_us", p.estimated_us},
+                            {"unmeasured_choices", p.unmeasured_choices}});
       if (p.measured_us >= 0) partitions.back()["measured_us"] = p.measured_us;
     }
     json result = {{"model", options.model},
@@ -202,6 +207,7 @@ int run_compile(const CompileCommandOptions& options) {
                    {"placement", summary.placement},
                    {"estimated_us", summary.estimated_us},
                    {"measured_nodes", summary.measured_nodes},
+                   {"measured_now", summary.tune.measured},
                    {"profile", profile_path},
                    {"imported_nodes", summary.num_nodes_imported},
                    {"passes", summary.pass_changes},
@@ -229,6 +235,9 @@ int run_compile(const CompileCommandOptions& options) {
   for (const compiler::PartitionSummary& p : summary.partitions) {
     std::cout << "  " << p.name << ": " << p.num_nodes << " nodes, estimated " << p.estimated_us << " us";
     if (p.measured_us >= 0) std::cout << " (measured nodes " << p.measured_us << " us)";
+    if (p.unmeasured_choices > 0) {
+      std::cout << " (estimated, not measured: " << p.unmeasured_choices << " nodes other backends also take)";
+    }
     std::cout << ", blob " << p.blob_size << " bytes";
     if (p.fallback_size > 0) std::cout << ", portable fallback " << p.fallback_size << " bytes";
     if (p.blob_names_constants) std::cout << " (holds the weights the blob names)";
@@ -266,6 +275,12 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
       ->add_option("--tune-seconds", options->tune_seconds,
                    "Stop measuring after this many seconds; the rest keeps the estimate (default 120)")
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--measure-seconds", options->measure_seconds,
+                   "Where two or more backends take a node and the profile has no figure for one of them, measure "
+                   "it (as --tune does, for those nodes only) for at most this many seconds; 0: never, and an "
+                   "unmeasured backend then loses to a measured one (default 10)")
+      ->check(CLI::NonNegativeNumber);
   command->add_flag("--no-profile", options->no_profile,
                     "Ignore the cost profile: place on the built-in estimate alone");
   command->add_flag("--no-fallback", options->no_fallback,

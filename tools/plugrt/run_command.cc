@@ -139,6 +139,9 @@ int run_program(const RunOptions& options) {
                    {"placement", delegates_json(method->report())},
                    {"outputs", outputs}};
     if (!method->report().placement_note.empty()) result["placement_note"] = method->report().placement_note;
+    if (!method->report().placement_measured.empty()) {
+      result["placement_measured"] = method->report().placement_measured;
+    }
     if (!options.expected.empty()) result["expected"] = expectations;
     if (options.check) result["agreement_with_portable"] = agreement;
     std::cout << result.dump(2) << "\n";
@@ -149,6 +152,9 @@ int run_program(const RunOptions& options) {
   if (options.report) {
     if (!method->report().placement_note.empty()) {
       std::cout << "  placement auto not used: " << method->report().placement_note << "\n";
+    }
+    if (!method->report().placement_measured.empty()) {
+      std::cout << "  placement auto " << method->report().placement_measured << "\n";
     }
     for (const DelegatePlacement& d : method->report().delegates) {
       std::cout << "  " << d.delegate << " ran on " << d.backend << " (" << d.origin << ")";

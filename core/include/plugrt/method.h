@@ -108,6 +108,9 @@ struct LoadReport {
   std::string placement = "as-compiled";
   /// Why placement auto was asked for but the program's placement runs; empty otherwise.
   std::string placement_note;
+  /// What placement auto measured on this load to choose between backends ("measured 4
+  /// figures in 3.2 ms: Gemm on onednn 9.8 us, ..."); empty when it measured nothing.
+  std::string placement_measured;
   /// One line per delegate: "xnnpack:0 -> portable (fallback: backend 'xnnpack' is not installed)".
   std::string to_string() const;
 };
@@ -124,6 +127,8 @@ struct PlacedProgram {
   /// When set, a check that may still be running (a cache entry's content hash): the
   /// placed method is loaded meanwhile, but used only when this returns ok.
   std::function<Status()> check;
+  /// LoadReport::placement_measured.
+  std::string measured;
 };
 
 /// Places a program's method again, on the device, over the backends `registry` has.

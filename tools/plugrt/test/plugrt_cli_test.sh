@@ -118,9 +118,21 @@ check compile-bad-placement 105 "placement" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --placement fastest
 # --tune writes this machine's cost profile (portable, the fallback, is never measured);
 # a damaged profile is ignored with a warning naming it.
-check compile-tune 0 "tune: 0 measured, .* profile .*/cache/costs-[0-9a-f]{16}\.tsv" -- \
+check compile-tune 0 "tune: 0 measured in [0-9.]+ s, .* profile .*/cache/costs-[0-9a-f]{16}\.tsv" -- \
   env PLUGRT_CACHE_DIR="$dir/cache" "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable --tune
 for profile in "$dir"/cache/costs-*.tsv; do printf 'not a profile\n' >"$profile"; done
+# A slow plugin that sorts first by name, dropped next to oneDNN: the first load measures
+# where they compete and says what it measured; the program runs on oneDNN.
+mkdir -p "$dir/slow" && cp "$plugins/libplugrt_naive_blas.so" "$dir/slow/"
+"$plugrt" compile "$models/tiny_cnn.onnx" --backends portable -o "$dir/cnn_portable.prt" >/dev/null 2>&1
+check measure-at-load 0 "placement auto measured [0-9]+ figures in .*Conv on blas [0-9.]+ us.*kept in the cost profile" -- \
+  "$plugrt" run "$dir/cnn_portable.prt" --plugin-dir "$dir/slow" --placement auto --report --cache-dir "$dir/measure"
+check measured-placement 0 "onednn:0 ran on onednn.*its nodes measured" -- \
+  "$plugrt" run "$dir/cnn_portable.prt" --plugin-dir "$dir/slow" --placement auto --report --cache-dir "$dir/measure"
+check compile-measure-off 0 "estimated, not measured: [0-9]+ nodes other backends also take" -- \
+  env PLUGRT_CACHE_DIR="$dir/unmeasured" "$plugrt" compile "$models/mlp.onnx" -o "$dir/mlp_unmeasured.prt" \
+  --plugin-dir "$dir/slow" --measure-seconds 0 \
+  --no-graph-passes
 check compile-damaged-profile 0 "warning: .*costs-[0-9a-f]{16}\.tsv:1: not a plugrt cost profile.*ignored" -- \
   env PLUGRT_CACHE_DIR="$dir/cache" "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
 check run-report 0 "portable:0 ran on portable \(built-in\), blob from program" -- \

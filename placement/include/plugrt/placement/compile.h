@@ -71,6 +71,12 @@ struct CompileOptions {
   /// First measure, into *profile, what it lacks for this graph (placement/tuner.h).
   bool tune = false;
   TuneOptions tune_options;
+  /// Without `tune`: measure, into *profile, only the figures placement lacks to choose
+  /// between backends (nodes that two or more backends besides portable take), in at most
+  /// this many seconds, with tune_options' threads and progress and at most 3 timed runs.
+  /// 0: never; the figures still missing then follow the policy for unmeasured backends
+  /// (placement/README.md, "Backends nobody measured").
+  double measure_seconds = 0;
   /// Write each partition's portable fallback blob (off: no fallback). With it, backends
   /// are offered the partition's constants by name, so each weight is stored once, in
   /// the fallback; without it, each blob holds its own copy.
@@ -91,6 +97,9 @@ struct PartitionSummary {
   double estimated_us = 0;     ///< its nodes' costs (measured, else estimated) plus one delegate call
   /// Its nodes' measured costs when the profile has a figure for every one; else < 0.
   double measured_us = -1;
+  /// Nodes it took that other backends competed for with no figure for this backend: its
+  /// choice there was estimated, not measured.
+  size_t unmeasured_choices = 0;
   /// "lowered" (its backend's preprocess ran), or the BlobSource's origin.
   std::string blob_origin = "lowered";
   /// The blob names the fallback graph's constants instead of holding copies.
@@ -105,7 +114,7 @@ struct CompileSummary {
   std::map<std::string, size_t> pass_changes;  ///< pass name -> nodes it changed or removed
   double estimated_us = 0;                     ///< the placer's estimate of the whole graph
   size_t measured_nodes = 0;                   ///< nodes whose cost came from the profile
-  TuneReport tune;                             ///< what --tune measured
+  TuneReport tune;                             ///< what --tune or measure_seconds measured
   std::vector<PartitionSummary> partitions;
   /// Op types (with node counts) that no chosen backend other than portable took.
   std::map<std::string, size_t> untaken_ops;

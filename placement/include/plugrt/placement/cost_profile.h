@@ -46,7 +46,11 @@ class CostProfile {
   std::optional<double> find(const std::string& backend_build, const std::string& signature) const;
   /// Records a figure; microseconds must be finite and >= 0 (others are ignored).
   void set(const std::string& backend_build, const std::string& signature, double microseconds);
+  /// Whether it has any figure for this backend build.
+  bool has_build(const std::string& backend_build) const;
   size_t size() const { return costs_.size(); }
+  /// A digest of every figure, for cache keys that depend on what was measured.
+  std::string digest() const;
   const std::string& cpu() const { return cpu_; }
 
  private:
@@ -54,7 +58,9 @@ class CostProfile {
   std::map<std::pair<std::string, std::string>, double> costs_;
 };
 
-/// "<backend>@<plugin name>/<plugin version>": a profile's figures hold for one build.
+/// "<backend>@<plugin name>/<plugin version>", then for a plugin file "#" and 16 hex digits
+/// of its identity (device, inode, size, times: a rebuild or reinstall changes it): a
+/// profile's figures hold for one build.
 std::string backend_build(const RegisteredBackend& backend);
 
 }  // namespace plugrt::placement

@@ -25,7 +25,10 @@
 // again.
 // The backends considered are the registry's and its providers' (a PluginLoader's plugins
 // found on the search path, which load as the placer asks for them). Measured costs in
-// the cache directory's profile (cost_profile.h) are used.
+// the profile directory's profile (cost_profile.h) are used, and what placement lacks to
+// choose between backends for a node is measured first, within a time budget, and kept
+// there; the load report lists what was measured. The placed method's key includes the
+// profile's digest, so new figures place it again.
 #ifndef PLUGRT_PLACEMENT_LOAD_PLACER_H_
 #define PLUGRT_PLACEMENT_LOAD_PLACER_H_
 
@@ -36,6 +39,7 @@
 
 #include "plugrt/method.h"
 #include "plugrt/placement/blob_cache.h"
+#include "plugrt/placement/method_graph.h"
 
 namespace plugrt::placement {
 
@@ -43,6 +47,12 @@ struct LoadPlacerOptions {
   /// The cache's directory ("<dir>/blobs" holds the blobs); empty: no blob cache.
   std::string cache_directory = default_cache_directory();
   uint64_t cache_max_bytes = BlobCache::default_max_bytes();
+  /// Where the machine's cost profile is (cost_profile.h), read and written whether or not
+  /// the blob cache is used. Unset: cache_directory; empty: no profile, the estimate alone.
+  std::optional<std::string> profile_directory;
+  /// Placement measures what the profile lacks to choose between backends for at most
+  /// this many seconds (CompileOptions::measure_seconds); 0: never.
+  double measure_seconds = 5;
 };
 
 /// Also keeps MethodOptions::verify's verdicts in the blob cache, one small entry each,
@@ -74,11 +84,16 @@ class LoadPlacer : public MethodPlacer, public VerificationStore {
   static void add_source_identity(ContentHasher& key, Registry& registry, const std::string& name);
   /// The placed method cached under `key`, unless it is missing, damaged, or a backend
   /// left out then as unavailable is `available_now`.
+  static ContentHash placed_method_key(std::string_view method_name, const std::string& program_identity,
+                                       const std::optional<MethodGraph>& graph, Registry& registry,
+                                       const MethodOptions& options, const std::string& profile_digest);
   ContentHash verdict_key(const RegisteredBackend& backend, Span<const uint8_t> blob, Span<const uint8_t> fallback);
   std::optional<PlacedProgram> find_placed(const ContentHash& key, const Program& program,
                                            const std::function<bool(const std::string&)>& available_now);
 
   std::string cache_directory_;
+  std::string profile_directory_;
+  double measure_seconds_ = 0;
   std::unique_ptr<BlobCache> cache_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "plugrt/backend.h"
@@ -33,15 +34,25 @@ struct TuneBackend {
   std::vector<bool> taken;
 };
 
+/// One figure the tuner added to the profile.
+struct TunedFigure {
+  uint32_t node = 0;    ///< the first node of the graph with its signature that the backend takes
+  std::string op;       ///< that node's op type
+  std::string backend;  ///< the backend's name
+  double us = 0;        ///< the median
+};
+
 struct TuneReport {
   size_t measured = 0;  ///< figures added to the profile
   size_t known = 0;     ///< (signature, backend) pairs the profile already had
   size_t failed = 0;    ///< pairs whose preprocess, init or run failed (they keep the estimate)
   size_t skipped = 0;   ///< pairs left for lack of time
+  double seconds = 0;   ///< time spent measuring, lowering included
+  std::vector<TunedFigure> figures;  ///< the `measured` figures, in the order taken
 };
 
 /// For each distinct op signature of the graph (a verified graph IR buffer) and each backend
-/// that takes a node with it, and that the profile lacks: lowers the node alone as a
+/// that takes a node with it (`taken`), and that the profile lacks: lowers the node alone as a
 /// partition, runs it `runs` times on inputs of small deterministic values, and records the
 /// median microseconds. A failure costs that figure only (it is counted, with a progress line).
 TuneReport tune(Span<const uint8_t> graph, const std::vector<TuneBackend>& backends, CostProfile& profile,

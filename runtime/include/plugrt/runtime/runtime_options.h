@@ -48,6 +48,9 @@ struct LoadSettings {
   /// The blob cache's directory; empty: the default (placement/blob_cache.h).
   std::string cache_dir;
   bool no_cache = false;
+  /// With placement auto: seconds it may spend measuring what the cost profile (in
+  /// cache_dir, read and written even with no_cache) lacks to choose between backends; 0: never.
+  double measure_seconds = 5;
   /// Check each delegated partition against its portable fallback at load (MethodOptions::verify).
   bool verify = false;
 };
