@@ -43,11 +43,11 @@ struct TunedFigure {
 };
 
 struct TuneReport {
-  size_t measured = 0;  ///< figures added to the profile
-  size_t known = 0;     ///< (signature, backend) pairs the profile already had
-  size_t failed = 0;    ///< pairs whose preprocess, init or run failed (they keep the estimate)
-  size_t skipped = 0;   ///< pairs left for lack of time
-  double seconds = 0;   ///< time spent measuring, lowering included
+  size_t measured = 0;               ///< figures added to the profile
+  size_t known = 0;                  ///< (signature, backend) pairs the profile already had
+  size_t failed = 0;                 ///< pairs whose preprocess, init or run failed (they keep the estimate)
+  size_t skipped = 0;                ///< pairs left for lack of time
+  double seconds = 0;                ///< time spent measuring, lowering included
   std::vector<TunedFigure> figures;  ///< the `measured` figures, in the order taken
 };
 
