@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "node_costs.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/common/graph_ir.h"
 #include "plugrt/graph_builder.h"
@@ -108,43 +109,6 @@ TuneReport measure_missing(Span<const uint8_t> graph, const std::vector<TuneBack
   return tune(graph, masked, *options.profile, measure);
 }
 
-/// An unmeasured backend that competes for a node with measured ones is charged this much
-/// over the dearer of its estimate and their dearest figure: a measured backend wins the node.
-constexpr double kUnmeasuredPenalty = 1.5;
-
-/// Each node's cost on each backend that takes it: the profile's figure, else the
-/// estimate, raised for an unmeasured backend that competes with measured ones. Fills
-/// problem.node_cost, *measured (the figures, -1 where none) and *estimated (the estimates).
-size_t fill_costs(const ir::Graph& graph, const std::vector<std::vector<bool>>& taken, size_t portable,
-                  const std::vector<std::string>& builds, const CostProfile* profile, PlacementProblem& problem,
-                  std::vector<std::vector<double>>* measured, std::vector<std::vector<double>>* estimated) {
-  const EstimateParameters estimate;
-  const size_t num_nodes = problem.node_cost.size();
-  size_t measured_nodes = 0;
-  for (size_t n = 0; n < num_nodes; ++n) {
-    const NodeWork work = node_work(graph, n);
-    const std::string signature = profile != nullptr ? op_signature(graph, n) : std::string();
-    double dearest = -1;  // the dearest figure of a backend other than the fallback
-    for (size_t b = 0; b < taken.size(); ++b) {
-      if (!taken[b][n]) continue;
-      (*estimated)[n][b] = problem.node_cost[n][b] = estimated_node_us(work, b == portable, estimate);
-      if (profile == nullptr) continue;
-      if (std::optional<double> figure = profile->find(builds[b], signature)) {
-        (*measured)[n][b] = problem.node_cost[n][b] = *figure;
-        if (b != portable) dearest = std::max(dearest, *figure);
-      }
-    }
-    if (dearest < 0) continue;
-    ++measured_nodes;
-    for (size_t b = 0; b < taken.size(); ++b) {
-      if (taken[b][n] && b != portable && (*measured)[n][b] < 0) {
-        problem.node_cost[n][b] = kUnmeasuredPenalty * std::max(dearest, (*estimated)[n][b]);
-      }
-    }
-  }
-  return measured_nodes;
-}
-
 }  // namespace
 
 std::vector<std::string> default_backend_order(Registry& registry) {
@@ -207,7 +171,8 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
   std::vector<std::vector<double>> measured(num_nodes, std::vector<double>(chosen.backends.size(), -1));
   std::vector<std::vector<double>> estimated(num_nodes, std::vector<double>(chosen.backends.size(), kNotTaken));
   result.summary.measured_nodes =
-      fill_costs(graph, taken, chosen.portable, builds, options.profile, problem, &measured, &estimated);
+      read_costs(graph, taken, chosen.portable, builds, options.profile, problem, &measured, &estimated);
+  charge_unmeasured(taken, chosen.portable, measured, estimated, problem);
   std::vector<bool> taken_by_other(num_nodes, false);
   for (size_t n = 0; n < num_nodes; ++n) {
     for (size_t b = 0; b < taken.size(); ++b)
