@@ -106,6 +106,7 @@ TuneReport measure_missing(Span<const uint8_t> graph, const std::vector<TuneBack
   TuneOptions measure = options.tune_options;
   measure.runs = std::min(measure.runs, 3);
   measure.budget_seconds = options.measure_seconds;
+  measure.settle_clearly_slower = true;
   return tune(graph, masked, *options.profile, measure);
 }
 

@@ -121,7 +121,7 @@ std::string cost_reason(const PartitionSummary& partition, const std::string& ba
 
 /// What this placement measured, for the load report; saves the profile when it grew.
 std::string measured_note(const TuneReport& tuned, const CostProfile& profile, const std::string& path) {
-  if (tuned.measured == 0 && tuned.failed == 0 && tuned.skipped == 0) return std::string();
+  if (tuned.measured == 0 && tuned.failed == 0 && tuned.skipped == 0 && tuned.settled == 0) return std::string();
   std::string note =
       "measured " + std::to_string(tuned.measured) + " figures in " + format_us(tuned.seconds * 1e3) + " ms";
   for (size_t i = 0; i < tuned.figures.size(); ++i) {
@@ -129,6 +129,10 @@ std::string measured_note(const TuneReport& tuned, const CostProfile& profile, c
     note += (i == 0 ? ": " : ", ") + figure.op + " on " + figure.backend + " " + format_us(figure.us) + " us";
   }
   if (tuned.failed > 0) note += "; " + std::to_string(tuned.failed) + " failed";
+  if (tuned.settled > 0) {
+    note += "; " + std::to_string(tuned.settled) +
+            " left on backends measured clearly slower on two nodes of the same op type";
+  }
   if (tuned.skipped > 0) {
     note += "; " + std::to_string(tuned.skipped) + " left for lack of time (estimated, not measured)";
   }

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -102,16 +105,25 @@ Partition single_node(const ir::Graph& graph, uint32_t n) {
   return partition;
 }
 
-/// Median microseconds of `runs` timed executions after one untimed one. Past `deadline`
-/// no further run starts: a slow node costs at most two runs beyond the budget.
+/// A backend whose first run on a node takes this many times the fastest figure of
+/// another backend there is clearly slower: its first run is its figure.
+constexpr double kClearlySlower = 4;
+
+/// Median microseconds of `runs` timed executions after one untimed one; the untimed one
+/// alone when it took over kClearlySlower times `fastest_us`. Past `deadline` no further
+/// run starts: a slow node costs at most two runs beyond the budget.
 Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8_t>& blob,
-                       const PartitionTensors& tensors, const TuneOptions& options, Clock::time_point deadline) {
+                       const PartitionTensors& tensors, const TuneOptions& options, double fastest_us,
+                       Clock::time_point deadline) {
   InitOptions init;
   init.num_threads = options.threads;
   init.blob = blob.data();
   init.blob_size = blob.size();
   PLUGRT_ASSIGN_OR_RETURN(DelegateHandle handle, backend.init(init));
+  const Clock::time_point first = Clock::now();
   PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
+  const double first_us = std::chrono::duration<double, std::micro>(Clock::now() - first).count();
+  if (first_us > kClearlySlower * fastest_us) return first_us;
   std::vector<double> times;
   for (int r = 0; r < std::max(1, options.runs) && (times.empty() || Clock::now() < deadline); ++r) {
     const Clock::time_point start = Clock::now();
@@ -120,6 +132,53 @@ Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8
   }
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
   return times[times.size() / 2];
+}
+
+/// Lowers node `n` alone on `backend` and measures it (measure()).
+Result<double> measure_node(const ir::Graph& graph, const RegisteredBackend& backend, uint32_t n,
+                            const TuneOptions& options, double fastest_us, Clock::time_point deadline) {
+  const Partition partition = single_node(graph, n);
+  const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
+  PartitionTensors tensors(graph, partition);
+  if (!tensors.ok()) return Status(Error::kMemoryAllocationFailed, "no memory for the node's tensors");
+  return measure(backend, blob, tensors, options, fastest_us, deadline);
+}
+
+/// How much slower than the fastest each backend has measured so far in one tune() call
+/// (a geometric mean), so that each node measures the backends likely to be fast first.
+class RunningSlowness {
+ public:
+  explicit RunningSlowness(size_t backends) : log_sum_(backends, 0), count_(backends, 0) {}
+  double of(size_t backend) const {
+    return count_[backend] > 0 ? log_sum_[backend] / static_cast<double>(count_[backend]) : 0;
+  }
+  /// One node's figures, by backend (-1: none).
+  void add(const std::vector<double>& figures) {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (double us : figures) fastest = us >= 0 ? std::min(fastest, us) : fastest;
+    if (!(fastest > 0) || std::isinf(fastest)) return;
+    for (size_t b = 0; b < figures.size(); ++b) {
+      if (figures[b] < 0) continue;
+      log_sum_[b] += std::log(figures[b] / fastest);
+      ++count_[b];
+    }
+  }
+
+ private:
+  std::vector<double> log_sum_;
+  std::vector<size_t> count_;
+};
+
+/// Adds one node's figures (by backend, -1: none) to the count of nodes of its op type on
+/// which each backend was clearly slower than the fastest.
+void count_clearly_slower(const std::vector<double>& figures, const std::string& op,
+                          std::map<std::pair<size_t, std::string>, int>& counts) {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (double us : figures) fastest = us >= 0 ? std::min(fastest, us) : fastest;
+  for (size_t b = 0; b < figures.size(); ++b) {
+    if (figures[b] > kClearlySlower * fastest) ++counts[{b, op}];
+  }
 }
 
 }  // namespace
@@ -157,43 +216,60 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double>(std::min(options.budget_seconds, 1e7)));
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    const Job& job = jobs[j];
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (elapsed > options.budget_seconds) {
-      report.skipped = jobs.size() - j;
-      if (options.progress != nullptr) {
-        *options.progress << "tune: time budget of " << options.budget_seconds << " s spent; " << report.skipped
-                          << " measurements left to the estimate\n";
+  RunningSlowness slowness(backends.size());
+  std::map<std::pair<size_t, std::string>, int> clearly_slower;  // (backend, op type) -> nodes
+  for (size_t first = 0, last = 0; first < jobs.size() && report.skipped == 0; first = last) {
+    // One node's jobs, the backends measured fastest so far first, so that a clearly
+    // slower one runs once.
+    while (last < jobs.size() && jobs[last].node == jobs[first].node) ++last;
+    std::stable_sort(jobs.begin() + static_cast<std::ptrdiff_t>(first),
+                     jobs.begin() + static_cast<std::ptrdiff_t>(last),
+                     [&](const Job& a, const Job& b) { return slowness.of(a.backend) < slowness.of(b.backend); });
+    std::vector<double> figures(backends.size(), -1);
+    for (size_t b = 0; b < backends.size(); ++b) {
+      if (std::optional<double> known = profile.find(backend_build(backends[b].backend), jobs[first].signature)) {
+        figures[b] = *known;
       }
-      break;
     }
-    const RegisteredBackend& backend = backends[job.backend].backend;
-    const Partition partition = single_node(graph, job.node);
-    Result<double> us = [&]() -> Result<double> {
-      const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
-      PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
-      PartitionTensors tensors(graph, partition);
-      if (!tensors.ok()) return Status(Error::kMemoryAllocationFailed, "no memory for the node's tensors");
-      return measure(backend, blob, tensors, options, deadline);
-    }();
-    const std::string op = graph.nodes()->Get(job.node)->op_type()->str();
-    if (us.is_ok()) {
-      profile.set(backend_build(backend), job.signature, *us);
-      ++report.measured;
-      report.figures.push_back({job.node, op, backend.name(), *us});
-    } else {
-      ++report.failed;
-    }
-    if (options.progress != nullptr) {
-      *options.progress << "tune: [" << (j + 1) << "/" << jobs.size() << "] " << op << " (node " << job.node << ") on "
-                        << backend.name() << ": ";
+    for (size_t j = first; j < last; ++j) {
+      if (std::chrono::duration<double>(Clock::now() - start).count() > options.budget_seconds) {
+        report.skipped = jobs.size() - j;
+        if (options.progress != nullptr) {
+          *options.progress << "tune: time budget of " << options.budget_seconds << " s spent; " << report.skipped
+                            << " measurements left to the estimate\n";
+        }
+        break;
+      }
+      const Job& job = jobs[j];
+      const std::string op = graph.nodes()->Get(job.node)->op_type()->str();
+      if (options.settle_clearly_slower && clearly_slower[{job.backend, op}] >= 2) {
+        ++report.settled;
+        continue;
+      }
+      double fastest = std::numeric_limits<double>::infinity();
+      for (double us : figures) fastest = us >= 0 ? std::min(fastest, us) : fastest;
+      const RegisteredBackend& backend = backends[job.backend].backend;
+      const Result<double> us = measure_node(graph, backend, job.node, options, fastest, deadline);
       if (us.is_ok()) {
-        *options.progress << *us << " us\n";
+        figures[job.backend] = *us;
+        profile.set(backend_build(backend), job.signature, *us);
+        ++report.measured;
+        report.figures.push_back({job.node, op, backend.name(), *us});
       } else {
-        *options.progress << "not measured: " << us.status().message() << "\n";
+        ++report.failed;
+      }
+      if (options.progress != nullptr) {
+        *options.progress << "tune: [" << (j + 1) << "/" << jobs.size() << "] " << op << " (node " << job.node
+                          << ") on " << backend.name() << ": ";
+        if (us.is_ok()) {
+          *options.progress << *us << " us\n";
+        } else {
+          *options.progress << "not measured: " << us.status().message() << "\n";
+        }
       }
     }
+    slowness.add(figures);
+    count_clearly_slower(figures, graph.nodes()->Get(jobs[first].node)->op_type()->str(), clearly_slower);
   }
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;

@@ -171,8 +171,8 @@ int run_compile(const CompileCommandOptions& options) {
     }
     std::cerr << (options.tune ? "tune: " : "measured: ") << tuned.measured << " measured in " << std::fixed
               << std::setprecision(2) << tuned.seconds << " s, " << tuned.known << " already in the profile, "
-              << tuned.failed << " failed, " << tuned.skipped << " left for lack of time; profile " << profile_path
-              << "\n";
+              << tuned.failed << " failed, " << tuned.skipped << " left for lack of time, " << tuned.settled
+              << " left on backends clearly slower; profile " << profile_path << "\n";
     std::cerr.unsetf(std::ios::floatfield);
   }
   const std::string output = options.output.empty() ? options.model + ".prt" : options.output;

@@ -24,6 +24,10 @@ struct TuneOptions {
   size_t threads = 1;
   /// Stop starting new measurements after this many seconds; what is left keeps the estimate.
   double budget_seconds = 120;
+  /// Leave a backend's nodes of an op type unmeasured once it has figures clearly slower
+  /// (4x) than another backend's on two nodes of that op type in this graph: placement
+  /// charges the rest by its measured slowness (placement/README.md).
+  bool settle_clearly_slower = false;
   /// Where to write one line of progress per measurement (null: silent).
   std::ostream* progress = nullptr;
 };
@@ -47,6 +51,7 @@ struct TuneReport {
   size_t known = 0;                  ///< (signature, backend) pairs the profile already had
   size_t failed = 0;                 ///< pairs whose preprocess, init or run failed (they keep the estimate)
   size_t skipped = 0;                ///< pairs left for lack of time
+  size_t settled = 0;                ///< pairs left because the backend measured clearly slower (settle_clearly_slower)
   double seconds = 0;                ///< time spent measuring, lowering included
   std::vector<TunedFigure> figures;  ///< the `measured` figures, in the order taken
 };
