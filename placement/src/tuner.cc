@@ -113,21 +113,21 @@ constexpr double kClearlySlower = 4;
 /// alone when it took over kClearlySlower times `fastest_us`. Past `deadline` no further
 /// run starts: a slow node costs at most two runs beyond the budget.
 Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8_t>& blob,
-                       const PartitionTensors& tensors, const TuneOptions& options, double fastest_us,
-                       Clock::time_point deadline) {
+                       const PartitionTensors& tensors, Span<const int64_t> symbols, const TuneOptions& options,
+                       double fastest_us, Clock::time_point deadline) {
   InitOptions init;
   init.num_threads = options.threads;
   init.blob = blob.data();
   init.blob_size = blob.size();
   PLUGRT_ASSIGN_OR_RETURN(DelegateHandle handle, backend.init(init));
   const Clock::time_point first = Clock::now();
-  PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
+  PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs(), 0, symbols));
   const double first_us = std::chrono::duration<double, std::micro>(Clock::now() - first).count();
   if (first_us > kClearlySlower * fastest_us) return first_us;
   std::vector<double> times;
   for (int r = 0; r < std::max(1, options.runs) && (times.empty() || Clock::now() < deadline); ++r) {
     const Clock::time_point start = Clock::now();
-    PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs()));
+    PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs(), 0, symbols));
     times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
@@ -142,7 +142,12 @@ Result<double> measure_node(const ir::Graph& graph, const RegisteredBackend& bac
   PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
   PartitionTensors tensors(graph, partition);
   if (!tensors.ok()) return Status(Error::kMemoryAllocationFailed, "no memory for the node's tensors");
-  return measure(backend, blob, tensors, options, fastest_us, deadline);
+  // Dimensions that vary run at their upper bounds, which the tensors' shapes hold.
+  std::vector<int64_t> symbols;
+  if (const ir::Graph& lowered = *ir::GetGraph(subgraph.data()); lowered.symbols() != nullptr) {
+    for (const ir::Symbol* symbol : *lowered.symbols()) symbols.push_back(symbol->max());
+  }
+  return measure(backend, blob, tensors, symbols, options, fastest_us, deadline);
 }
 
 /// How much slower than the fastest each backend has measured so far in one tune() call

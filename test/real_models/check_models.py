@@ -122,6 +122,8 @@ def compile_model(plugrt, work_dir, model, backend_set, program, env):
         command += ["--input-shape", shape]
     for value in model["input_values"]:
         command += ["--input-value", value]
+    for dim in model["dims"]:
+        command += ["--dim", dim]
     status, out, err = run(command, env)
     if abnormal_end(status):
         return None, None, f"compile {abnormal_end(status)}"

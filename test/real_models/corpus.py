@@ -27,6 +27,7 @@ def load_manifest(path=MANIFEST):
     for model in manifest["model"]:
         model.setdefault("input_shapes", [])
         model.setdefault("input_values", [])  # NAME=V,...: bound at compile time (--input-value)
+        model.setdefault("dims", [])  # NAME=MIN..MAX: dimensions that vary (--dim)
         model.setdefault("rtol", manifest["check"]["rtol"])
         model.setdefault("convert", "")  # "float16": the package's model, made float16 (float16.py)
         model.setdefault("chunks", "")  # a key of `file` (a resources.json): the model is its chunks

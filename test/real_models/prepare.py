@@ -119,6 +119,7 @@ def make_ocr_inputs(out):
     save(out, "ocr_page.npy", detector_input(render(OCR_PAGE, (512, 256), 30)))
     line = render([OCR_LINE], (560, 48), 32)
     save(out, "ocr_line.npy", line_input(line, 320))
+    save(out, "ocr_line_wide.npy", line_input(line, 560))  # the whole line, unpadded
     upright = line_input(line, 192)
     save(out, "ocr_cls_pair.npy", np.concatenate([upright, upright[:, :, ::-1, ::-1]]))
 

@@ -4,9 +4,11 @@
 #include "onnx_symbolic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 namespace plugrt::compiler::onnx_import {
 
@@ -110,6 +112,84 @@ bool int_elements(const Operand& operand, std::vector<DimExpr>* elements) {
 
 bool input_ints(const std::vector<Operand>& inputs, size_t k, std::vector<int64_t>* values) {
   return k < inputs.size() && inputs[k].constant != nullptr && constant_ints(*inputs[k].constant, values);
+}
+
+/// The floats of a constant float32 tensor of rank 1.
+bool constant_floats(const Tensor& tensor, std::vector<float>* values) {
+  if (tensor.shape.size() != 1 || tensor.dtype != DType::kFloat32) return false;
+  values->resize(tensor.bytes.size() / sizeof(float));
+  if (!values->empty()) std::memcpy(values->data(), tensor.bytes.data(), values->size() * sizeof(float));
+  return values->size() <= kMaxShapeValueLength;
+}
+
+/// floor(d * scale) exactly, for a scale that is a multiple of 1/8 (2, 0.5, 1.5...).
+bool scaled_dim(const DimExpr& d, float scale, DimExpr* out) {
+  const double eighths = static_cast<double>(scale) * 8;
+  if (!(scale > 0) || eighths != std::floor(eighths) || eighths > 8 * 1024) return false;
+  const auto numerator = static_cast<int64_t>(eighths);
+  const int64_t divisor = std::gcd(numerator, int64_t{8});
+  *out = floor_div(d * constant(numerator / divisor), constant(8 / divisor));
+  return true;
+}
+
+/// Resize (opset 10+: X, roi, scales, sizes; opset 10: X, scales) and Upsample: the target
+/// sizes when given, else each dimension times its scale, rounded down.
+bool resized_dims(const onnx::NodeProto& node, int64_t opset, const std::vector<Operand>& inputs,
+                  const std::vector<DimExpr>& data, std::vector<DimExpr>* dims) {
+  if (attribute(node, "axes") != nullptr) return false;
+  const size_t scales_input = node.op_type() == "Resize" && opset >= 11 ? 2 : 1;
+  if (node.op_type() == "Resize" && opset >= 11 && inputs.size() > 3 && inputs[3].type != nullptr) {
+    return int_elements(inputs[3], dims) && dims->size() == data.size();
+  }
+  std::vector<float> scales;
+  if (const onnx::AttributeProto* given = attribute(node, "scales"); given != nullptr) {
+    scales.assign(given->floats().begin(), given->floats().end());
+  } else if (scales_input >= inputs.size() || inputs[scales_input].constant == nullptr ||
+             !constant_floats(*inputs[scales_input].constant, &scales)) {
+    return false;
+  }
+  if (scales.size() != data.size()) return false;
+  dims->resize(data.size());
+  for (size_t k = 0; k < data.size(); ++k) {
+    if (!scaled_dim(data[k], scales[k], &(*dims)[k])) return false;
+  }
+  return true;
+}
+
+/// ConvTranspose without output_shape: stride * (length - 1) + output_padding +
+/// (kernel - 1) * dilation + 1 - pads per spatial axis (auto_pad SAME_*: length * stride).
+bool transposed_dims(const onnx::NodeProto& node, const std::vector<DimExpr>& data, const std::vector<DimExpr>& weights,
+                     std::vector<DimExpr>* dims) {
+  if (data.size() < 3 || attribute(node, "output_shape") != nullptr || weights.size() != data.size() ||
+      !weights[1].is_constant()) {
+    return false;
+  }
+  const size_t spatial = data.size() - 2;
+  std::vector<int64_t> kernel = ints_attribute(node, "kernel_shape"), strides = ints_attribute(node, "strides"),
+                       dilations = ints_attribute(node, "dilations"), pads = ints_attribute(node, "pads"),
+                       output_padding = ints_attribute(node, "output_padding");
+  for (size_t k = 2; kernel.size() < spatial && k < weights.size(); ++k) {
+    if (!weights[k].is_constant()) return false;
+    kernel.push_back(weights[k].constant_value());
+  }
+  strides.resize(spatial, 1);
+  dilations.resize(spatial, 1);
+  pads.resize(2 * spatial, 0);
+  output_padding.resize(spatial, 0);
+  if (kernel.size() != spatial) return false;
+  const std::string auto_pad = string_attribute(node, "auto_pad");
+  *dims = {data[0], constant(weights[1].constant_value() * int_attribute(node, "group", 1))};
+  for (size_t k = 0; k < spatial; ++k) {
+    if (strides[k] < 1 || dilations[k] < 1) return false;
+    const DimExpr stretched = data[2 + k] * constant(strides[k]);
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      dims->push_back(stretched);
+      continue;
+    }
+    const int64_t padding = auto_pad == "VALID" ? 0 : pads[k] + pads[k + spatial];
+    dims->push_back(plus(stretched, output_padding[k] + (kernel[k] - 1) * dilations[k] + 1 - strides[k] - padding));
+  }
+  return true;
 }
 
 /// Splits an expression whose last op is `op` into its two operands.
@@ -424,6 +504,11 @@ bool SymbolicDims::output_dims(const onnx::NodeProto& node, int64_t opset, const
     *dims = {product({data.begin(), middle}), product({middle, data.end()})};
     return true;
   }
+  if (op == "ConvTranspose") {
+    std::vector<DimExpr> weights;
+    return input_dims(0, &data) && input_dims(1, &weights) && transposed_dims(node, data, weights, dims);
+  }
+  if (op == "Resize" || op == "Upsample") return input_dims(0, &data) && resized_dims(node, opset, inputs, data, dims);
   if (op == "Pad") {
     std::vector<int64_t> pads = ints_attribute(node, "pads");
     if (!input_dims(0, &data) || (opset >= 11 && !input_ints(inputs, 1, &pads))) return false;
@@ -493,12 +578,22 @@ bool shape_value(const onnx::NodeProto& node, int64_t opset, const std::vector<O
     }
     return elements->size() <= kMaxShapeValueLength;
   }
-  if (op == "Slice" && opset >= 10) {
+  if (op == "Slice") {
     std::vector<int64_t> starts, ends, axes, steps{1};
-    if (!input_ints(inputs, 1, &starts) || !input_ints(inputs, 2, &ends) || starts.size() != 1 || ends.size() != 1 ||
-        (inputs.size() > 3 && inputs[3].type != nullptr && (!input_ints(inputs, 3, &axes) || axes.size() != 1)) ||
-        (inputs.size() > 4 && inputs[4].type != nullptr && (!input_ints(inputs, 4, &steps) || steps.size() != 1)) ||
-        steps[0] == 0) {
+    if (opset < 10) {  // starts, ends and axes are attributes
+      starts = ints_attribute(node, "starts");
+      ends = ints_attribute(node, "ends");
+      axes = ints_attribute(node, "axes");
+      if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 || (axes.size() == 1 && axes[0] != 0)) {
+        return false;
+      }
+    } else if (!input_ints(inputs, 1, &starts) || !input_ints(inputs, 2, &ends) || starts.size() != 1 ||
+               ends.size() != 1 ||
+               (inputs.size() > 3 && inputs[3].type != nullptr &&
+                (!input_ints(inputs, 3, &axes) || axes.size() != 1)) ||
+               (inputs.size() > 4 && inputs[4].type != nullptr &&
+                (!input_ints(inputs, 4, &steps) || steps.size() != 1)) ||
+               steps[0] == 0) {
       return false;
     }
     const auto n = static_cast<int64_t>(data.size());

@@ -236,8 +236,13 @@ class DimExpr {
   bool operator==(const DimExpr& other) const { return words_ == other.words_; }
   bool operator!=(const DimExpr& other) const { return words_ != other.words_; }
 
-  /// a op b, simplified. A constant result out of a word's range stays unfolded, so
-  /// check_dim_expr() refuses it where it is stored.
+  /// a op b, simplified to a canonical form: constants folded, identities dropped (x + 0,
+  /// x * 1, x / 1), a constant term kept last and merged (x + 2 - 1 -> x + 1), constant
+  /// factors merged, and exact integer rules for division by a positive constant k:
+  /// (x + m*k) / k -> x / k + m, (x * m*k) / k -> x * m, (x / j) / k -> x / (j*k), the same
+  /// for ceil_div. So the length formulas of stacked convolutions and pools stay short:
+  /// ((s - 1) / 2 + 1 - 1) / 2 + 1 -> (s - 1) / 4 + 1. A constant result out of a word's
+  /// range stays unfolded, so check_dim_expr() refuses it where it is stored.
   static DimExpr combine(DimOp op, const DimExpr& a, const DimExpr& b) {
     if (a.is_constant() && b.is_constant()) {
       int64_t folded = 0;
@@ -251,17 +256,22 @@ class DimExpr {
       case DimOp::kAdd:
         if (is(a, 0)) return b;
         if (is(b, 0)) return a;
-        break;
+        if (a.is_constant()) return combine(op, b, a);  // the constant last
+        return simplified_sum(a, b, false);
       case DimOp::kSub:
         if (is(b, 0)) return a;
-        break;
+        if (a.is_constant()) break;
+        return simplified_sum(a, b, true);
       case DimOp::kMul:
         if (is(a, 1)) return b;
         if (is(b, 1)) return a;
+        if (a.is_constant()) return combine(op, b, a);
+        if (b.is_constant()) return scaled(a, b.constant_value());
         break;
       case DimOp::kFloorDiv:
       case DimOp::kCeilDiv:
         if (is(b, 1)) return a;
+        if (b.is_constant() && b.constant_value() > 0) return divided(op, a, b.constant_value());
         break;
       case DimOp::kMin:
       case DimOp::kMax:
@@ -269,10 +279,7 @@ class DimExpr {
         break;
       default: break;
     }
-    std::vector<int64_t> words = a.words_;
-    words.insert(words.end(), b.words_.begin(), b.words_.end());
-    words.push_back(dim_word(op, 0));
-    return DimExpr(std::move(words));
+    return joined(op, a, b);
   }
 
   /// Infix text with the symbols' names ("(seq + 2) / 2", "min(seq, 8)", "/" rounding
@@ -313,6 +320,101 @@ class DimExpr {
 
  private:
   explicit DimExpr(std::vector<int64_t> words) : words_(std::move(words)) {}
+
+  /// a op b as written, unsimplified.
+  static DimExpr joined(DimOp op, const DimExpr& a, const DimExpr& b) {
+    std::vector<int64_t> words = a.words_;
+    words.insert(words.end(), b.words_.begin(), b.words_.end());
+    words.push_back(dim_word(op, 0));
+    return DimExpr(std::move(words));
+  }
+  /// Whether the last op is `op` with a constant right operand: e == *base op *k.
+  static bool split_constant(const DimExpr& e, DimOp op, DimExpr* base, int64_t* k) {
+    const std::vector<int64_t>& w = e.words_;
+    if (w.size() < 3 || dim_word_op(w.back()) != op || dim_word_op(w[w.size() - 2]) != DimOp::kConstant) return false;
+    *base = DimExpr(std::vector<int64_t>(w.begin(), w.end() - 2));
+    *k = dim_word_operand(w[w.size() - 2]);
+    return true;
+  }
+  /// e == *base + *offset, *offset a constant (0 when e has no constant term).
+  static void split_offset(const DimExpr& e, DimExpr* base, int64_t* offset) {
+    *offset = 0;
+    if (e.is_constant()) {
+      *base = constant(0);
+      *offset = e.constant_value();
+      return;
+    }
+    if (split_constant(e, DimOp::kAdd, base, offset)) return;
+    if (split_constant(e, DimOp::kSub, base, offset)) {
+      *offset = -*offset;
+      return;
+    }
+    *base = e;
+  }
+  /// base + offset, offset within a word's range; false when it is not.
+  static bool with_offset(const DimExpr& base, int64_t offset, DimExpr* out) {
+    if (offset > kMaxDimConstant || offset < -kMaxDimConstant) return false;
+    if (base.is_constant()) {
+      *out = combine(DimOp::kAdd, base, constant(offset));
+    } else {
+      *out = offset == 0  ? base
+             : offset > 0 ? joined(DimOp::kAdd, base, constant(offset))
+                          : joined(DimOp::kSub, base, constant(-offset));
+    }
+    return true;
+  }
+  /// a + b or a - b with their constant terms merged into one, kept last.
+  static DimExpr simplified_sum(const DimExpr& a, const DimExpr& b, bool subtract) {
+    DimExpr a_base, b_base, out;
+    int64_t a_offset = 0, b_offset = 0, offset = 0;
+    split_offset(a, &a_base, &a_offset);
+    split_offset(b, &b_base, &b_offset);
+    const bool fits = subtract ? !__builtin_sub_overflow(a_offset, b_offset, &offset)
+                               : !__builtin_add_overflow(a_offset, b_offset, &offset);
+    if (!fits) return joined(subtract ? DimOp::kSub : DimOp::kAdd, a, b);
+    DimExpr base;
+    if (b.is_constant()) {
+      base = a_base;
+    } else if (subtract && a_base == b_base) {
+      base = constant(0);
+    } else {
+      base = joined(subtract ? DimOp::kSub : DimOp::kAdd, a_base, b_base);
+    }
+    if (!with_offset(base, offset, &out)) return joined(subtract ? DimOp::kSub : DimOp::kAdd, a, b);
+    return out;
+  }
+  /// a * k for a constant k other than 1: constant terms and factors merged.
+  static DimExpr scaled(const DimExpr& a, int64_t k) {
+    if (k == 0) return constant(0);
+    DimExpr base, out;
+    int64_t offset = 0, factor = 0, product = 0;
+    split_offset(a, &base, &offset);
+    if (offset != 0 && !__builtin_mul_overflow(offset, k, &product) &&
+        with_offset(combine(DimOp::kMul, base, constant(k)), product, &out)) {
+      return out;
+    }
+    if (offset == 0 && split_constant(a, DimOp::kMul, &base, &factor) && !__builtin_mul_overflow(factor, k, &product) &&
+        product <= kMaxDimConstant && product >= -kMaxDimConstant) {
+      return combine(DimOp::kMul, base, constant(product));
+    }
+    return joined(DimOp::kMul, a, constant(k));
+  }
+  /// a / k (floor or ceil) for a constant k > 1, by the exact integer rules in combine().
+  static DimExpr divided(DimOp op, const DimExpr& a, int64_t k) {
+    DimExpr base, out;
+    int64_t offset = 0, factor = 0, product = 0;
+    split_offset(a, &base, &offset);
+    if (offset != 0 && offset % k == 0 && with_offset(combine(op, base, constant(k)), offset / k, &out)) return out;
+    if (split_constant(a, DimOp::kMul, &base, &factor) && factor % k == 0) {
+      return combine(DimOp::kMul, base, constant(factor / k));
+    }
+    if (split_constant(a, op, &base, &factor) && factor > 0 && !__builtin_mul_overflow(factor, k, &product) &&
+        product <= kMaxDimConstant) {
+      return joined(op, base, constant(product));
+    }
+    return joined(op, a, constant(k));
+  }
+
   std::vector<int64_t> words_;
 };
 
