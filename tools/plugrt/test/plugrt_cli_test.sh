@@ -101,6 +101,36 @@ check untrusted-refused 0 "why: not trusted: the file is writable by every user"
   "$plugrt" doctor --plugin-dir "$writable"
 check untrusted-allowed 0 "^offset +good .* yes" -- "$plugrt" backends --plugin-dir "$writable" --allow-untrusted-plugins
 
+# quantize: the bundled CNN calibrated on its one sample, then compiled (the QDQ groups
+# become QLinearConv); errors name the file and the reason
+mkdir -p "$dir/calibration" "$dir/wrong-shape" "$dir/wrong-name/sample0"
+cp "$models/tiny_cnn.input.npy" "$dir/calibration/"
+cp "$models/mlp.input.npy" "$dir/wrong-shape/"
+cp "$models/tiny_cnn.input.npy" "$dir/wrong-name/sample0/image.npy"
+check quantize 0 "^/features/features.0/Conv	Conv	yes	" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration"
+check quantize-compiles 0 "QLinearConv x5" -- \
+  "$plugrt" compile "$dir/cnn.int8.onnx" -o "$dir/cnn.int8.prt" --backends portable
+check quantize-runs 0 "ran " -- "$plugrt" run "$dir/cnn.int8.prt" --input "input=$models/tiny_cnn.input.npy"
+check quantize-report-file 0 "quantized .* \(5 of 6 nodes, 1 calibration samples\)" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration" \
+  --observer entropy --exclude /features/features.0/Conv --report "$dir/report.tsv"
+check quantize-report-excluded 0 "Conv	no	-	-	excluded" -- cat "$dir/report.tsv"
+check quantize-dynamic 0 "quantized .* \(2 of 2 nodes, dynamic\)" -- \
+  "$plugrt" quantize "$models/mlp.onnx" -o "$dir/mlp.dynamic.onnx" --dynamic
+check quantize-dynamic-runs 0 "ran " -- sh -c "'$plugrt' compile '$dir/mlp.dynamic.onnx' -o '$dir/mlp.dynamic.prt' \
+  --backends portable >/dev/null && '$plugrt' run '$dir/mlp.dynamic.prt'"
+check quantize-no-calibration 2 "tiny_cnn\.onnx: static quantization needs --calibrate DIR" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx"
+check quantize-missing-dir 1 "nowhere: not a calibration directory" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/nowhere"
+check quantize-wrong-shape 1 "mlp\.input\.npy: float32 \[4,64\] does not fit input 'input'" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/wrong-shape"
+check quantize-wrong-name 1 "image\.npy: names no input of the model \(its inputs: 'input'\)" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/wrong-name"
+check quantize-missing-model 1 "nowhere\.onnx: cannot read the model" -- \
+  "$plugrt" quantize "$dir/nowhere.onnx" --calibrate "$dir/calibration"
+
 # compile, run, bench on the bundled model
 check compile 0 "portable:0: 17 nodes" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt" --backends portable

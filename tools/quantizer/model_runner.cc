@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model_runner.h"
+
+#include <map>
+#include <set>
+
+#include <onnx/shape_inference/implementation.h>
+
+#include "compiler.h"
+#include "plugrt/method.h"
+#include "plugrt/program.h"
+
+namespace plugrt::quantizer {
+
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The types ONNX's shape inference gives the values of `model`, by name (none when it throws).
+std::map<std::string, onnx::TypeProto> inferred_types(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = model;
+  std::map<std::string, onnx::TypeProto> types;
+  try {
+    onnx::shape_inference::InferShapes(copy);
+  } catch (const std::exception&) {
+    return types;  // the import that follows says what is wrong
+  }
+  for (const onnx::ValueInfoProto& info : copy.graph().value_info()) types[info.name()] = info.type();
+  for (const onnx::ValueInfoProto& info : copy.graph().input()) types[info.name()] = info.type();
+  return types;
+}
+
+/// `model` with each of `tensors` that is not yet an output made one, typed as inference says.
+onnx::ModelProto with_outputs(const onnx::ModelProto& model, const std::vector<std::string>& tensors) {
+  onnx::ModelProto copy = model;
+  const std::map<std::string, onnx::TypeProto> types = inferred_types(model);
+  std::set<std::string> outputs;  // and the inputs, which are read from the samples
+  for (const onnx::ValueInfoProto& output : copy.graph().output()) outputs.insert(output.name());
+  for (const onnx::ValueInfoProto& input : copy.graph().input()) outputs.insert(input.name());
+  for (const std::string& name : tensors) {
+    if (!outputs.insert(name).second) continue;
+    onnx::ValueInfoProto* output = copy.mutable_graph()->add_output();
+    output->set_name(name);
+    auto type = types.find(name);
+    if (type != types.end()) {
+      *output->mutable_type() = type->second;
+    } else {
+      output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    }
+  }
+  return copy;
+}
+
+Result<std::vector<uint8_t>> compile_portable(const onnx::ModelProto& model, Registry& registry,
+                                              const std::string& origin) {
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) return Status(Error::kInvalidArgument, origin + ": cannot serialize the model");
+  PLUGRT_ASSIGN_OR_RETURN(
+      compiler::ImportedModel imported,
+      compiler::import_onnx_bytes(Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                  origin));
+  compiler::CompileOptions options;
+  options.backends = {"portable"};
+  options.producer = "plugrt quantize";
+  Result<compiler::CompiledModel> compiled = compiler::compile_graph(imported.graph, registry, options);
+  if (!compiled.is_ok()) return compiled.status().with_context(origin);
+  return std::move(compiled->program);
+}
+
+Status set_inputs(Method& method, const Sample& sample) {
+  for (size_t i = 0; i < method.num_inputs(); ++i) {
+    const TensorSpec& spec = method.input_spec(i);
+    auto found = sample.inputs.find(spec.name);
+    if (found == sample.inputs.end()) {
+      return Status(Error::kInvalidArgument, "the calibration sample has no value for input '" + spec.name + "'");
+    }
+    tools::NpyArray array = found->second;
+    const std::string& file = sample.files.at(spec.name);
+    if (array.dtype != spec.dtype || array.shape != spec.shape) {
+      return Status(Error::kInvalidArgument, file + ": " + std::string(to_string(array.dtype)) + " " +
+                                                 dims_text(array.shape) + " does not fit input '" + spec.name +
+                                                 "' of the model (" + std::string(to_string(spec.dtype)) + " " +
+                                                 dims_text(spec.shape) + ")");
+    }
+    PLUGRT_RETURN_IF_ERROR(method.set_input(i, tools::dltensor_view(array)).with_context(file));
+  }
+  return Status::ok();
+}
+
+void visit_values(const Method& method, size_t sample, const Sample& values, const std::set<std::string>& wanted,
+                  const TensorVisitor& visit) {
+  for (const auto& [name, array] : values.inputs) {
+    if (wanted.count(name) == 0 || array.dtype != DType::kFloat32) continue;
+    visit(sample, name, Span<const float>(reinterpret_cast<const float*>(array.data.data()), array.data.size() / 4));
+  }
+  for (size_t i = 0; i < method.num_outputs(); ++i) {
+    const TensorSpec& spec = method.output_spec(i);
+    if (wanted.count(spec.name) == 0 || spec.dtype != DType::kFloat32) continue;
+    const DLTensor& tensor = method.output(i);
+    size_t count = 1;
+    for (int d = 0; d < tensor.ndim; ++d) count *= static_cast<size_t>(tensor.shape[d]);
+    visit(sample, spec.name, Span<const float>(static_cast<const float*>(tensor.data), count));
+  }
+}
+
+}  // namespace
+
+Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
+                   const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
+                   const TensorVisitor& visit) {
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compile_portable(with_outputs(model, tensors), registry, origin));
+  PLUGRT_ASSIGN_OR_RETURN(Program program,
+                          Program::from_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), origin));
+  PLUGRT_ASSIGN_OR_RETURN(Method method, Method::load(program, "forward", registry));
+  const std::set<std::string> wanted(tensors.begin(), tensors.end());
+  for (size_t s = 0; s < samples.size(); ++s) {
+    PLUGRT_RETURN_IF_ERROR(set_inputs(method, samples[s]));
+    PLUGRT_RETURN_IF_ERROR(method.execute().with_context(origin));
+    visit_values(method, s, samples[s], wanted, visit);
+  }
+  return Status::ok();
+}
+
+}  // namespace plugrt::quantizer

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs an ONNX model on calibration samples through plugrt itself: a copy with the wanted
+// tensors added as graph outputs, imported and compiled in memory onto the portable
+// backend, run once per sample.
+#ifndef PLUGRT_TOOLS_QUANTIZER_MODEL_RUNNER_H_
+#define PLUGRT_TOOLS_QUANTIZER_MODEL_RUNNER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "calibration_samples.h"
+#include "plugrt/registry.h"
+#include "plugrt/span.h"
+#include "plugrt/status.h"
+
+namespace plugrt::quantizer {
+
+/// Called with a sample's index, a tensor's name and its float32 values.
+using TensorVisitor = std::function<void(size_t sample, const std::string& name, Span<const float> values)>;
+
+/// Runs `model` (named `origin` in messages) on every sample and visits each of `tensors`
+/// (float32 values of the model) in each. Errors: the import's and compile's, and
+/// kInvalidArgument naming the sample's file when an input's dtype or shape does not fit.
+Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
+                   const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
+                   const TensorVisitor& visit);
+
+}  // namespace plugrt::quantizer
+
+#endif  // PLUGRT_TOOLS_QUANTIZER_MODEL_RUNNER_H_

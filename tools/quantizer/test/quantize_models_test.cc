@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bundled models (models/) quantized end to end with calibration data written here: the
+// QDQ model passes ONNX's checker, compiles with its groups on oneDNN as QLinearConv,
+// agrees with the float model, and runs alike on oneDNN and portable.
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+#include "compiler.h"
+#include "npy.h"
+#include "plugrt/builtin_backends.h"
+#include "plugrt/method.h"
+#include "plugrt/plugins/plugin_loader.h"
+#include "plugrt/program.h"
+#include "quantizer.h"
+
+namespace plugrt::quantizer {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const std::string kModels = PLUGRT_MODELS_DIR;
+
+std::vector<float> reproducible(size_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float& v : values) v = normal(engine);
+  return values;
+}
+
+tools::NpyArray float_array(const std::vector<float>& values, const std::vector<int64_t>& shape) {
+  tools::NpyArray array{DType::kFloat32, shape, std::vector<uint8_t>(values.size() * 4)};
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  return array;
+}
+
+size_t element_count(const std::vector<int64_t>& shape) {
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  return count;
+}
+
+/// A fresh directory of `samples` seeded normal inputs of `shape` (DIR/*.npy).
+std::string write_calibration(const std::string& name, const std::vector<int64_t>& shape, size_t samples) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("calibration_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (size_t s = 0; s < samples; ++s) {
+    const auto array = float_array(reproducible(element_count(shape), 100 + static_cast<uint32_t>(s)), shape);
+    EXPECT_TRUE(tools::write_npy((dir / ("sample" + std::to_string(s) + ".npy")).string(), array).is_ok());
+  }
+  return dir.string();
+}
+
+std::string temp_path(const std::string& name) { return (fs::path(::testing::TempDir()) / name).string(); }
+
+onnx::ModelProto load_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromIstream(&in)) << path;
+  return model;
+}
+
+void save_model(const onnx::ModelProto& model, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  ASSERT_TRUE(model.SerializeToOstream(&out)) << path;
+}
+
+size_t count_ops(const onnx::ModelProto& model, const std::string& op_type) {
+  size_t count = 0;
+  for (const onnx::NodeProto& node : model.graph().node()) count += node.op_type() == op_type ? 1 : 0;
+  return count;
+}
+
+class QuantizeModels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(register_builtin_backends(registry_).is_ok());
+    onednn_ = PLUGRT_ONEDNN_PLUGIN_FILE;
+    if (onednn_.empty()) return;
+    Result<PluginId> loaded = loader_.load(onednn_);
+    ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  }
+
+  Result<QuantizeReport> quantize(QuantizeOptions options) { return quantize_model(options, registry_); }
+
+  compiler::CompiledModel compile(const std::string& path, const std::vector<std::string>& backends) {
+    compiler::CompileOptions options;
+    options.backends = backends;
+    Result<compiler::CompiledModel> compiled = compiler::compile_onnx_file(path, registry_, options);
+    EXPECT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+    return compiled.is_ok() ? std::move(*compiled) : compiler::CompiledModel{};
+  }
+
+  /// Every output of the program on `input`, by name.
+  std::map<std::string, std::vector<float>> run(const compiler::CompiledModel& compiled, std::vector<float> input) {
+    std::map<std::string, std::vector<float>> outputs;
+    Result<Program> program = Program::from_bytes(compiled.program, "quantized.prt");
+    EXPECT_TRUE(program.is_ok()) << program.status().to_string();
+    if (!program.is_ok()) return outputs;
+    Result<Method> method = Method::load(*program, "forward", registry_);
+    EXPECT_TRUE(method.is_ok()) << method.status().to_string();
+    if (!method.is_ok()) return outputs;
+    std::vector<int64_t> shape = method->input_spec(0).shape;
+    EXPECT_EQ(element_count(shape), input.size());
+    DLTensor tensor{
+        input.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+    EXPECT_TRUE(method->set_input(0, tensor).is_ok());
+    Status status = method->execute();
+    EXPECT_TRUE(status.is_ok()) << status.to_string();
+    for (size_t i = 0; i < method->num_outputs(); ++i) {
+      const float* data = static_cast<const float*>(method->output(i).data);
+      outputs[method->output_spec(i).name].assign(data, data + method->output_spec(i).num_bytes() / 4);
+    }
+    return outputs;
+  }
+
+  Registry registry_;
+  plugins::PluginLoader loader_{registry_, plugins::SearchPathOptions::explicit_files_only()};
+  std::string onednn_;
+};
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+  return ab / std::sqrt(aa * bb);
+}
+
+const std::vector<int64_t> kCnnInput{1, 3, 32, 32};
+
+QuantizeOptions cnn_options(const std::string& name) {
+  QuantizeOptions options;
+  options.model = kModels + "/tiny_cnn.onnx";
+  options.output = temp_path(name + ".int8.onnx");
+  options.calibrate = write_calibration("tiny_cnn", kCnnInput, 8);
+  return options;
+}
+
+/// The float and the quantized tiny_cnn agree on an input the calibration did not see.
+void expect_agrees_with_float(QuantizeModels& test, const std::string& quantized) {
+  const std::vector<float> input = reproducible(element_count(kCnnInput), 9);
+  auto expected = test.run(test.compile(kModels + "/tiny_cnn.onnx", {"portable"}), input);
+  auto actual = test.run(test.compile(quantized, {"portable"}), input);
+  ASSERT_EQ(actual.count("output"), 1u);
+  EXPECT_GE(cosine(expected["output"], actual["output"]), 0.99);
+}
+
+TEST_F(QuantizeModels, TinyCnnBecomesValidQdqThatAgreesWithFloat) {
+  const QuantizeOptions options = cnn_options("tiny_cnn_minmax");
+  Result<QuantizeReport> report = quantize(options);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->samples, 8u);
+  ASSERT_EQ(report->nodes.size(), 6u);  // five Convs and the classifier's Gemm
+  for (const NodeReport& row : report->nodes) {
+    EXPECT_TRUE(row.quantized) << row.node;
+    EXPECT_GT(row.cosine, 0.99) << row.node;
+  }
+  EXPECT_NO_THROW(onnx::checker::check_model(options.output));
+  const onnx::ModelProto model = load_model(options.output);
+  EXPECT_EQ(count_ops(model, "Conv"), 5u);
+  EXPECT_EQ(count_ops(model, "Relu"), 0u);  // both folded into their Conv's output quantization
+  EXPECT_EQ(count_ops(model, "Gemm"), 0u);
+  expect_agrees_with_float(*this, options.output);
+}
+
+TEST_F(QuantizeModels, EachConvBecomesQLinearConvOnOnednnWithinOneQuantumOfPortable) {
+  if (onednn_.empty()) GTEST_SKIP() << "the onednn plugin is not built (PLUGRT_BUILD_ONEDNN is off)";
+  QuantizeOptions options = cnn_options("tiny_cnn_onednn");
+  ASSERT_TRUE(quantize(options).is_ok());
+  // Every quantized activation made an output too, to compare the backends there.
+  onnx::ModelProto model = load_model(options.output);
+  std::map<std::string, float> scales;
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    if (node.op_type() != "DequantizeLinear" || node.input(0) != node.output(0) + "_quantized") continue;
+    for (const onnx::TensorProto& tensor : model.graph().initializer()) {
+      if (tensor.name() == node.input(1)) std::memcpy(&scales[node.output(0)], tensor.raw_data().data(), 4);
+    }
+    model.mutable_graph()->add_output()->set_name(node.output(0));
+  }
+  const std::string probed = temp_path("tiny_cnn_probed.int8.onnx");
+  save_model(model, probed);
+  const compiler::CompiledModel on_onednn = compile(probed, {"onednn"});
+  size_t qlinear_on_onednn = 0;
+  for (const compiler::PartitionSummary& p : on_onednn.summary.partitions) {
+    if (p.backend == "onednn" && p.op_counts.count("QLinearConv") != 0)
+      qlinear_on_onednn += p.op_counts.at("QLinearConv");
+  }
+  EXPECT_EQ(qlinear_on_onednn, 5u);
+  const std::vector<float> input = reproducible(element_count(kCnnInput), 11);
+  auto onednn = run(on_onednn, input);
+  auto portable = run(compile(probed, {"portable"}), input);
+  ASSERT_FALSE(scales.empty());
+  for (const auto& [name, scale] : scales) {
+    ASSERT_EQ(onednn[name].size(), portable[name].size()) << name;
+    for (size_t i = 0; i < onednn[name].size(); ++i) {
+      ASSERT_LE(std::fabs(onednn[name][i] - portable[name][i]), scale * 1.001f) << name << " element " << i;
+    }
+  }
+}
+
+TEST_F(QuantizeModels, Int8ActivationsAgreeWithFloat) {
+  QuantizeOptions options = cnn_options("tiny_cnn_int8_activations");
+  options.int8_activations = true;
+  ASSERT_TRUE(quantize(options).is_ok());
+  EXPECT_NO_THROW(onnx::checker::check_model(options.output));
+  expect_agrees_with_float(*this, options.output);
+}
+
+TEST_F(QuantizeModels, PercentileAndEntropyObserversAgreeWithFloat) {
+  for (Observer observer : {Observer::kPercentile, Observer::kEntropy}) {
+    QuantizeOptions options =
+        cnn_options(observer == Observer::kPercentile ? "tiny_cnn_percentile" : "tiny_cnn_entropy");
+    options.observer = observer;
+    Result<QuantizeReport> report = quantize(options);
+    ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+    EXPECT_NO_THROW(onnx::checker::check_model(options.output));
+    expect_agrees_with_float(*this, options.output);
+  }
+}
+
+TEST_F(QuantizeModels, ExcludedNodeStaysFloat) {
+  QuantizeOptions options = cnn_options("tiny_cnn_exclude");
+  options.exclude = {"/features/features.0/Conv"};
+  Result<QuantizeReport> report = quantize(options);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_FALSE(report->nodes.front().quantized);
+  EXPECT_EQ(report->nodes.front().reason, "excluded (--exclude)");
+  const onnx::ModelProto model = load_model(options.output);
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    if (node.name() == "/features/features.0/Conv") EXPECT_EQ(node.input(1), "features.0.weight");
+  }
+  EXPECT_EQ(count_ops(model, "Relu"), 1u);  // the excluded Conv's
+  EXPECT_THAT(report_text(*report), HasSubstr("/features/features.0/Conv\tConv\tno\t-\t-\texcluded (--exclude)"));
+  expect_agrees_with_float(*this, options.output);
+}
+
+TEST_F(QuantizeModels, NodesAboveTheToleranceStayFloat) {
+  QuantizeOptions options = cnn_options("tiny_cnn_tolerance");
+  options.tolerance = 1e-9;  // no quantized output is this close
+  Result<QuantizeReport> report = quantize(options);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  for (const NodeReport& row : report->nodes) {
+    EXPECT_FALSE(row.quantized) << row.node;
+    EXPECT_THAT(row.reason, HasSubstr("above the tolerance")) << row.node;
+  }
+  EXPECT_EQ(count_ops(load_model(options.output), "QuantizeLinear"), 0u);
+}
+
+TEST_F(QuantizeModels, DynamicMlpUsesMatMulIntegerAndAgreesWithFloat) {
+  QuantizeOptions options;
+  options.model = kModels + "/mlp.onnx";
+  options.output = temp_path("mlp.dynamic.onnx");
+  options.dynamic = true;
+  Result<QuantizeReport> report = quantize(options);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_NO_THROW(onnx::checker::check_model(options.output));
+  const onnx::ModelProto model = load_model(options.output);
+  EXPECT_EQ(count_ops(model, "MatMulInteger"), report->nodes.size());
+  EXPECT_GE(count_ops(model, "DynamicQuantizeLinear"), 1u);
+  const std::vector<float> input = reproducible(4 * 64, 5);
+  auto expected = run(compile(options.model, {"portable"}), input);
+  auto actual = run(compile(options.output, {"portable"}), input);
+  ASSERT_FALSE(expected.empty());
+  for (const auto& [name, values] : expected) EXPECT_GE(cosine(values, actual[name]), 0.99) << name;
+}
+
+TEST_F(QuantizeModels, BadInputsAreRefusedNamingTheFileAndReason) {
+  QuantizeOptions options = cnn_options("tiny_cnn_bad");
+  options.calibrate = temp_path("no_such_dir");
+  EXPECT_THAT(quantize(options).status().message(), HasSubstr("no_such_dir: not a calibration directory"));
+  // A sample of the wrong shape.
+  const fs::path wrong = fs::path(::testing::TempDir()) / "calibration_wrong_shape";
+  fs::create_directories(wrong);
+  ASSERT_TRUE(tools::write_npy((wrong / "a.npy").string(), float_array(std::vector<float>(12), {1, 3, 2, 2})).is_ok());
+  options.calibrate = wrong.string();
+  EXPECT_THAT(quantize(options).status().message(),
+              HasSubstr("a.npy: float32 [1,3,2,2] does not fit input 'input' of the model (float32 [1,3,32,32])"));
+  // A sample directory whose file names no input.
+  const fs::path named = fs::path(::testing::TempDir()) / "calibration_wrong_name" / "sample0";
+  fs::create_directories(named);
+  ASSERT_TRUE(
+      tools::write_npy((named / "image.npy").string(), float_array(std::vector<float>(12), {1, 3, 2, 2})).is_ok());
+  options.calibrate = named.parent_path().string();
+  EXPECT_THAT(quantize(options).status().message(),
+              HasSubstr("image.npy: names no input of the model (its inputs: 'input')"));
+  options.calibrate = write_calibration("tiny_cnn", kCnnInput, 2);
+  options.exclude = {"no_such_node"};
+  EXPECT_THAT(quantize(options).status().message(), HasSubstr("--exclude: the model has no node named 'no_such_node'"));
+  options.exclude.clear();
+  options.model = temp_path("missing.onnx");
+  EXPECT_THAT(quantize(options).status().message(), HasSubstr("missing.onnx: cannot read the model"));
+}
+
+}  // namespace
+}  // namespace plugrt::quantizer
