@@ -74,10 +74,17 @@ double clipping_divergence(const std::vector<double>& hist, size_t bins, size_t 
 }
 
 float TensorObserver::entropy_threshold() const {
+  double total = 0;
+  for (double count : histogram_) total += count;
+  if (total < kBins) return absmax();  // too few values to speak of a distribution
+  // The zeros a Relu writes would make the first bin a spike that every merge smears,
+  // pushing the threshold down; weigh it as its neighbour (as NVIDIA's calibrator does).
+  std::vector<double> hist = histogram_;
+  hist[0] = hist[1];
   size_t best = kBins;
   double best_divergence = std::numeric_limits<double>::infinity();
   for (size_t bins = kQuantizedBins; bins <= kBins; ++bins) {
-    const double divergence = clipping_divergence(histogram_, bins, kQuantizedBins);
+    const double divergence = clipping_divergence(hist, bins, kQuantizedBins);
     if (divergence < best_divergence) best_divergence = divergence, best = bins;
   }
   return absmax() * static_cast<float>(best) / kBins;

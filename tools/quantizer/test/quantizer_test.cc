@@ -78,8 +78,11 @@ TEST(CalibrationSamples, ErrorsNameTheDirectoryAndTheReason) {
   EXPECT_THAT(read_samples("", {"x"}).status().message(), HasSubstr("no calibration directory"));
   EXPECT_THAT(read_samples("no/such/dir", {"x"}).status().message(), HasSubstr("no/such/dir: not a calibration"));
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "empty_calibration";
-  std::filesystem::create_directories(dir / "sample0");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
   EXPECT_THAT(read_samples(dir.string(), {"x"}).status().message(), HasSubstr("holds no .npy file"));
+  EXPECT_THAT(read_samples(dir.string(), {"a", "b"}).status().message(), HasSubstr("holds no sample directory"));
+  std::filesystem::create_directories(dir / "sample0");
   EXPECT_THAT(read_samples(dir.string(), {"a", "b"}).status().message(), HasSubstr("has no a.npy for input 'a'"));
 }
 
