@@ -2,6 +2,7 @@
 #include "graph_edit.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "onnx_internal.h"
@@ -23,6 +24,35 @@ std::set<std::string> graph_outputs(const onnx::GraphProto& graph) {
   return names;
 }
 
+/// The one float32 value of constant `name` (an initializer or a Constant node's output).
+bool constant_scalar(const onnx::GraphProto& graph, const std::string& name, float* value) {
+  FloatConstant constant;
+  if (float_initializer(graph, name, &constant) && constant.values.size() == 1) {
+    *value = constant.values[0];
+    return true;
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != name) continue;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      compiler::onnx_import::Tensor tensor;
+      if (a.name() != "value" || !compiler::onnx_import::tensor_from_proto(a.t(), &tensor).is_ok()) continue;
+      if (tensor.dtype != DType::kFloat32 || tensor.bytes.size() != 4) return false;
+      std::memcpy(value, tensor.bytes.data(), 4);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// A Relu, or a Clip from 0 (ReLU6): quantizing over its output's range, which starts at
+/// zero and ends at most at its top, clamps as it does.
+bool is_relu(const onnx::GraphProto& graph, const onnx::NodeProto& node) {
+  if (!node.domain().empty()) return false;
+  if (node.op_type() == "Relu") return true;
+  float low = 1;
+  return node.op_type() == "Clip" && node.input_size() >= 2 && constant_scalar(graph, node.input(1), &low) && low == 0;
+}
+
 /// The Relu that alone reads `node`'s output, when the output is no graph output.
 int64_t folded_relu(const onnx::GraphProto& graph, size_t node, const std::set<std::string>& outputs) {
   const std::string& y = graph.node(static_cast<int>(node)).output(0);
@@ -33,7 +63,7 @@ int64_t folded_relu(const onnx::GraphProto& graph, size_t node, const std::set<s
     for (const std::string& input : graph.node(i).input()) {
       if (input != y) continue;
       ++readers;
-      if (graph.node(i).op_type() == "Relu" && graph.node(i).domain().empty()) relu = i;
+      if (is_relu(graph, graph.node(i))) relu = i;
     }
   }
   return readers == 1 ? relu : -1;
@@ -164,7 +194,36 @@ void drop_unread_initializers(onnx::GraphProto* graph) {
   graph->mutable_initializer()->Swap(&kept);
 }
 
+/// Reads through each Identity of an initializer (PyTorch's exporter writes one per
+/// shared weight), so that the weights are constants of the nodes that read them.
+/// Left alone in a graph with subgraphs, which may read the Identities' outputs.
+void bypass_constant_identities(onnx::GraphProto* graph) {
+  for (const onnx::NodeProto& node : graph->node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) return;
+    }
+  }
+  std::set<std::string> constants, outputs = graph_outputs(*graph);
+  for (const onnx::TensorProto& tensor : graph->initializer()) constants.insert(tensor.name());
+  std::map<std::string, std::string> source;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (onnx::NodeProto& node : *graph->mutable_node()) {
+    if (node.op_type() == "Identity" && node.domain().empty() && node.input_size() == 1 &&
+        constants.count(node.input(0)) != 0 && outputs.count(node.output(0)) == 0) {
+      source[node.output(0)] = node.input(0);
+      continue;
+    }
+    for (std::string& input : *node.mutable_input()) {
+      auto found = source.find(input);
+      if (found != source.end()) input = found->second;
+    }
+    *kept.Add() = std::move(node);
+  }
+  graph->mutable_node()->Swap(&kept);
+}
+
 size_t prepare_graph(onnx::GraphProto* graph) {
+  bypass_constant_identities(graph);
   size_t rewritten = 0;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (int i = 0; i < graph->node_size(); ++i) {

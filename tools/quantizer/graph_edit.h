@@ -60,7 +60,8 @@ void drop_unread_initializers(onnx::GraphProto* graph);
 
 /// Rewrites each Gemm of a constant B (alpha 1, beta 1, A not transposed) into a MatMul
 /// of B (transposed to [K, N] where transB says so), named as the Gemm, and an Add of C.
-/// Gives unnamed nodes a name. Returns the number of Gemms rewritten.
+/// Gives unnamed nodes a name and reads through Identities of initializers. Returns the
+/// number of Gemms rewritten.
 size_t prepare_graph(onnx::GraphProto* graph);
 
 }  // namespace plugrt::quantizer

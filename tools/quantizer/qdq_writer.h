@@ -5,9 +5,9 @@
 // exactly the group tools/compiler/onnx_qdq.cc turns into QLinearConv or QLinearMatMul:
 // weights int8, symmetric, one scale per output channel (Conv's axis 0, MatMul's axis 1);
 // the bias int32 at x_scale * w_scale with zero point 0; activations per tensor,
-// asymmetric uint8 or int8. A Relu that alone reads the node's output is folded: the
-// output is quantized over the Relu's range, whose bottom is zero, so quantizing clamps
-// as the Relu did.
+// asymmetric uint8 or int8. A Relu (or a Clip from 0, ReLU6) that alone reads the node's
+// output is folded: the output is quantized over the Relu's range, whose bottom is zero
+// (and whose top is at most the Clip's), so quantizing clamps as the Relu did.
 #ifndef PLUGRT_TOOLS_QUANTIZER_QDQ_WRITER_H_
 #define PLUGRT_TOOLS_QUANTIZER_QDQ_WRITER_H_
 
