@@ -222,9 +222,9 @@ void bypass_constant_identities(onnx::GraphProto* graph) {
   graph->mutable_node()->Swap(&kept);
 }
 
-size_t prepare_graph(onnx::GraphProto* graph) {
+std::set<std::string> prepare_graph(onnx::GraphProto* graph) {
   bypass_constant_identities(graph);
-  size_t rewritten = 0;
+  std::set<std::string> rewritten;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (int i = 0; i < graph->node_size(); ++i) {
     onnx::NodeProto node = graph->node(i);
@@ -240,7 +240,7 @@ size_t prepare_graph(onnx::GraphProto* graph) {
     add_float_initializer(graph, weights, kn.values, kn.shape);
     *nodes.Add() = make_node("MatMul", {node.input(0), weights}, {bias ? y + "_matmul" : y}, node.name());
     if (bias) *nodes.Add() = make_node("Add", {y + "_matmul", node.input(2)}, {y}, node.name() + "_bias");
-    ++rewritten;
+    rewritten.insert(node.name());
   }
   graph->mutable_node()->Swap(&nodes);
   return rewritten;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,8 @@ void drop_unread_initializers(onnx::GraphProto* graph);
 /// Rewrites each Gemm of a constant B (alpha 1, beta 1, A not transposed) into a MatMul
 /// of B (transposed to [K, N] where transB says so), named as the Gemm, and an Add of C.
 /// Gives unnamed nodes a name and reads through Identities of initializers. Returns the
-/// number of Gemms rewritten.
-size_t prepare_graph(onnx::GraphProto* graph);
+/// names of the Gemms rewritten.
+std::set<std::string> prepare_graph(onnx::GraphProto* graph);
 
 }  // namespace plugrt::quantizer
 

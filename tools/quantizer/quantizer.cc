@@ -53,7 +53,7 @@ std::vector<std::string> model_inputs(const onnx::GraphProto& graph) {
 /// One report row per candidate; the excluded ones say so. Errors: a name in --exclude
 /// that no candidate has.
 Result<std::vector<NodeReport>> initial_report(const std::vector<Candidate>& candidates, const QuantizeOptions& options,
-                                               const onnx::GraphProto& graph) {
+                                               const onnx::GraphProto& graph, const std::set<std::string>& gemms) {
   std::vector<NodeReport> rows;
   std::set<std::string> names;
   for (const onnx::NodeProto& node : graph.node()) names.insert(node.name());
@@ -63,7 +63,7 @@ Result<std::vector<NodeReport>> initial_report(const std::vector<Candidate>& can
     }
   }
   for (const Candidate& c : candidates) {
-    NodeReport row{c.name, c.op_type, c.output, true, "", 0, 1};
+    NodeReport row{c.name, gemms.count(c.name) != 0 ? "Gemm" : c.op_type, c.output, true, "", 0, 1};
     if (options.exclude.count(c.name) != 0) row.quantized = false, row.reason = "excluded (--exclude)";
     if (options.dynamic && c.op_type != "MatMul")
       row.quantized = false, row.reason = "dynamic quantization takes MatMul and Gemm only";
@@ -152,10 +152,10 @@ Result<QuantizeReport> quantize_model(const QuantizeOptions& options, Registry& 
                                             (options.dynamic ? "dynamic" : "static") + " quantization needs opset " +
                                             std::to_string(needed) + " or newer");
   }
-  prepare_graph(model.mutable_graph());
+  const std::set<std::string> gemms = prepare_graph(model.mutable_graph());
   const std::vector<Candidate> candidates = find_candidates(model.graph());
   QuantizeReport report;
-  PLUGRT_ASSIGN_OR_RETURN(report.nodes, initial_report(candidates, options, model.graph()));
+  PLUGRT_ASSIGN_OR_RETURN(report.nodes, initial_report(candidates, options, model.graph(), gemms));
   if (!options.dynamic) return quantize_static(model, candidates, std::move(report), options, registry);
   write_dynamic(model.mutable_graph(), chosen(candidates, report.nodes));
   PLUGRT_RETURN_IF_ERROR(write_model(model, options.output));

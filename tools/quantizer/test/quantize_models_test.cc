@@ -163,6 +163,7 @@ TEST_F(QuantizeModels, TinyCnnBecomesValidQdqThatAgreesWithFloat) {
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
   EXPECT_EQ(report->samples, 8u);
   ASSERT_EQ(report->nodes.size(), 6u);  // five Convs and the classifier's Gemm
+  EXPECT_EQ(report->nodes.back().op_type, "Gemm");
   for (const NodeReport& row : report->nodes) {
     EXPECT_TRUE(row.quantized) << row.node;
     EXPECT_GT(row.cosine, 0.99) << row.node;
@@ -171,6 +172,7 @@ TEST_F(QuantizeModels, TinyCnnBecomesValidQdqThatAgreesWithFloat) {
   const onnx::ModelProto model = load_model(options.output);
   EXPECT_EQ(count_ops(model, "Conv"), 5u);
   EXPECT_EQ(count_ops(model, "Relu"), 0u);  // both folded into their Conv's output quantization
+  EXPECT_EQ(count_ops(model, "Clip"), 0u);  // a ReLU6, folded the same way
   EXPECT_EQ(count_ops(model, "Gemm"), 0u);
   expect_agrees_with_float(*this, options.output);
 }
@@ -282,6 +284,69 @@ TEST_F(QuantizeModels, DynamicMlpUsesMatMulIntegerAndAgreesWithFloat) {
   auto actual = run(compile(options.output, {"portable"}), input);
   ASSERT_FALSE(expected.empty());
   for (const auto& [name, values] : expected) EXPECT_GE(cosine(values, actual[name]), 0.99) << name;
+}
+
+/// y = a @ w + b: two inputs, so samples are DIR/<sample>/<input>.npy.
+onnx::ModelProto two_input_model() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name("two_inputs");
+  auto declare = [](onnx::ValueInfoProto* value, const std::string& name, std::vector<int64_t> shape) {
+    value->set_name(name);
+    auto* tensor = value->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : shape) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  declare(graph->add_input(), "a", {2, 8});
+  declare(graph->add_input(), "b", {2, 4});
+  declare(graph->add_output(), "y", {2, 4});
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(8);
+  w->add_dims(4);
+  for (float v : reproducible(32, 3)) w->add_float_data(v);
+  onnx::NodeProto* matmul = graph->add_node();
+  matmul->set_op_type("MatMul");
+  matmul->set_name("project");
+  matmul->add_input("a");
+  matmul->add_input("w");
+  matmul->add_output("m");
+  onnx::NodeProto* add = graph->add_node();
+  add->set_op_type("Add");
+  add->add_input("m");
+  add->add_input("b");
+  add->add_output("y");
+  return model;
+}
+
+TEST_F(QuantizeModels, SeveralInputsCalibrateFromOneDirectoryPerSample) {
+  QuantizeOptions options;
+  options.model = temp_path("two_inputs.onnx");
+  options.output = temp_path("two_inputs.int8.onnx");
+  save_model(two_input_model(), options.model);
+  const fs::path dir = fs::path(::testing::TempDir()) / "calibration_two_inputs";
+  fs::remove_all(dir);
+  for (uint32_t s = 0; s < 4; ++s) {
+    const fs::path sample = dir / ("sample" + std::to_string(s));
+    fs::create_directories(sample);
+    ASSERT_TRUE(tools::write_npy((sample / "a.npy").string(), float_array(reproducible(16, 10 + s), {2, 8})).is_ok());
+    ASSERT_TRUE(tools::write_npy((sample / "b.npy").string(), float_array(reproducible(8, 20 + s), {2, 4})).is_ok());
+  }
+  options.calibrate = dir.string();
+  Result<QuantizeReport> report = quantize(options);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->samples, 4u);
+  ASSERT_EQ(report->nodes.size(), 1u);
+  EXPECT_TRUE(report->nodes[0].quantized);
+  EXPECT_GT(report->nodes[0].cosine, 0.99);
+  EXPECT_NO_THROW(onnx::checker::check_model(options.output));
+  EXPECT_EQ(compile(options.output, {"portable"}).summary.partitions.at(0).op_counts.count("QLinearMatMul"), 1u);
+  // A sample without one of the inputs.
+  fs::remove(dir / "sample2" / "b.npy");
+  EXPECT_THAT(quantize(options).status().message(), HasSubstr("sample2: has no b.npy for input 'b'"));
 }
 
 TEST_F(QuantizeModels, BadInputsAreRefusedNamingTheFileAndReason) {
