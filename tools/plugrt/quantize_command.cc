@@ -29,7 +29,8 @@ std::string default_output(const std::string& model) {
   return stem + ".int8.onnx";
 }
 
-int run_quantize(QuantizeCommandOptions& options) {
+/// The library's options from the flags; an exit code (2) when they contradict each other.
+int resolve_options(QuantizeCommandOptions& options) {
   quantizer::QuantizeOptions& q = options.quantize;
   if (q.output.empty()) q.output = default_output(q.model);
   q.int8_activations = options.activations == "int8";
@@ -47,32 +48,42 @@ int run_quantize(QuantizeCommandOptions& options) {
     std::cerr << "plugrt quantize: " << q.model << ": static quantization needs --calibrate DIR (or --dynamic)\n";
     return 2;
   }
-  Result<std::unique_ptr<Runtime>> runtime = make_runtime(options.plugins);
-  if (!runtime.is_ok()) {
-    std::cerr << "plugrt quantize: " << runtime.status().message() << "\n";
-    return 1;
-  }
-  Result<quantizer::QuantizeReport> report = quantizer::quantize_model(q, (*runtime)->registry());
-  if (!report.is_ok()) {
-    std::cerr << "plugrt quantize: " << report.status().message() << "\n";
-    return 1;
-  }
+  return 0;
+}
+
+/// The summary line, then the report on stdout or in --report FILE.
+int print_report(const QuantizeCommandOptions& options, const quantizer::QuantizeReport& report) {
+  const quantizer::QuantizeOptions& q = options.quantize;
   size_t quantized = 0;
-  for (const quantizer::NodeReport& row : report->nodes) quantized += row.quantized ? 1 : 0;
-  std::cout << "quantized " << q.model << " -> " << q.output << " (" << quantized << " of " << report->nodes.size()
-            << " nodes, " << (q.dynamic ? "dynamic" : std::to_string(report->samples) + " calibration samples")
-            << ")\n";
+  for (const quantizer::NodeReport& row : report.nodes) quantized += row.quantized ? 1 : 0;
+  std::cout << "quantized " << q.model << " -> " << q.output << " (" << quantized << " of " << report.nodes.size()
+            << " nodes, " << (q.dynamic ? "dynamic" : std::to_string(report.samples) + " calibration samples") << ")\n";
   if (options.report.empty()) {
-    std::cout << quantizer::report_text(*report);
+    std::cout << quantizer::report_text(report);
     return 0;
   }
   std::ofstream out(options.report);
-  out << quantizer::report_text(*report);
+  out << quantizer::report_text(report);
   if (!out) {
     std::cerr << "plugrt quantize: " << options.report << ": cannot write the report\n";
     return 1;
   }
   return 0;
+}
+
+int run_quantize(QuantizeCommandOptions& options) {
+  if (int refused = resolve_options(options); refused != 0) return refused;
+  Result<std::unique_ptr<Runtime>> runtime = make_runtime(options.plugins);
+  if (!runtime.is_ok()) {
+    std::cerr << "plugrt quantize: " << runtime.status().message() << "\n";
+    return 1;
+  }
+  Result<quantizer::QuantizeReport> report = quantizer::quantize_model(options.quantize, (*runtime)->registry());
+  if (!report.is_ok()) {
+    std::cerr << "plugrt quantize: " << report.status().message() << "\n";
+    return 1;
+  }
+  return print_report(options, *report);
 }
 
 }  // namespace

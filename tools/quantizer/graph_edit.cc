@@ -24,6 +24,17 @@ std::set<std::string> graph_outputs(const onnx::GraphProto& graph) {
   return names;
 }
 
+/// Every name the nodes of `graph` and of its subgraphs read.
+void read_names(const onnx::GraphProto& graph, std::set<std::string>* names) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    names->insert(node.input().begin(), node.input().end());
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) read_names(a.g(), names);
+      for (const onnx::GraphProto& subgraph : a.graphs()) read_names(subgraph, names);
+    }
+  }
+}
+
 /// The one float32 value of constant `name` (an initializer or a Constant node's output).
 bool constant_scalar(const onnx::GraphProto& graph, const std::string& name, float* value) {
   FloatConstant constant;
@@ -184,14 +195,24 @@ std::vector<Candidate> find_candidates(const onnx::GraphProto& graph) {
 }
 
 void drop_unread_initializers(onnx::GraphProto* graph) {
-  std::set<std::string> read;
-  for (const onnx::NodeProto& node : graph->node()) read.insert(node.input().begin(), node.input().end());
+  std::set<std::string> read, dropped;
+  read_names(*graph, &read);
   for (const onnx::ValueInfoProto& output : graph->output()) read.insert(output.name());
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   for (onnx::TensorProto& tensor : *graph->mutable_initializer()) {
-    if (read.count(tensor.name()) != 0) *kept.Add() = std::move(tensor);
+    if (read.count(tensor.name()) != 0) {
+      *kept.Add() = std::move(tensor);
+    } else {
+      dropped.insert(tensor.name());
+    }
   }
   graph->mutable_initializer()->Swap(&kept);
+  // An older model also declares its initializers as inputs: those go with them.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  for (onnx::ValueInfoProto& input : *graph->mutable_input()) {
+    if (dropped.count(input.name()) == 0) *inputs.Add() = std::move(input);
+  }
+  graph->mutable_input()->Swap(&inputs);
 }
 
 /// Reads through each Identity of an initializer (PyTorch's exporter writes one per

@@ -122,6 +122,9 @@ check quantize-dynamic-runs 0 "ran " -- sh -c "'$plugrt' compile '$dir/mlp.dynam
   --backends portable >/dev/null && '$plugrt' run '$dir/mlp.dynamic.prt'"
 check quantize-no-calibration 2 "tiny_cnn\.onnx: static quantization needs --calibrate DIR" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx"
+check quantize-help 0 "--observer .*minmax,percentile,entropy" -- "$plugrt" quantize --help
+check quantize-dynamic-calibrate 2 "--dynamic takes no --calibrate" -- \
+  "$plugrt" quantize "$models/mlp.onnx" -o "$dir/x.onnx" --dynamic --calibrate "$dir/calibration"
 check quantize-missing-dir 1 "nowhere: not a calibration directory" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/nowhere"
 check quantize-wrong-shape 1 "mlp\.input\.npy: float32 \[4,64\] does not fit input 'input'" -- \
