@@ -2,7 +2,6 @@
 #include "calibration.h"
 
 #include <cmath>
-#include <set>
 
 #include "model_runner.h"
 
@@ -31,40 +30,39 @@ struct ErrorSums {
 
 }  // namespace
 
-Result<Calibration> calibrate(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
-                              const std::vector<std::string>& compared, const std::vector<Sample>& samples,
-                              const QuantizeOptions& options, Registry& registry) {
+Result<Ranges> calibrate(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
+                         const std::vector<Sample>& samples, const QuantizeOptions& options, Registry& registry) {
   std::map<std::string, TensorObserver> observers;
-  Calibration calibration;
-  const std::set<std::string> kept(compared.begin(), compared.end());
-  std::vector<std::string> wanted = tensors;
-  wanted.insert(wanted.end(), compared.begin(), compared.end());
-  PLUGRT_RETURN_IF_ERROR(run_samples(model, wanted, samples, registry, options.model,
-                                     [&](size_t, const std::string& name, Span<const float> v) {
-                                       observers[name].observe(v);
-                                       if (kept.count(name) != 0)
-                                         calibration.reference[name].emplace_back(v.data(), v.data() + v.size());
-                                     }));
+  PLUGRT_RETURN_IF_ERROR(
+      run_samples(model, tensors, samples, registry, options.model,
+                  [&](size_t, const std::string& name, Span<const float> v) { observers[name].observe(v); }));
   if (options.observer != Observer::kMinMax) {
     PLUGRT_RETURN_IF_ERROR(run_samples(
         model, tensors, samples, registry, options.model,
         [&](size_t, const std::string& name, Span<const float> v) { observers[name].observe_histogram(v); }));
   }
-  for (const std::string& name : tensors)
-    calibration.ranges[name] = observers[name].range(options.observer, options.percentile);
-  return calibration;
+  Ranges ranges;
+  for (const std::string& name : tensors) ranges[name] = observers[name].range(options.observer, options.percentile);
+  return ranges;
 }
 
-Result<std::map<std::string, TensorError>> measure_error(const onnx::ModelProto& model, const Calibration& calibration,
-                                                         const std::vector<Sample>& samples, Registry& registry,
-                                                         const std::string& origin) {
-  std::vector<std::string> tensors;
-  for (const auto& [name, values] : calibration.reference) tensors.push_back(name);
+Result<std::map<std::string, TensorError>> measure_error(const onnx::ModelProto& float_model,
+                                                         const onnx::ModelProto& quantized,
+                                                         const std::vector<std::string>& tensors,
+                                                         const std::vector<Sample>& samples,
+                                                         const QuantizeOptions& options, Registry& registry) {
+  PLUGRT_ASSIGN_OR_RETURN(auto reference, ModelRunner::make(float_model, tensors, registry, options.model));
+  PLUGRT_ASSIGN_OR_RETURN(auto candidate, ModelRunner::make(quantized, tensors, registry, options.output));
+  std::map<std::string, std::vector<float>> expected;
   std::map<std::string, ErrorSums> sums;
-  PLUGRT_RETURN_IF_ERROR(run_samples(model, tensors, samples, registry, origin,
-                                     [&](size_t s, const std::string& name, Span<const float> v) {
-                                       sums[name].add(calibration.reference.at(name).at(s), v);
-                                     }));
+  for (size_t s = 0; s < samples.size(); ++s) {
+    PLUGRT_RETURN_IF_ERROR(reference->run(samples[s], s, [&](size_t, const std::string& name, Span<const float> v) {
+      expected[name].assign(v.data(), v.data() + v.size());
+    }));
+    PLUGRT_RETURN_IF_ERROR(candidate->run(samples[s], s, [&](size_t, const std::string& name, Span<const float> v) {
+      sums[name].add(expected[name], v);
+    }));
+  }
   std::map<std::string, TensorError> errors;
   for (const auto& [name, s] : sums) errors[name] = s.error();
   return errors;

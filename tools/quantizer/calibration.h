@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Calibration: the float model run on the samples, each activation's range observed, and
-// the float values of the quantized nodes' outputs kept to measure the error against.
-// Then the same for the quantized model: the error of each quantized node's output.
+// Calibration: the float model run on the samples and each activation's range observed.
+// Then the error of each quantized node's output: the float and the quantized model run
+// side by side, sample by sample (one sample's values held at a time).
 #ifndef PLUGRT_TOOLS_QUANTIZER_CALIBRATION_H_
 #define PLUGRT_TOOLS_QUANTIZER_CALIBRATION_H_
 
@@ -17,17 +17,12 @@
 
 namespace plugrt::quantizer {
 
-struct Calibration {
-  std::map<std::string, Range> ranges;
-  /// Per tensor compared, its float values per sample.
-  std::map<std::string, std::vector<std::vector<float>>> reference;
-};
+/// The range of each activation observed, by name.
+using Ranges = std::map<std::string, Range>;
 
-/// Observes `tensors` of `model` on `samples` (two passes for percentile and entropy) and
-/// keeps the float values of `compared`.
-Result<Calibration> calibrate(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
-                              const std::vector<std::string>& compared, const std::vector<Sample>& samples,
-                              const QuantizeOptions& options, Registry& registry);
+/// Observes `tensors` of `model` on `samples` (two passes for percentile and entropy).
+Result<Ranges> calibrate(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
+                         const std::vector<Sample>& samples, const QuantizeOptions& options, Registry& registry);
 
 /// How far a quantized tensor is from its float reference over the samples.
 struct TensorError {
@@ -35,10 +30,12 @@ struct TensorError {
   double cosine = 1;
 };
 
-/// Runs the quantized `model` and compares each tensor of `reference` with it.
-Result<std::map<std::string, TensorError>> measure_error(const onnx::ModelProto& model, const Calibration& calibration,
-                                                         const std::vector<Sample>& samples, Registry& registry,
-                                                         const std::string& origin);
+/// Runs `float_model` and `quantized` on each sample and compares each of `tensors`.
+Result<std::map<std::string, TensorError>> measure_error(const onnx::ModelProto& float_model,
+                                                         const onnx::ModelProto& quantized,
+                                                         const std::vector<std::string>& tensors,
+                                                         const std::vector<Sample>& samples,
+                                                         const QuantizeOptions& options, Registry& registry);
 
 }  // namespace plugrt::quantizer
 

@@ -7,8 +7,6 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "compiler.h"
-#include "plugrt/method.h"
-#include "plugrt/program.h"
 
 namespace plugrt::quantizer {
 
@@ -109,19 +107,33 @@ void visit_values(const Method& method, size_t sample, const Sample& values, con
 
 }  // namespace
 
+Result<std::unique_ptr<ModelRunner>> ModelRunner::make(const onnx::ModelProto& model,
+                                                       const std::vector<std::string>& tensors, Registry& registry,
+                                                       const std::string& origin) {
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compile_portable(with_outputs(model, tensors), registry, origin));
+  std::unique_ptr<ModelRunner> runner(new ModelRunner());
+  runner->origin_ = origin;
+  runner->wanted_.insert(tensors.begin(), tensors.end());
+  PLUGRT_ASSIGN_OR_RETURN(Program program,
+                          Program::from_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), origin));
+  runner->program_.emplace(std::move(program));
+  PLUGRT_ASSIGN_OR_RETURN(Method method, Method::load(*runner->program_, "forward", registry));
+  runner->method_.emplace(std::move(method));
+  return runner;
+}
+
+Status ModelRunner::run(const Sample& sample, size_t index, const TensorVisitor& visit) {
+  PLUGRT_RETURN_IF_ERROR(set_inputs(*method_, sample));
+  PLUGRT_RETURN_IF_ERROR(method_->execute().with_context(origin_));
+  visit_values(*method_, index, sample, wanted_, visit);
+  return Status::ok();
+}
+
 Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
                    const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
                    const TensorVisitor& visit) {
-  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compile_portable(with_outputs(model, tensors), registry, origin));
-  PLUGRT_ASSIGN_OR_RETURN(Program program,
-                          Program::from_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), origin));
-  PLUGRT_ASSIGN_OR_RETURN(Method method, Method::load(program, "forward", registry));
-  const std::set<std::string> wanted(tensors.begin(), tensors.end());
-  for (size_t s = 0; s < samples.size(); ++s) {
-    PLUGRT_RETURN_IF_ERROR(set_inputs(method, samples[s]));
-    PLUGRT_RETURN_IF_ERROR(method.execute().with_context(origin));
-    visit_values(method, s, samples[s], wanted, visit);
-  }
+  PLUGRT_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::make(model, tensors, registry, origin));
+  for (size_t s = 0; s < samples.size(); ++s) PLUGRT_RETURN_IF_ERROR(runner->run(samples[s], s, visit));
   return Status::ok();
 }
 

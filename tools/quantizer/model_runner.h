@@ -6,12 +6,17 @@
 #define PLUGRT_TOOLS_QUANTIZER_MODEL_RUNNER_H_
 
 #include <functional>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
 #include "calibration_samples.h"
+#include "plugrt/method.h"
+#include "plugrt/program.h"
 #include "plugrt/registry.h"
 #include "plugrt/span.h"
 #include "plugrt/status.h"
@@ -21,9 +26,28 @@ namespace plugrt::quantizer {
 /// Called with a sample's index, a tensor's name and its float32 values.
 using TensorVisitor = std::function<void(size_t sample, const std::string& name, Span<const float> values)>;
 
-/// Runs `model` (named `origin` in messages) on every sample and visits each of `tensors`
-/// (float32 values of the model) in each. Errors: the import's and compile's, and
-/// kInvalidArgument naming the sample's file when an input's dtype or shape does not fit.
+/// `model` compiled once, run sample by sample.
+class ModelRunner {
+ public:
+  /// Compiles `model` (named `origin` in messages) with `tensors` (float32 values of the
+  /// model) as outputs. Errors: the import's and the compile's.
+  static Result<std::unique_ptr<ModelRunner>> make(const onnx::ModelProto& model,
+                                                   const std::vector<std::string>& tensors, Registry& registry,
+                                                   const std::string& origin);
+  /// Runs sample `index` and visits each of the tensors. Errors: kInvalidArgument naming
+  /// the sample's file when an input's dtype or shape does not fit; the run's.
+  Status run(const Sample& sample, size_t index, const TensorVisitor& visit);
+
+ private:
+  ModelRunner() = default;
+
+  std::string origin_;
+  std::set<std::string> wanted_;
+  std::optional<Program> program_;
+  std::optional<Method> method_;
+};
+
+/// Runs `model` on every sample and visits each of `tensors` in each.
 Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
                    const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
                    const TensorVisitor& visit);

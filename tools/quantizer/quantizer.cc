@@ -84,12 +84,15 @@ std::vector<Candidate> chosen(const std::vector<Candidate>& candidates, const st
 /// Writes `chosen` into a copy of `prepared`, measures each quantized output's error and
 /// fills the report; returns the copy.
 Result<onnx::ModelProto> quantize_and_measure(const onnx::ModelProto& prepared,
-                                              const std::vector<Candidate>& candidates, const Calibration& calibration,
+                                              const std::vector<Candidate>& candidates, const Ranges& ranges,
                                               const std::vector<Sample>& samples, const QuantizeOptions& options,
                                               Registry& registry, std::vector<NodeReport>* rows) {
   onnx::ModelProto model = prepared;
-  write_qdq(model.mutable_graph(), chosen(candidates, *rows), calibration.ranges, options.int8_activations);
-  PLUGRT_ASSIGN_OR_RETURN(auto errors, measure_error(model, calibration, samples, registry, options.output));
+  const std::vector<Candidate> quantized = chosen(candidates, *rows);
+  write_qdq(model.mutable_graph(), quantized, ranges, options.int8_activations);
+  std::vector<std::string> outputs;
+  for (const Candidate& c : quantized) outputs.push_back(c.output);
+  PLUGRT_ASSIGN_OR_RETURN(auto errors, measure_error(prepared, model, outputs, samples, options, registry));
   for (NodeReport& row : *rows) {
     auto found = errors.find(row.output);
     if (!row.quantized || found == errors.end()) continue;
@@ -115,12 +118,11 @@ bool apply_tolerance(double tolerance, std::vector<NodeReport>* rows) {
 }
 
 /// The activations the chosen nodes read and write.
-std::vector<std::string> activations(const std::vector<Candidate>& chosen, std::vector<std::string>* outputs) {
+std::vector<std::string> activations(const std::vector<Candidate>& chosen) {
   std::set<std::string> names;
   for (const Candidate& c : chosen) {
     names.insert(c.input);
     names.insert(c.output);
-    outputs->push_back(c.output);
   }
   return std::vector<std::string>(names.begin(), names.end());
 }
@@ -129,14 +131,13 @@ Result<QuantizeReport> quantize_static(onnx::ModelProto& prepared, const std::ve
                                        QuantizeReport report, const QuantizeOptions& options, Registry& registry) {
   PLUGRT_ASSIGN_OR_RETURN(std::vector<Sample> samples, read_samples(options.calibrate, model_inputs(prepared.graph())));
   report.samples = samples.size();
-  std::vector<std::string> outputs;
-  const std::vector<std::string> tensors = activations(chosen(candidates, report.nodes), &outputs);
-  PLUGRT_ASSIGN_OR_RETURN(Calibration calibration, calibrate(prepared, tensors, outputs, samples, options, registry));
-  PLUGRT_ASSIGN_OR_RETURN(onnx::ModelProto model, quantize_and_measure(prepared, candidates, calibration, samples,
-                                                                       options, registry, &report.nodes));
+  const std::vector<std::string> tensors = activations(chosen(candidates, report.nodes));
+  PLUGRT_ASSIGN_OR_RETURN(Ranges ranges, calibrate(prepared, tensors, samples, options, registry));
+  PLUGRT_ASSIGN_OR_RETURN(onnx::ModelProto model, quantize_and_measure(prepared, candidates, ranges, samples, options,
+                                                                       registry, &report.nodes));
   if (apply_tolerance(options.tolerance, &report.nodes)) {
     PLUGRT_ASSIGN_OR_RETURN(
-        model, quantize_and_measure(prepared, candidates, calibration, samples, options, registry, &report.nodes));
+        model, quantize_and_measure(prepared, candidates, ranges, samples, options, registry, &report.nodes));
   }
   PLUGRT_RETURN_IF_ERROR(write_model(model, options.output));
   return report;
