@@ -51,8 +51,12 @@ Result<std::map<std::string, TensorError>> measure_error(const onnx::ModelProto&
                                                          const std::vector<std::string>& tensors,
                                                          const std::vector<Sample>& samples,
                                                          const QuantizeOptions& options, Registry& registry) {
-  PLUGRT_ASSIGN_OR_RETURN(auto reference, ModelRunner::make(float_model, tensors, registry, options.model));
-  PLUGRT_ASSIGN_OR_RETURN(auto candidate, ModelRunner::make(quantized, tensors, registry, options.output));
+  const Sample& example = samples.front();
+  PLUGRT_ASSIGN_OR_RETURN(ValueShapes shapes, value_shapes(float_model, example, options.model));
+  PLUGRT_ASSIGN_OR_RETURN(auto reference,
+                          ModelRunner::make(float_model, tensors, shapes, example, registry, options.model));
+  PLUGRT_ASSIGN_OR_RETURN(auto candidate,
+                          ModelRunner::make(quantized, tensors, shapes, example, registry, options.output));
   std::map<std::string, std::vector<float>> expected;
   std::map<std::string, ErrorSums> sums;
   for (size_t s = 0; s < samples.size(); ++s) {

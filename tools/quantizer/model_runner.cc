@@ -4,9 +4,8 @@
 #include <map>
 #include <set>
 
-#include <onnx/shape_inference/implementation.h>
-
 #include "compiler.h"
+#include "plugrt/common/graph_ir.h"
 
 namespace plugrt::quantizer {
 
@@ -18,24 +17,11 @@ std::string dims_text(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-/// The types ONNX's shape inference gives the values of `model`, by name (none when it throws).
-std::map<std::string, onnx::TypeProto> inferred_types(const onnx::ModelProto& model) {
+/// `model` with each of `tensors` that is not yet an output made one, at its shape in
+/// `shapes` (float32).
+onnx::ModelProto with_outputs(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
+                              const ValueShapes& shapes) {
   onnx::ModelProto copy = model;
-  std::map<std::string, onnx::TypeProto> types;
-  try {
-    onnx::shape_inference::InferShapes(copy);
-  } catch (const std::exception&) {
-    return types;  // the import that follows says what is wrong
-  }
-  for (const onnx::ValueInfoProto& info : copy.graph().value_info()) types[info.name()] = info.type();
-  for (const onnx::ValueInfoProto& info : copy.graph().input()) types[info.name()] = info.type();
-  return types;
-}
-
-/// `model` with each of `tensors` that is not yet an output made one, typed as inference says.
-onnx::ModelProto with_outputs(const onnx::ModelProto& model, const std::vector<std::string>& tensors) {
-  onnx::ModelProto copy = model;
-  const std::map<std::string, onnx::TypeProto> types = inferred_types(model);
   std::set<std::string> outputs;  // and the inputs, which are read from the samples
   for (const onnx::ValueInfoProto& output : copy.graph().output()) outputs.insert(output.name());
   for (const onnx::ValueInfoProto& input : copy.graph().input()) outputs.insert(input.name());
@@ -43,24 +29,50 @@ onnx::ModelProto with_outputs(const onnx::ModelProto& model, const std::vector<s
     if (!outputs.insert(name).second) continue;
     onnx::ValueInfoProto* output = copy.mutable_graph()->add_output();
     output->set_name(name);
-    auto type = types.find(name);
-    if (type != types.end()) {
-      *output->mutable_type() = type->second;
-    } else {
-      output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    }
+    onnx::TypeProto::Tensor* type = output->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(onnx::TensorProto::FLOAT);
+    type->mutable_shape();
+    auto shape = shapes.find(name);
+    if (shape == shapes.end()) continue;  // the import says what is wrong
+    for (int64_t d : shape->second) type->mutable_shape()->add_dim()->set_dim_value(d);
   }
   return copy;
 }
 
-Result<std::vector<uint8_t>> compile_portable(const onnx::ModelProto& model, Registry& registry,
-                                              const std::string& origin) {
+/// Whether a declared input has a dimension without a fixed size.
+bool dynamic(const onnx::ValueInfoProto& input) {
+  for (const onnx::TensorShapeProto::Dimension& d : input.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return true;
+  }
+  return false;
+}
+
+/// `model` imported, each input with dynamic dimensions at the shape of `example`'s array
+/// (a static one is checked against the sample when it runs). A shape that does not fit
+/// is an error naming the sample's file.
+Result<compiler::ImportedModel> import_model(const onnx::ModelProto& model, const Sample& example,
+                                             const std::string& origin) {
+  compiler::ImportOptions options;
+  compiler::InputShapeProblem problem;
+  options.input_shape_problem = &problem;
+  for (const onnx::ValueInfoProto& input : model.graph().input()) {
+    auto found = example.inputs.find(input.name());
+    if (found != example.inputs.end() && dynamic(input)) options.input_shapes[input.name()] = found->second.shape;
+  }
   std::string bytes;
   if (!model.SerializeToString(&bytes)) return Status(Error::kInvalidArgument, origin + ": cannot serialize the model");
-  PLUGRT_ASSIGN_OR_RETURN(
-      compiler::ImportedModel imported,
-      compiler::import_onnx_bytes(Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                                  origin));
+  Result<compiler::ImportedModel> imported = compiler::import_onnx_bytes(
+      Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), origin, options);
+  if (!imported.is_ok() && problem.kind == compiler::InputShapeProblem::Kind::kShapeRefused) {
+    const std::string file = example.files.count(problem.input) ? example.files.at(problem.input) : origin;
+    return Status(Error::kInvalidArgument, file + ": does not fit the model: " + problem.reason);
+  }
+  return imported;
+}
+
+Result<std::vector<uint8_t>> compile_portable(const onnx::ModelProto& model, const Sample& example, Registry& registry,
+                                              const std::string& origin) {
+  PLUGRT_ASSIGN_OR_RETURN(compiler::ImportedModel imported, import_model(model, example, origin));
   compiler::CompileOptions options;
   options.backends = {"portable"};
   options.producer = "plugrt quantize";
@@ -107,10 +119,24 @@ void visit_values(const Method& method, size_t sample, const Sample& values, con
 
 }  // namespace
 
+Result<ValueShapes> value_shapes(const onnx::ModelProto& model, const Sample& example, const std::string& origin) {
+  PLUGRT_ASSIGN_OR_RETURN(compiler::ImportedModel imported, import_model(model, example, origin));
+  const ir::Graph* graph = common::verified_graph(imported.graph.data(), imported.graph.size());
+  if (graph == nullptr) return Status(Error::kInternal, origin + ": the imported graph does not verify");
+  ValueShapes shapes;
+  for (size_t i = 0; i < common::num_values(*graph); ++i) {
+    const ir::Value* value = common::value_at(*graph, static_cast<int32_t>(i));
+    if (value != nullptr && value->name() != nullptr) shapes[value->name()->str()] = common::shape_of(*value);
+  }
+  return shapes;
+}
+
 Result<std::unique_ptr<ModelRunner>> ModelRunner::make(const onnx::ModelProto& model,
-                                                       const std::vector<std::string>& tensors, Registry& registry,
-                                                       const std::string& origin) {
-  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compile_portable(with_outputs(model, tensors), registry, origin));
+                                                       const std::vector<std::string>& tensors,
+                                                       const ValueShapes& shapes, const Sample& example,
+                                                       Registry& registry, const std::string& origin) {
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                          compile_portable(with_outputs(model, tensors, shapes), example, registry, origin));
   std::unique_ptr<ModelRunner> runner(new ModelRunner());
   runner->origin_ = origin;
   runner->wanted_.insert(tensors.begin(), tensors.end());
@@ -132,7 +158,9 @@ Status ModelRunner::run(const Sample& sample, size_t index, const TensorVisitor&
 Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
                    const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
                    const TensorVisitor& visit) {
-  PLUGRT_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::make(model, tensors, registry, origin));
+  PLUGRT_ASSIGN_OR_RETURN(ValueShapes shapes, value_shapes(model, samples.front(), origin));
+  PLUGRT_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner,
+                          ModelRunner::make(model, tensors, shapes, samples.front(), registry, origin));
   for (size_t s = 0; s < samples.size(); ++s) PLUGRT_RETURN_IF_ERROR(runner->run(samples[s], s, visit));
   return Status::ok();
 }

@@ -6,6 +6,7 @@
 #define PLUGRT_TOOLS_QUANTIZER_MODEL_RUNNER_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -26,13 +27,22 @@ namespace plugrt::quantizer {
 /// Called with a sample's index, a tensor's name and its float32 values.
 using TensorVisitor = std::function<void(size_t sample, const std::string& name, Span<const float> values)>;
 
+/// The static shape of each value of a model, by name, as plugrt's importer infers it
+/// (it folds shape computations ONNX's inference cannot follow).
+using ValueShapes = std::map<std::string, std::vector<int64_t>>;
+
+/// The shapes of `model`'s values, its inputs at the shapes of `example`'s arrays.
+Result<ValueShapes> value_shapes(const onnx::ModelProto& model, const Sample& example, const std::string& origin);
+
 /// `model` compiled once, run sample by sample.
 class ModelRunner {
  public:
   /// Compiles `model` (named `origin` in messages) with `tensors` (float32 values of the
-  /// model) as outputs. Errors: the import's and the compile's.
+  /// model, of the shapes in `shapes`) as outputs, its inputs at the shapes of
+  /// `example`'s arrays. Errors: the import's and the compile's.
   static Result<std::unique_ptr<ModelRunner>> make(const onnx::ModelProto& model,
-                                                   const std::vector<std::string>& tensors, Registry& registry,
+                                                   const std::vector<std::string>& tensors, const ValueShapes& shapes,
+                                                   const Sample& example, Registry& registry,
                                                    const std::string& origin);
   /// Runs sample `index` and visits each of the tensors. Errors: kInvalidArgument naming
   /// the sample's file when an input's dtype or shape does not fit; the run's.
@@ -47,7 +57,7 @@ class ModelRunner {
   std::optional<Method> method_;
 };
 
-/// Runs `model` on every sample and visits each of `tensors` in each.
+/// Runs `model` on every sample (at least one) and visits each of `tensors` in each.
 Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
                    const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
                    const TensorVisitor& visit);

@@ -122,6 +122,12 @@ check quantize-dynamic-runs 0 "ran " -- sh -c "'$plugrt' compile '$dir/mlp.dynam
   --backends portable >/dev/null && '$plugrt' run '$dir/mlp.dynamic.prt'"
 check quantize-no-calibration 2 "tiny_cnn\.onnx: static quantization needs --calibrate DIR" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx"
+mkdir -p "$dir/calibration-candidates"
+cp "$models/control_flow_head.input.npy" "$dir/calibration-candidates/"
+check quantize-dynamic-dimension 0 "quantized .* \(1 of 1 nodes, 1 calibration samples\)" -- \
+  "$plugrt" quantize "$models/control_flow_head.onnx" -o "$dir/x.onnx" --calibrate "$dir/calibration-candidates"
+check quantize-wrong-rank 1 "tiny_cnn\.input\.npy: does not fit the model: input 'input' has rank 3" -- \
+  "$plugrt" quantize "$models/control_flow_head.onnx" -o "$dir/x.onnx" --calibrate "$dir/calibration"
 check quantize-help 0 "--observer .*minmax,percentile,entropy" -- "$plugrt" quantize --help
 check quantize-dynamic-calibrate 2 "--dynamic takes no --calibrate" -- \
   "$plugrt" quantize "$models/mlp.onnx" -o "$dir/x.onnx" --dynamic --calibrate "$dir/calibration"
