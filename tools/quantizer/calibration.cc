@@ -32,14 +32,17 @@ struct ErrorSums {
 
 Result<Ranges> calibrate(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
                          const std::vector<Sample>& samples, const QuantizeOptions& options, Registry& registry) {
+  const Sample& example = samples.front();
+  PLUGRT_ASSIGN_OR_RETURN(ValueShapes shapes, value_shapes(model, example, options.model));
+  PLUGRT_ASSIGN_OR_RETURN(auto runner, ModelRunner::make(model, tensors, shapes, example, registry, options.model));
   std::map<std::string, TensorObserver> observers;
-  PLUGRT_RETURN_IF_ERROR(
-      run_samples(model, tensors, samples, registry, options.model,
-                  [&](size_t, const std::string& name, Span<const float> v) { observers[name].observe(v); }));
-  if (options.observer != Observer::kMinMax) {
-    PLUGRT_RETURN_IF_ERROR(run_samples(
-        model, tensors, samples, registry, options.model,
-        [&](size_t, const std::string& name, Span<const float> v) { observers[name].observe_histogram(v); }));
+  const int passes = options.observer == Observer::kMinMax ? 1 : 2;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t s = 0; s < samples.size(); ++s) {
+      PLUGRT_RETURN_IF_ERROR(runner->run(samples[s], s, [&](size_t, const std::string& name, Span<const float> v) {
+        pass == 0 ? observers[name].observe(v) : observers[name].observe_histogram(v);
+      }));
+    }
   }
   Ranges ranges;
   for (const std::string& name : tensors) ranges[name] = observers[name].range(options.observer, options.percentile);

@@ -155,14 +155,4 @@ Status ModelRunner::run(const Sample& sample, size_t index, const TensorVisitor&
   return Status::ok();
 }
 
-Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
-                   const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
-                   const TensorVisitor& visit) {
-  PLUGRT_ASSIGN_OR_RETURN(ValueShapes shapes, value_shapes(model, samples.front(), origin));
-  PLUGRT_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner,
-                          ModelRunner::make(model, tensors, shapes, samples.front(), registry, origin));
-  for (size_t s = 0; s < samples.size(); ++s) PLUGRT_RETURN_IF_ERROR(runner->run(samples[s], s, visit));
-  return Status::ok();
-}
-
 }  // namespace plugrt::quantizer

@@ -57,11 +57,6 @@ class ModelRunner {
   std::optional<Method> method_;
 };
 
-/// Runs `model` on every sample (at least one) and visits each of `tensors` in each.
-Status run_samples(const onnx::ModelProto& model, const std::vector<std::string>& tensors,
-                   const std::vector<Sample>& samples, Registry& registry, const std::string& origin,
-                   const TensorVisitor& visit);
-
 }  // namespace plugrt::quantizer
 
 #endif  // PLUGRT_TOOLS_QUANTIZER_MODEL_RUNNER_H_

@@ -51,7 +51,7 @@ std::vector<std::string> model_inputs(const onnx::GraphProto& graph) {
 }
 
 /// One report row per candidate; the excluded ones say so. Errors: a name in --exclude
-/// that no candidate has.
+/// that names no node of the model.
 Result<std::vector<NodeReport>> initial_report(const std::vector<Candidate>& candidates, const QuantizeOptions& options,
                                                const onnx::GraphProto& graph, const std::set<std::string>& gemms) {
   std::vector<NodeReport> rows;
