@@ -40,10 +40,6 @@ int resolve_options(QuantizeCommandOptions& options) {
   for (const std::string& name : split(options.exclude, ',')) {
     if (!name.empty()) q.exclude.insert(name);
   }
-  if (q.dynamic && !q.calibrate.empty()) {
-    std::cerr << "plugrt quantize: --dynamic takes no --calibrate (activations are quantized at run time)\n";
-    return 2;
-  }
   if (!q.dynamic && q.calibrate.empty()) {
     std::cerr << "plugrt quantize: " << q.model << ": static quantization needs --calibrate DIR (or --dynamic)\n";
     return 2;
@@ -57,7 +53,7 @@ int print_report(const QuantizeCommandOptions& options, const quantizer::Quantiz
   size_t quantized = 0;
   for (const quantizer::NodeReport& row : report.nodes) quantized += row.quantized ? 1 : 0;
   std::cout << "quantized " << q.model << " -> " << q.output << " (" << quantized << " of " << report.nodes.size()
-            << " nodes, " << (q.dynamic ? "dynamic" : std::to_string(report.samples) + " calibration samples") << ")\n";
+            << " nodes, " << (q.dynamic ? "dynamic" : "static") << ", " << report.samples << " calibration samples)\n";
   if (options.report.empty()) {
     std::cout << quantizer::report_text(report);
     return 0;
@@ -113,7 +109,8 @@ void add_quantize_command(CLI::App& app, CommandResult& result) {
   command->add_option("--report", options->report, "Write the per-node report to FILE instead of stdout");
   command->add_flag("--dynamic", options->quantize.dynamic,
                     "Dynamic quantization of MatMul and Gemm (int8 weights per channel, activations quantized at "
-                    "run time: DynamicQuantizeLinear + MatMulInteger); no calibration");
+                    "run time: DynamicQuantizeLinear + MatMulInteger); needs no calibration, but with --calibrate "
+                    "the report measures each node's error");
   add_plugin_search_options(*command, options->plugins);
   command->callback([options, &result] { result.exit_code = run_quantize(*options); });
 }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 
@@ -81,17 +82,22 @@ std::vector<Candidate> chosen(const std::vector<Candidate>& candidates, const st
   return out;
 }
 
-/// Writes `chosen` into a copy of `prepared`, measures each quantized output's error and
-/// fills the report; returns the copy.
+/// Writes the chosen nodes into a copy of a model.
+using Writer = std::function<void(onnx::GraphProto*, const std::vector<Candidate>&)>;
+
+/// Writes the report's quantized nodes into a copy of `prepared`, measures each one's
+/// output error on `samples` (none: no measure) and fills the report; returns the copy.
 Result<onnx::ModelProto> quantize_and_measure(const onnx::ModelProto& prepared,
-                                              const std::vector<Candidate>& candidates, const Ranges& ranges,
+                                              const std::vector<Candidate>& candidates, const Writer& write,
                                               const std::vector<Sample>& samples, const QuantizeOptions& options,
                                               Registry& registry, std::vector<NodeReport>* rows) {
   onnx::ModelProto model = prepared;
-  const std::vector<Candidate> quantized = chosen(candidates, *rows);
-  write_qdq(model.mutable_graph(), quantized, ranges, options.int8_activations);
+  write(model.mutable_graph(), chosen(candidates, *rows));
+  if (samples.empty()) return model;
   std::vector<std::string> outputs;
-  for (const Candidate& c : quantized) outputs.push_back(c.output);
+  for (const NodeReport& row : *rows) {
+    if (row.quantized) outputs.push_back(row.output);
+  }
   PLUGRT_ASSIGN_OR_RETURN(auto errors, measure_error(prepared, model, outputs, samples, options, registry));
   for (NodeReport& row : *rows) {
     auto found = errors.find(row.output);
@@ -127,20 +133,44 @@ std::vector<std::string> activations(const std::vector<Candidate>& chosen) {
   return std::vector<std::string>(names.begin(), names.end());
 }
 
-Result<QuantizeReport> quantize_static(onnx::ModelProto& prepared, const std::vector<Candidate>& candidates,
-                                       QuantizeReport report, const QuantizeOptions& options, Registry& registry) {
-  PLUGRT_ASSIGN_OR_RETURN(std::vector<Sample> samples, read_samples(options.calibrate, model_inputs(prepared.graph())));
+/// Quantizes with `write`, then, where a node's error is above the tolerance, again
+/// without it; writes the model.
+Result<QuantizeReport> quantize_with(const onnx::ModelProto& prepared, const std::vector<Candidate>& candidates,
+                                     const Writer& write, const std::vector<Sample>& samples, QuantizeReport report,
+                                     const QuantizeOptions& options, Registry& registry) {
   report.samples = samples.size();
-  const std::vector<std::string> tensors = activations(chosen(candidates, report.nodes));
-  PLUGRT_ASSIGN_OR_RETURN(Ranges ranges, calibrate(prepared, tensors, samples, options, registry));
-  PLUGRT_ASSIGN_OR_RETURN(onnx::ModelProto model, quantize_and_measure(prepared, candidates, ranges, samples, options,
-                                                                       registry, &report.nodes));
-  if (apply_tolerance(options.tolerance, &report.nodes)) {
+  PLUGRT_ASSIGN_OR_RETURN(onnx::ModelProto model,
+                          quantize_and_measure(prepared, candidates, write, samples, options, registry, &report.nodes));
+  if (!samples.empty() && apply_tolerance(options.tolerance, &report.nodes)) {
     PLUGRT_ASSIGN_OR_RETURN(
-        model, quantize_and_measure(prepared, candidates, ranges, samples, options, registry, &report.nodes));
+        model, quantize_and_measure(prepared, candidates, write, samples, options, registry, &report.nodes));
   }
   PLUGRT_RETURN_IF_ERROR(write_model(model, options.output));
   return report;
+}
+
+Result<QuantizeReport> quantize_static(const onnx::ModelProto& prepared, const std::vector<Candidate>& candidates,
+                                       QuantizeReport report, const QuantizeOptions& options, Registry& registry) {
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<Sample> samples, read_samples(options.calibrate, model_inputs(prepared.graph())));
+  const std::vector<std::string> tensors = activations(chosen(candidates, report.nodes));
+  PLUGRT_ASSIGN_OR_RETURN(Ranges ranges, calibrate(prepared, tensors, samples, options, registry));
+  const Writer write = [&](onnx::GraphProto* graph, const std::vector<Candidate>& quantized) {
+    write_qdq(graph, quantized, ranges, options.int8_activations);
+  };
+  return quantize_with(prepared, candidates, write, samples, std::move(report), options, registry);
+}
+
+/// Dynamic quantization; with calibration samples, the report measures its errors.
+Result<QuantizeReport> quantize_dynamic(const onnx::ModelProto& prepared, const std::vector<Candidate>& candidates,
+                                        QuantizeReport report, const QuantizeOptions& options, Registry& registry) {
+  std::vector<Sample> samples;
+  if (!options.calibrate.empty()) {
+    PLUGRT_ASSIGN_OR_RETURN(samples, read_samples(options.calibrate, model_inputs(prepared.graph())));
+  }
+  const Writer write = [](onnx::GraphProto* graph, const std::vector<Candidate>& quantized) {
+    write_dynamic(graph, quantized);
+  };
+  return quantize_with(prepared, candidates, write, samples, std::move(report), options, registry);
 }
 
 }  // namespace
@@ -157,10 +187,8 @@ Result<QuantizeReport> quantize_model(const QuantizeOptions& options, Registry& 
   const std::vector<Candidate> candidates = find_candidates(model.graph());
   QuantizeReport report;
   PLUGRT_ASSIGN_OR_RETURN(report.nodes, initial_report(candidates, options, model.graph(), gemms));
-  if (!options.dynamic) return quantize_static(model, candidates, std::move(report), options, registry);
-  write_dynamic(model.mutable_graph(), chosen(candidates, report.nodes));
-  PLUGRT_RETURN_IF_ERROR(write_model(model, options.output));
-  return report;
+  if (options.dynamic) return quantize_dynamic(model, candidates, std::move(report), options, registry);
+  return quantize_static(model, candidates, std::move(report), options, registry);
 }
 
 std::string report_text(const QuantizeReport& report) {

@@ -112,11 +112,11 @@ check quantize 0 "^/features/features.0/Conv	Conv	yes	" -- \
 check quantize-compiles 0 "QLinearConv x5" -- \
   "$plugrt" compile "$dir/cnn.int8.onnx" -o "$dir/cnn.int8.prt" --backends portable
 check quantize-runs 0 "ran " -- "$plugrt" run "$dir/cnn.int8.prt" --input "input=$models/tiny_cnn.input.npy"
-check quantize-report-file 0 "quantized .* \(5 of 6 nodes, 1 calibration samples\)" -- \
+check quantize-report-file 0 "quantized .* \(5 of 6 nodes, static, 1 calibration samples\)" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration" \
   --observer entropy --exclude /features/features.0/Conv --report "$dir/report.tsv"
 check quantize-report-excluded 0 "Conv	no	-	-	excluded" -- cat "$dir/report.tsv"
-check quantize-dynamic 0 "quantized .* \(2 of 2 nodes, dynamic\)" -- \
+check quantize-dynamic 0 "quantized .* \(2 of 2 nodes, dynamic, 0 calibration samples\)" -- \
   "$plugrt" quantize "$models/mlp.onnx" -o "$dir/mlp.dynamic.onnx" --dynamic
 check quantize-dynamic-runs 0 "ran " -- sh -c "'$plugrt' compile '$dir/mlp.dynamic.onnx' -o '$dir/mlp.dynamic.prt' \
   --backends portable >/dev/null && '$plugrt' run '$dir/mlp.dynamic.prt'"
@@ -124,13 +124,15 @@ check quantize-no-calibration 2 "tiny_cnn\.onnx: static quantization needs --cal
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx"
 mkdir -p "$dir/calibration-candidates"
 cp "$models/control_flow_head.input.npy" "$dir/calibration-candidates/"
-check quantize-dynamic-dimension 0 "quantized .* \(1 of 1 nodes, 1 calibration samples\)" -- \
+check quantize-dynamic-dimension 0 "quantized .* \(1 of 1 nodes, static, 1 calibration samples\)" -- \
   "$plugrt" quantize "$models/control_flow_head.onnx" -o "$dir/x.onnx" --calibrate "$dir/calibration-candidates"
 check quantize-wrong-rank 1 "tiny_cnn\.input\.npy: does not fit the model: input 'input' has rank 3" -- \
   "$plugrt" quantize "$models/control_flow_head.onnx" -o "$dir/x.onnx" --calibrate "$dir/calibration"
 check quantize-help 0 "--observer .*minmax,percentile,entropy" -- "$plugrt" quantize --help
-check quantize-dynamic-calibrate 2 "--dynamic takes no --calibrate" -- \
-  "$plugrt" quantize "$models/mlp.onnx" -o "$dir/x.onnx" --dynamic --calibrate "$dir/calibration"
+mkdir -p "$dir/calibration-mlp"
+cp "$models/mlp.input.npy" "$dir/calibration-mlp/"
+check quantize-dynamic-calibrate 0 "^/net/net.0/Gemm	Gemm	yes	0\.[0-9]+	0\.99" -- \
+  "$plugrt" quantize "$models/mlp.onnx" -o "$dir/x.onnx" --dynamic --calibrate "$dir/calibration-mlp"
 check quantize-missing-dir 1 "nowhere: not a calibration directory" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/nowhere"
 check quantize-wrong-shape 1 "mlp\.input\.npy: float32 \[4,64\] does not fit input 'input'" -- \

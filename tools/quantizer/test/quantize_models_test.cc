@@ -284,6 +284,16 @@ TEST_F(QuantizeModels, DynamicMlpUsesMatMulIntegerAndAgreesWithFloat) {
   auto actual = run(compile(options.output, {"portable"}), input);
   ASSERT_FALSE(expected.empty());
   for (const auto& [name, values] : expected) EXPECT_GE(cosine(values, actual[name]), 0.99) << name;
+  // Given samples, the report measures each node's error.
+  options.calibrate = write_calibration("mlp", {4, 64}, 4);
+  Result<QuantizeReport> measured = quantize(options);
+  ASSERT_TRUE(measured.is_ok()) << measured.status().to_string();
+  EXPECT_EQ(measured->samples, 4u);
+  for (const NodeReport& row : measured->nodes) {
+    EXPECT_EQ(row.op_type, "Gemm");
+    EXPECT_GT(row.relative_l2, 0.0) << row.node;
+    EXPECT_GT(row.cosine, 0.99) << row.node;
+  }
 }
 
 /// y = a @ w + b: two inputs, so samples are DIR/<sample>/<input>.npy.
