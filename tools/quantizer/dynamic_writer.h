@@ -12,6 +12,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "candidates.h"
 #include "graph_edit.h"
 
 namespace plugrt::quantizer {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small pieces for editing an ONNX graph in place: constants in and out, Q/DQ nodes, and
-// which nodes the quantizer can quantize.
+// Small pieces for editing an ONNX graph in place: constants in and out, nodes and their
+// attributes.
 #ifndef PLUGRT_TOOLS_QUANTIZER_GRAPH_EDIT_H_
 #define PLUGRT_TOOLS_QUANTIZER_GRAPH_EDIT_H_
 
@@ -41,29 +41,14 @@ float float_attribute(const onnx::NodeProto& node, const std::string& name, floa
 /// The default domain's opset of `model` (0 when it has none).
 int64_t default_opset(const onnx::ModelProto& model);
 
-/// A node the quantizer can quantize: a Conv of constant weights (and bias) or a MatMul
-/// of a constant 2-D B (Gemm is rewritten into MatMul first: prepare_graph()).
-struct Candidate {
-  size_t node = 0;   ///< index in the graph's nodes
-  std::string name;  ///< the node's name, or its output's when it has none
-  std::string op_type;
-  std::string input;        ///< the activation
-  std::string output;       ///< the tensor quantized after it: its output, or a folded Relu's
-  std::string node_output;  ///< the node's own output
-  int64_t relu = -1;        ///< index of a Relu folded into it (its output quantized with zero at the bottom)
-};
-
-/// Every node of `graph` the static and dynamic quantizers can take, in graph order.
-std::vector<Candidate> find_candidates(const onnx::GraphProto& graph);
-
-/// Drops the initializers no node reads any more (the float weights replaced).
+/// Drops the initializers no node (nor subgraph) reads any more (the float weights
+/// replaced), with the graph inputs an older model declares for them.
 void drop_unread_initializers(onnx::GraphProto* graph);
 
-/// Rewrites each Gemm of a constant B (alpha 1, beta 1, A not transposed) into a MatMul
-/// of B (transposed to [K, N] where transB says so), named as the Gemm, and an Add of C.
-/// Gives unnamed nodes a name and reads through Identities of initializers. Returns the
-/// names of the Gemms rewritten.
-std::set<std::string> prepare_graph(onnx::GraphProto* graph);
+/// Whether `name` is an initializer of `graph`.
+bool is_initializer(const onnx::GraphProto& graph, const std::string& name);
+/// The names of `graph`'s outputs.
+std::set<std::string> graph_outputs(const onnx::GraphProto& graph);
 
 }  // namespace plugrt::quantizer
 

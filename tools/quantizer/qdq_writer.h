@@ -18,6 +18,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "candidates.h"
 #include "graph_edit.h"
 #include "observers.h"
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "calibration.h"
+#include "candidates.h"
 #include "dynamic_writer.h"
 #include "graph_edit.h"
 #include "qdq_writer.h"
