@@ -4,7 +4,8 @@
 float and int8 programs with `plugrt bench` at 1 and 2 threads.
 
     python3 bench/quantize_zoo.py [--plugrt build/bin/plugrt] [--work DIR] [--samples 8]
-                                  [--observer minmax] [--pretrained] [--json FILE]
+                                  [--iterations 20] [--repeats 3] [--observer minmax]
+                                  [--pretrained] [--json FILE]
 
 The models are exported with random weights (torchvision's constructors, seeded) unless
 --pretrained is given and the weights can be downloaded; the calibration set is seeded
@@ -18,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -56,6 +58,17 @@ def bench(plugrt, program, threads, iterations):
     return json.loads(out)["median_ms"]
 
 
+def timings(plugrt, programs, iterations, repeats):
+    """Median of `repeats` medians per (kind, threads), the kinds taking turns so that a
+    busy spell of the machine falls on both."""
+    figures = {}
+    for _ in range(repeats):
+        for threads in (1, 2):
+            for kind, program in programs.items():
+                figures.setdefault(f"{kind}_ms_{threads}t", []).append(bench(plugrt, program, threads, iterations))
+    return {key: float(np.median(values)) for key, values in figures.items()}
+
+
 def output_of(plugrt, program, sample, directory):
     run([plugrt, "run", program, "--input", f"input={sample}", "--output-dir", directory])
     return np.load(os.path.join(directory, "output.npy")).ravel()
@@ -68,18 +81,18 @@ def measure(args, name, work):
     export(name, onnx_path, args.pretrained)
     calibration = os.path.join(work, f"{name}_calibration", "samples")
     write_samples(calibration, args.samples)
+    start = time.monotonic()
     run([plugrt, "quantize", onnx_path, "-o", int8_path, "--calibrate", calibration, "--observer", args.observer,
          "--report", os.path.join(work, f"{name}.report.tsv")])
-    result = {"model": name, "pretrained": args.pretrained}
-    outputs = {}
+    result = {"model": name, "pretrained": args.pretrained, "quantize_s": time.monotonic() - start}
+    outputs, programs = {}, {}
+    held_out = os.path.join(os.path.dirname(calibration), f"sample{args.samples}.npy")
     for kind, path in (("float", onnx_path), ("int8", int8_path)):
-        program = path + ".prt"
-        summary = json.loads(run([plugrt, "compile", path, "-o", program, "--json"]))
+        programs[kind] = path + ".prt"
+        summary = json.loads(run([plugrt, "compile", path, "-o", programs[kind], "--json"]))
         result[f"{kind}_partitions"] = [(p["backend"], p["nodes"]) for p in summary["partitions"]]
-        for threads in (1, 2):
-            result[f"{kind}_ms_{threads}t"] = bench(plugrt, program, threads, args.iterations)
-        held_out = os.path.join(os.path.dirname(calibration), f"sample{args.samples}.npy")
-        outputs[kind] = output_of(plugrt, program, held_out, os.path.join(work, f"{name}_{kind}_out"))
+        outputs[kind] = output_of(plugrt, programs[kind], held_out, os.path.join(work, f"{name}_{kind}_out"))
+    result.update(timings(plugrt, programs, args.iterations, args.repeats))
     a, b = outputs["float"], outputs["int8"]
     result["cosine"] = float(np.dot(a, b) / np.sqrt(np.dot(a, a) * np.dot(b, b)))
     return result
@@ -91,6 +104,7 @@ def main():
     parser.add_argument("--work", help="where models and programs go (default: a temporary directory)")
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3, help="bench runs per figure (their median is kept)")
     parser.add_argument("--observer", default="minmax", choices=["minmax", "percentile", "entropy"])
     parser.add_argument("--pretrained", action="store_true", help="download torchvision's weights")
     parser.add_argument("--json", help="also write the results here")
@@ -99,10 +113,11 @@ def main():
         work = args.work or temporary
         os.makedirs(work, exist_ok=True)
         results = [measure(args, name, work) for name in MODELS]
-    print(f"{'model':14} {'float 1t':>9} {'int8 1t':>9} {'float 2t':>9} {'int8 2t':>9} {'cosine':>8}  (median ms)")
+    print(f"{'model':14} {'float 1t':>9} {'int8 1t':>9} {'float 2t':>9} {'int8 2t':>9} {'cosine':>8} "
+          f"{'quantize':>9}  (median ms; quantize in s)")
     for r in results:
         print(f"{r['model']:14} {r['float_ms_1t']:9.2f} {r['int8_ms_1t']:9.2f} {r['float_ms_2t']:9.2f} "
-              f"{r['int8_ms_2t']:9.2f} {r['cosine']:8.4f}")
+              f"{r['int8_ms_2t']:9.2f} {r['cosine']:8.4f} {r['quantize_s']:9.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
