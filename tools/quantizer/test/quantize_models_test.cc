@@ -177,12 +177,10 @@ TEST_F(QuantizeModels, TinyCnnBecomesValidQdqThatAgreesWithFloat) {
   expect_agrees_with_float(*this, options.output);
 }
 
-TEST_F(QuantizeModels, EachConvBecomesQLinearConvOnOnednnWithinOneQuantumOfPortable) {
-  if (onednn_.empty()) GTEST_SKIP() << "the onednn plugin is not built (PLUGRT_BUILD_ONEDNN is off)";
-  QuantizeOptions options = cnn_options("tiny_cnn_onednn");
-  ASSERT_TRUE(quantize(options).is_ok());
-  // Every quantized activation made an output too, to compare the backends there.
-  onnx::ModelProto model = load_model(options.output);
+/// Writes the QDQ model at `path` to `probed` with every quantized activation (a
+/// DequantizeLinear's output) also an output; returns each one's scale.
+std::map<std::string, float> probe_quantized_activations(const std::string& path, const std::string& probed) {
+  onnx::ModelProto model = load_model(path);
   onnx::ModelProto inferred = model;
   onnx::shape_inference::InferShapes(inferred);
   std::map<std::string, onnx::TypeProto> types;
@@ -197,23 +195,36 @@ TEST_F(QuantizeModels, EachConvBecomesQLinearConvOnOnednnWithinOneQuantumOfPorta
     output->set_name(node.output(0));
     *output->mutable_type() = types.at(node.output(0));
   }
-  const std::string probed = temp_path("tiny_cnn_probed.int8.onnx");
   save_model(model, probed);
-  const compiler::CompiledModel on_onednn = compile(probed, {"onednn"});
-  size_t qlinear_on_onednn = 0;
-  for (const compiler::PartitionSummary& p : on_onednn.summary.partitions) {
-    if (p.backend == "onednn" && p.op_counts.count("QLinearConv") != 0)
-      qlinear_on_onednn += p.op_counts.at("QLinearConv");
-  }
-  EXPECT_EQ(qlinear_on_onednn, 5u);
-  const std::vector<float> input = reproducible(element_count(kCnnInput), 11);
-  auto onednn = run(on_onednn, input);
-  auto portable = run(compile(probed, {"portable"}), input);
-  ASSERT_FALSE(scales.empty());
-  for (const auto& [name, scale] : scales) {
-    ASSERT_EQ(onednn[name].size(), portable[name].size()) << name;
-    for (size_t i = 0; i < onednn[name].size(); ++i) {
-      ASSERT_LE(std::fabs(onednn[name][i] - portable[name][i]), scale * 1.001f) << name << " element " << i;
+  return scales;
+}
+
+TEST_F(QuantizeModels, EachConvBecomesQLinearConvOnOnednnWithinOneQuantumOfPortable) {
+  if (onednn_.empty()) GTEST_SKIP() << "the onednn plugin is not built (PLUGRT_BUILD_ONEDNN is off)";
+  for (bool int8 : {false, true}) {
+    SCOPED_TRACE(int8 ? "int8 activations" : "uint8 activations");
+    QuantizeOptions options = cnn_options(int8 ? "tiny_cnn_onednn_int8" : "tiny_cnn_onednn");
+    options.int8_activations = int8;
+    ASSERT_TRUE(quantize(options).is_ok());
+    const std::string probed = temp_path(int8 ? "tiny_cnn_probed_int8.onnx" : "tiny_cnn_probed.onnx");
+    const std::map<std::string, float> scales = probe_quantized_activations(options.output, probed);
+    const compiler::CompiledModel on_onednn = compile(probed, {"onednn"});
+    size_t qlinear_on_onednn = 0;
+    for (const compiler::PartitionSummary& p : on_onednn.summary.partitions) {
+      if (p.backend == "onednn" && p.op_counts.count("QLinearConv") != 0) {
+        qlinear_on_onednn += p.op_counts.at("QLinearConv");
+      }
+    }
+    EXPECT_EQ(qlinear_on_onednn, 5u);
+    const std::vector<float> input = reproducible(element_count(kCnnInput), 11);
+    auto onednn = run(on_onednn, input);
+    auto portable = run(compile(probed, {"portable"}), input);
+    ASSERT_FALSE(scales.empty());
+    for (const auto& [name, scale] : scales) {
+      ASSERT_EQ(onednn[name].size(), portable[name].size()) << name;
+      for (size_t i = 0; i < onednn[name].size(); ++i) {
+        ASSERT_LE(std::fabs(onednn[name][i] - portable[name][i]), scale * 1.001f) << name << " element " << i;
+      }
     }
   }
 }
