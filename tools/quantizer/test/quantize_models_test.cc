@@ -174,6 +174,14 @@ TEST_F(QuantizeModels, TinyCnnBecomesValidQdqThatAgreesWithFloat) {
   EXPECT_EQ(count_ops(model, "Relu"), 0u);  // both folded into their Conv's output quantization
   EXPECT_EQ(count_ops(model, "Clip"), 0u);  // a ReLU6, folded the same way
   EXPECT_EQ(count_ops(model, "Gemm"), 0u);
+  // Every group written is one the importer's QDQ pass turns into an integer op.
+  std::map<std::string, size_t> ops;
+  for (const auto& p : compile(options.output, {"portable"}).summary.partitions) {
+    for (const auto& [op, count] : p.op_counts) ops[op] += count;
+  }
+  EXPECT_EQ(ops["QLinearConv"], 5u);
+  EXPECT_EQ(ops["QLinearMatMul"], 1u);
+  EXPECT_EQ(ops.count("Conv") + ops.count("MatMul"), 0u);
   expect_agrees_with_float(*this, options.output);
 }
 
