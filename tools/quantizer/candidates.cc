@@ -40,10 +40,11 @@ bool is_relu(const onnx::GraphProto& graph, const onnx::NodeProto& node) {
   return node.op_type() == "Clip" && node.input_size() >= 2 && constant_scalar(graph, node.input(1), &low) && low == 0;
 }
 
-/// The Relu that alone reads `node`'s output, when the output is no graph output.
-int64_t folded_relu(const onnx::GraphProto& graph, size_t node, const std::set<std::string>& outputs) {
+/// The Relu that alone reads `node`'s output, when the output is no graph output and no
+/// subgraph reads it (`kept`: both).
+int64_t folded_relu(const onnx::GraphProto& graph, size_t node, const std::set<std::string>& kept) {
   const std::string& y = graph.node(static_cast<int>(node)).output(0);
-  if (outputs.count(y) != 0) return -1;
+  if (kept.count(y) != 0) return -1;
   int64_t relu = -1;
   size_t readers = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -117,7 +118,9 @@ void bypass_constant_identities(onnx::GraphProto* graph) {
 }  // namespace
 
 std::vector<Candidate> find_candidates(const onnx::GraphProto& graph) {
-  const std::set<std::string> outputs = graph_outputs(graph);
+  std::set<std::string> kept = graph_outputs(graph);
+  const std::set<std::string> read_inside = subgraph_reads(graph);
+  kept.insert(read_inside.begin(), read_inside.end());
   std::vector<Candidate> candidates;
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
@@ -128,7 +131,7 @@ std::vector<Candidate> find_candidates(const onnx::GraphProto& graph) {
     c.op_type = node.op_type();
     c.input = node.input(0);
     c.node_output = node.output(0);
-    c.relu = folded_relu(graph, c.node, outputs);
+    c.relu = folded_relu(graph, c.node, kept);
     c.output = c.relu >= 0 ? graph.node(static_cast<int>(c.relu)).output(0) : c.node_output;
     candidates.push_back(c);
   }

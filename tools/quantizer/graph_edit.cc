@@ -114,6 +114,17 @@ void drop_unread_initializers(onnx::GraphProto* graph) {
   graph->mutable_input()->Swap(&inputs);
 }
 
+std::set<std::string> subgraph_reads(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) read_names(a.g(), &names);
+      for (const onnx::GraphProto& subgraph : a.graphs()) read_names(subgraph, &names);
+    }
+  }
+  return names;
+}
+
 bool is_initializer(const onnx::GraphProto& graph, const std::string& name) {
   return find_initializer(graph, name) != nullptr;
 }

@@ -45,6 +45,9 @@ int64_t default_opset(const onnx::ModelProto& model);
 /// replaced), with the graph inputs an older model declares for them.
 void drop_unread_initializers(onnx::GraphProto* graph);
 
+/// The names the subgraphs of `graph`'s nodes read (from the enclosing scope or their own).
+std::set<std::string> subgraph_reads(const onnx::GraphProto& graph);
+
 /// Whether `name` is an initializer of `graph`.
 bool is_initializer(const onnx::GraphProto& graph, const std::string& name);
 /// The names of `graph`'s outputs.
