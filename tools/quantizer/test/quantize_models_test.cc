@@ -7,6 +7,8 @@
 #include <map>
 #include <random>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
@@ -51,9 +53,14 @@ size_t element_count(const std::vector<int64_t>& shape) {
   return count;
 }
 
+/// TempDir()/plugrt_quantizer_<pid>_<name>: each test process has its own files.
+std::string temp_path(const std::string& name) {
+  return (fs::path(::testing::TempDir()) / ("plugrt_quantizer_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
 /// A fresh directory of `samples` seeded normal inputs of `shape` (DIR/*.npy).
 std::string write_calibration(const std::string& name, const std::vector<int64_t>& shape, size_t samples) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("calibration_" + name);
+  const fs::path dir = temp_path("calibration_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (size_t s = 0; s < samples; ++s) {
@@ -62,8 +69,6 @@ std::string write_calibration(const std::string& name, const std::vector<int64_t
   }
   return dir.string();
 }
-
-std::string temp_path(const std::string& name) { return (fs::path(::testing::TempDir()) / name).string(); }
 
 onnx::ModelProto load_model(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -91,6 +96,15 @@ class QuantizeModels : public ::testing::Test {
     if (onednn_.empty()) return;
     Result<PluginId> loaded = loader_.load(onednn_);
     ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  }
+
+  /// Removes what this process wrote (temp_path()).
+  void TearDown() override {
+    const std::string prefix = fs::path(temp_path("")).filename().string();
+    std::error_code error;
+    for (const fs::directory_entry& entry : fs::directory_iterator(::testing::TempDir(), error)) {
+      if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(entry.path(), error);
+    }
   }
 
   Result<QuantizeReport> quantize(QuantizeOptions options) { return quantize_model(options, registry_); }
@@ -356,7 +370,7 @@ TEST_F(QuantizeModels, SeveralInputsCalibrateFromOneDirectoryPerSample) {
   options.model = temp_path("two_inputs.onnx");
   options.output = temp_path("two_inputs.int8.onnx");
   save_model(two_input_model(), options.model);
-  const fs::path dir = fs::path(::testing::TempDir()) / "calibration_two_inputs";
+  const fs::path dir = temp_path("calibration_two_inputs");
   fs::remove_all(dir);
   for (uint32_t s = 0; s < 4; ++s) {
     const fs::path sample = dir / ("sample" + std::to_string(s));
@@ -383,14 +397,14 @@ TEST_F(QuantizeModels, BadInputsAreRefusedNamingTheFileAndReason) {
   options.calibrate = temp_path("no_such_dir");
   EXPECT_THAT(quantize(options).status().message(), HasSubstr("no_such_dir: not a calibration directory"));
   // A sample of the wrong shape.
-  const fs::path wrong = fs::path(::testing::TempDir()) / "calibration_wrong_shape";
+  const fs::path wrong = temp_path("calibration_wrong_shape");
   fs::create_directories(wrong);
   ASSERT_TRUE(tools::write_npy((wrong / "a.npy").string(), float_array(std::vector<float>(12), {1, 3, 2, 2})).is_ok());
   options.calibrate = wrong.string();
   EXPECT_THAT(quantize(options).status().message(),
               HasSubstr("a.npy: float32 [1,3,2,2] does not fit input 'input' of the model (float32 [1,3,32,32])"));
   // A sample directory whose file names no input.
-  const fs::path named = fs::path(::testing::TempDir()) / "calibration_wrong_name" / "sample0";
+  const fs::path named = fs::path(temp_path("calibration_wrong_name")) / "sample0";
   fs::create_directories(named);
   ASSERT_TRUE(
       tools::write_npy((named / "image.npy").string(), float_array(std::vector<float>(12), {1, 3, 2, 2})).is_ok());

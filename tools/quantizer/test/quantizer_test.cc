@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <random>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -77,7 +79,8 @@ TEST(QuantizeWeights, SymmetricPerOutputChannel) {
 TEST(CalibrationSamples, ErrorsNameTheDirectoryAndTheReason) {
   EXPECT_THAT(read_samples("", {"x"}).status().message(), HasSubstr("no calibration directory"));
   EXPECT_THAT(read_samples("no/such/dir", {"x"}).status().message(), HasSubstr("no/such/dir: not a calibration"));
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "empty_calibration";
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("plugrt_quantizer_empty_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   EXPECT_THAT(read_samples(dir.string(), {"x"}).status().message(), HasSubstr("holds no .npy file"));
