@@ -87,6 +87,7 @@ TEST(CalibrationSamples, ErrorsNameTheDirectoryAndTheReason) {
   EXPECT_THAT(read_samples(dir.string(), {"a", "b"}).status().message(), HasSubstr("holds no sample directory"));
   std::filesystem::create_directories(dir / "sample0");
   EXPECT_THAT(read_samples(dir.string(), {"a", "b"}).status().message(), HasSubstr("has no a.npy for input 'a'"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
