@@ -87,24 +87,32 @@ std::vector<Candidate> chosen(const std::vector<Candidate>& candidates, const st
 using Writer = std::function<void(onnx::GraphProto*, const std::vector<Candidate>&)>;
 
 /// Writes the report's quantized nodes into a copy of `prepared`, measures each one's
-/// output error on `samples` (none: no measure) and fills the report; returns the copy.
+/// output error and the model outputs' on `samples` (none: no measure) and fills the
+/// report; returns the copy.
 Result<onnx::ModelProto> quantize_and_measure(const onnx::ModelProto& prepared,
                                               const std::vector<Candidate>& candidates, const Writer& write,
                                               const std::vector<Sample>& samples, const QuantizeOptions& options,
-                                              Registry& registry, std::vector<NodeReport>* rows) {
+                                              Registry& registry, QuantizeReport* report) {
   onnx::ModelProto model = prepared;
-  write(model.mutable_graph(), chosen(candidates, *rows));
+  write(model.mutable_graph(), chosen(candidates, report->nodes));
   if (samples.empty()) return model;
-  std::vector<std::string> outputs;
-  for (const NodeReport& row : *rows) {
-    if (row.quantized) outputs.push_back(row.output);
+  std::vector<std::string> compared;
+  for (const NodeReport& row : report->nodes) {
+    if (row.quantized) compared.push_back(row.output);
   }
-  PLUGRT_ASSIGN_OR_RETURN(auto errors, measure_error(prepared, model, outputs, samples, options, registry));
-  for (NodeReport& row : *rows) {
+  for (const onnx::ValueInfoProto& output : prepared.graph().output()) compared.push_back(output.name());
+  PLUGRT_ASSIGN_OR_RETURN(auto errors, measure_error(prepared, model, compared, samples, options, registry));
+  for (NodeReport& row : report->nodes) {
     auto found = errors.find(row.output);
     if (!row.quantized || found == errors.end()) continue;
     row.relative_l2 = found->second.relative_l2;
     row.cosine = found->second.cosine;
+  }
+  report->outputs.clear();
+  for (const onnx::ValueInfoProto& output : prepared.graph().output()) {
+    auto found = errors.find(output.name());
+    if (found != errors.end())
+      report->outputs.push_back({output.name(), found->second.relative_l2, found->second.cosine});
   }
   return model;
 }
@@ -141,10 +149,10 @@ Result<QuantizeReport> quantize_with(const onnx::ModelProto& prepared, const std
                                      const QuantizeOptions& options, Registry& registry) {
   report.samples = samples.size();
   PLUGRT_ASSIGN_OR_RETURN(onnx::ModelProto model,
-                          quantize_and_measure(prepared, candidates, write, samples, options, registry, &report.nodes));
+                          quantize_and_measure(prepared, candidates, write, samples, options, registry, &report));
   if (!samples.empty() && apply_tolerance(options.tolerance, &report.nodes)) {
-    PLUGRT_ASSIGN_OR_RETURN(
-        model, quantize_and_measure(prepared, candidates, write, samples, options, registry, &report.nodes));
+    PLUGRT_ASSIGN_OR_RETURN(model,
+                            quantize_and_measure(prepared, candidates, write, samples, options, registry, &report));
   }
   PLUGRT_RETURN_IF_ERROR(write_model(model, options.output));
   return report;
@@ -200,6 +208,11 @@ std::string report_text(const QuantizeReport& report) {
     char figures[64];
     std::snprintf(figures, sizeof(figures), "%.6f\t%.6f", row.relative_l2, row.cosine);
     out << (row.quantized && report.samples > 0 ? figures : "-\t-") << "\t" << row.reason << "\n";
+  }
+  for (const OutputReport& output : report.outputs) {
+    char figures[96];
+    std::snprintf(figures, sizeof(figures), "relative_l2 %.6f, cosine %.6f", output.relative_l2, output.cosine);
+    out << "model output '" << output.output << "': " << figures << "\n";
   }
   return out.str();
 }

@@ -51,8 +51,16 @@ struct NodeReport {
   double cosine = 1;
 };
 
+/// How far one of the model's own (float32) outputs moved, over the calibration set.
+struct OutputReport {
+  std::string output;
+  double relative_l2 = 0;
+  double cosine = 1;
+};
+
 struct QuantizeReport {
   std::vector<NodeReport> nodes;
+  std::vector<OutputReport> outputs;  ///< measured when there are samples
   size_t samples = 0;
 };
 

@@ -109,6 +109,8 @@ cp "$models/mlp.input.npy" "$dir/wrong-shape/"
 cp "$models/tiny_cnn.input.npy" "$dir/wrong-name/sample0/image.npy"
 check quantize 0 "^/features/features.0/Conv	Conv	yes	" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration"
+check quantize-output-error 0 "^model output 'output': relative_l2 0\.[0-9]+, cosine 0\.99" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration"
 check quantize-compiles 0 "QLinearConv x5" -- \
   "$plugrt" compile "$dir/cnn.int8.onnx" -o "$dir/cnn.int8.prt" --backends portable
 check quantize-runs 0 "ran " -- "$plugrt" run "$dir/cnn.int8.prt" --input "input=$models/tiny_cnn.input.npy"

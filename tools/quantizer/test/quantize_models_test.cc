@@ -182,6 +182,9 @@ TEST_F(QuantizeModels, TinyCnnBecomesValidQdqThatAgreesWithFloat) {
     EXPECT_TRUE(row.quantized) << row.node;
     EXPECT_GT(row.cosine, 0.99) << row.node;
   }
+  ASSERT_EQ(report->outputs.size(), 1u);  // the model's own output, measured too
+  EXPECT_EQ(report->outputs[0].output, "output");
+  EXPECT_GT(report->outputs[0].cosine, 0.99);
   EXPECT_NO_THROW(onnx::checker::check_model(options.output));
   const onnx::ModelProto model = load_model(options.output);
   EXPECT_EQ(count_ops(model, "Conv"), 5u);
