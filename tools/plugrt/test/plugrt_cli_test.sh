@@ -117,6 +117,10 @@ check quantize-runs 0 "ran " -- "$plugrt" run "$dir/cnn.int8.prt" --input "input
 check quantize-report-file 0 "quantized .* \(5 of 6 nodes, static, 1 calibration samples\)" -- \
   "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration" \
   --observer entropy --exclude /features/features.0/Conv --report "$dir/report.tsv"
+check quantize-percentile 0 "^/classifier/Gemm	Gemm	yes	" -- "$plugrt" quantize "$models/tiny_cnn.onnx" \
+  -o "$dir/x.onnx" --calibrate "$dir/calibration" --observer percentile --percentile 99.9 --activations int8
+check quantize-bad-percentile 105 "percentile" -- "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" \
+  --calibrate "$dir/calibration" --observer percentile --percentile 20
 check quantize-report-excluded 0 "Conv	no	-	-	excluded" -- cat "$dir/report.tsv"
 check quantize-dynamic 0 "quantized .* \(2 of 2 nodes, dynamic, 0 calibration samples\)" -- \
   "$plugrt" quantize "$models/mlp.onnx" -o "$dir/mlp.dynamic.onnx" --dynamic
