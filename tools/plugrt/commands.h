@@ -31,6 +31,7 @@ void add_backends_command(CLI::App& app, CommandResult& result);
 void add_doctor_command(CLI::App& app, CommandResult& result);
 void add_inspect_command(CLI::App& app, CommandResult& result);
 void add_new_backend_command(CLI::App& app, CommandResult& result);
+void add_quantize_command(CLI::App& app, CommandResult& result);
 
 /// True when `path` starts with a program file's magic.
 bool is_program_file(const std::string& path);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugrt: compile, run and inspect programs; list, inspect and diagnose backends.
+// plugrt: compile, quantize, run and inspect programs; list, inspect and diagnose backends.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   plugrt::tools::add_doctor_command(app, result);
   plugrt::tools::add_inspect_command(app, result);
   plugrt::tools::add_new_backend_command(app, result);
+  plugrt::tools::add_quantize_command(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;
 }

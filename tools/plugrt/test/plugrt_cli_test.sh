@@ -101,6 +101,53 @@ check untrusted-refused 0 "why: not trusted: the file is writable by every user"
   "$plugrt" doctor --plugin-dir "$writable"
 check untrusted-allowed 0 "^offset +good .* yes" -- "$plugrt" backends --plugin-dir "$writable" --allow-untrusted-plugins
 
+# quantize: the bundled CNN calibrated on its one sample, then compiled (the QDQ groups
+# become QLinearConv); errors name the file and the reason
+mkdir -p "$dir/calibration" "$dir/wrong-shape" "$dir/wrong-name/sample0"
+cp "$models/tiny_cnn.input.npy" "$dir/calibration/"
+cp "$models/mlp.input.npy" "$dir/wrong-shape/"
+cp "$models/tiny_cnn.input.npy" "$dir/wrong-name/sample0/image.npy"
+check quantize 0 "^/features/features.0/Conv	Conv	yes	" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration"
+check quantize-output-error 0 "^model output 'output': relative_l2 0\.[0-9]+, cosine 0\.99" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration"
+check quantize-compiles 0 "QLinearConv x5" -- \
+  "$plugrt" compile "$dir/cnn.int8.onnx" -o "$dir/cnn.int8.prt" --backends portable
+check quantize-runs 0 "ran " -- "$plugrt" run "$dir/cnn.int8.prt" --input "input=$models/tiny_cnn.input.npy"
+check quantize-report-file 0 "quantized .* \(5 of 6 nodes, static, 1 calibration samples\)" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/cnn.int8.onnx" --calibrate "$dir/calibration" \
+  --observer entropy --exclude /features/features.0/Conv --report "$dir/report.tsv"
+check quantize-percentile 0 "^/classifier/Gemm	Gemm	yes	" -- "$plugrt" quantize "$models/tiny_cnn.onnx" \
+  -o "$dir/x.onnx" --calibrate "$dir/calibration" --observer percentile --percentile 99.9 --activations int8
+check quantize-bad-percentile 105 "percentile" -- "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" \
+  --calibrate "$dir/calibration" --observer percentile --percentile 20
+check quantize-report-excluded 0 "Conv	no	-	-	excluded" -- cat "$dir/report.tsv"
+check quantize-dynamic 0 "quantized .* \(2 of 2 nodes, dynamic, 0 calibration samples\)" -- \
+  "$plugrt" quantize "$models/mlp.onnx" -o "$dir/mlp.dynamic.onnx" --dynamic
+check quantize-dynamic-runs 0 "ran " -- sh -c "'$plugrt' compile '$dir/mlp.dynamic.onnx' -o '$dir/mlp.dynamic.prt' \
+  --backends portable >/dev/null && '$plugrt' run '$dir/mlp.dynamic.prt'"
+check quantize-no-calibration 2 "tiny_cnn\.onnx: static quantization needs --calibrate DIR" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx"
+mkdir -p "$dir/calibration-candidates"
+cp "$models/control_flow_head.input.npy" "$dir/calibration-candidates/"
+check quantize-dynamic-dimension 0 "quantized .* \(1 of 1 nodes, static, 1 calibration samples\)" -- \
+  "$plugrt" quantize "$models/control_flow_head.onnx" -o "$dir/x.onnx" --calibrate "$dir/calibration-candidates"
+check quantize-wrong-rank 1 "tiny_cnn\.input\.npy: does not fit the model: input 'input' has rank 3" -- \
+  "$plugrt" quantize "$models/control_flow_head.onnx" -o "$dir/x.onnx" --calibrate "$dir/calibration"
+check quantize-help 0 "--observer .*minmax,percentile,entropy" -- "$plugrt" quantize --help
+mkdir -p "$dir/calibration-mlp"
+cp "$models/mlp.input.npy" "$dir/calibration-mlp/"
+check quantize-dynamic-calibrate 0 "^/net/net.0/Gemm	Gemm	yes	0\.[0-9]+	0\.99" -- \
+  "$plugrt" quantize "$models/mlp.onnx" -o "$dir/x.onnx" --dynamic --calibrate "$dir/calibration-mlp"
+check quantize-missing-dir 1 "nowhere: not a calibration directory" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/nowhere"
+check quantize-wrong-shape 1 "mlp\.input\.npy: float32 \[4,64\] does not fit input 'input'" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/wrong-shape"
+check quantize-wrong-name 1 "image\.npy: names no input of the model \(its inputs: 'input'\)" -- \
+  "$plugrt" quantize "$models/tiny_cnn.onnx" -o "$dir/x.onnx" --calibrate "$dir/wrong-name"
+check quantize-missing-model 1 "nowhere\.onnx: cannot read the model" -- \
+  "$plugrt" quantize "$dir/nowhere.onnx" --calibrate "$dir/calibration"
+
 # compile, run, bench on the bundled model
 check compile 0 "portable:0: 17 nodes" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/cnn.prt" --backends portable
