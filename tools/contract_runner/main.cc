@@ -33,7 +33,7 @@ constexpr char kUsage[] =
     "      it lacks is not offered (constants by name before 1.4, graphs with symbols before\n"
     "      1.5); the plugin must load and run, or refuse cleanly, as on that host. Not with\n"
     "      --isolate. ExecuteStaysWithinItsThreadBudget counts the process's threads while a\n"
-    "      handle given a budget of 2 executes\n"
+    "      handle given a budget of 1, then 2, executes\n"
     "  plugrt-contract-test --plugin PATH [--backend NAME] [--isolate] --model M.onnx\n"
     "                       --input NAME=FILE.npy ... --expect NAME=FILE.npy ... [--dim NAME=MIN..MAX ...]\n"
     "      your model through the plugin alone (partition, preprocess, init, execute), each\n"
