@@ -98,10 +98,9 @@ Result<compiler::ImportedModel> import_model(const std::string& model,
   for (;;) {
     problem = compiler::InputShapeProblem{};
     Result<compiler::ImportedModel> imported = compiler::import_onnx_file(model, import_options);
-    if (imported.is_ok() || problem.kind != compiler::InputShapeProblem::Kind::kShapeNeeded) {
-      if (imported.is_ok()) return imported;
-      return Status(imported.code(), shape_error(model, problem, imported.status()));
-    }
+    if (imported.is_ok()) return imported;
+    const Status why(imported.code(), shape_error(model, problem, imported.status()));
+    if (problem.kind != compiler::InputShapeProblem::Kind::kShapeNeeded) return why;
     size_t added = 0;
     for (const compiler::NeededShape& needed : problem.needed) {
       auto given = inputs.find(needed.input);
@@ -109,7 +108,7 @@ Result<compiler::ImportedModel> import_model(const std::string& model,
       import_options.input_shapes[needed.input] = given->second.shape;
       ++added;
     }
-    if (added == 0) return Status(imported.code(), shape_error(model, problem, imported.status()));
+    if (added == 0) return why;
   }
 }
 
