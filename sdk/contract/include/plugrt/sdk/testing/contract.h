@@ -41,8 +41,9 @@ struct ContractConfig {
   int host_abi_minor = -1;
 };
 
-/// Parses --plugin, --blob and --isolate out of argv (and --help), sets up the suite, runs every
-/// test through GoogleTest (which reads the remaining flags, e.g. --gtest_filter).
+/// Parses --plugin, --blob, --isolate, --require-available, --check-timeout and --host-abi
+/// out of argv (and --help), sets up the suite, runs every test through GoogleTest (which
+/// reads the remaining flags, e.g. --gtest_filter).
 /// Returns the process exit code: 0 when every check passed.
 int run_contract_tests(int argc, char** argv);
 
