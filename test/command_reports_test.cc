@@ -5,6 +5,7 @@
 // the backend's own message; in `run --report`, `run --json` and `doctor --program`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -74,6 +75,34 @@ TEST_F(CommandReports, ARefusedPluginIsNamedWithTheLoadersReasonInEveryReport) {
   CommandResult doctor = plugrt(work_, "doctor --plugin-dir " + plugins_.path() + " --program " + program);
   EXPECT_EQ(doctor.exit_code, 0) << doctor.output;
   EXPECT_THAT(doctor.output, refused);
+}
+
+// The other refusals the loader makes: the file's mode, a missing entry function, a digest
+// the allow-list does not pin. Each reason reaches `run --report`.
+TEST_F(CommandReports, EveryKindOfRefusalIsNamedInTheRunReport) {
+  struct Case {
+    std::string plugin, backend, flags, reason;
+  };
+  const std::vector<Case> cases = {
+      {"good", "offset", "", "is writable by every user"},
+      {"no_entry", "no_entry", "", "does not export its entry function"},
+      {"good", "offset", " --plugin-allow-list " + work_.write("pins.txt", "# none\n"),
+       "is not in the plugin allow-list"},
+  };
+  for (const Case& c : cases) {
+    TempDirectory plugins;
+    const std::string file = plugins.add_plugin(c.plugin, c.backend);
+    if (c.reason == "is writable by every user") chmod(file.c_str(), 0666);
+    OffsetProgramOptions options;
+    options.backend = c.backend;
+    const std::string where = write_program(work_, options) + " --plugin-dir " + plugins.path() + c.flags;
+    CommandResult report = plugrt(work_, "run " + where + " --report --placement as-compiled");
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    EXPECT_THAT(report.output,
+                AllOf(HasSubstr("ran on portable"), HasSubstr("backend '" + c.backend + "' is not available"),
+                      HasSubstr(c.reason), Not(HasSubstr("not installed"))))
+        << c.plugin << ", " << c.reason;
+  }
 }
 
 TEST_F(CommandReports, AnInitThatFailsWithAnInternalErrorFallsBackWithTheBackendsMessage) {
