@@ -79,8 +79,8 @@ std::string npy(const std::vector<int64_t>& shape, const std::vector<float>& val
 class TempFiles {
  public:
   TempFiles() {
-    char pattern[] = "/tmp/plugrt_kit_model_XXXXXX";
-    dir_ = mkdtemp(pattern) != nullptr ? pattern : "";
+    std::string pattern = ::testing::TempDir() + "plugrt_kit_model_XXXXXX";
+    dir_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
   }
   ~TempFiles() {
     for (const std::string& path : written_) std::remove(path.c_str());
