@@ -265,6 +265,10 @@ TEST(ContractKit, AHostAbiItCannotPlayIsAUsageError) {
     EXPECT_EQ(r.exit_code, 2) << abi << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr("--host-abi '" + std::string(abi) + "' is not 1.N with N from 0 to"));
   }
+  RunResult with_model = run_kit(PORTABLE_PLUGIN, "--host-abi 1.3 --model " + model("tiny_cnn.onnx") +
+                                                      " --expect output=" + model("tiny_cnn.output.npy"));
+  EXPECT_EQ(with_model.exit_code, 2) << with_model.output;
+  EXPECT_THAT(with_model.output, HasSubstr("--host-abi plays an older host in the contract checks"));
   RunResult isolated = run_kit(test_plugin("sdk_good"), "--host-abi 1.3 --isolate");
   EXPECT_EQ(isolated.exit_code, 2) << isolated.output;
   EXPECT_THAT(isolated.output, HasSubstr("--host-abi plays the host in this process"));

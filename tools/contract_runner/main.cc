@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   ConformanceOptions conformance;
   bool conformance_mode = false;
   std::string threads;
+  std::string host_abi;
   std::vector<std::string> unknown;  // GoogleTest's flags, for the contract checks
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
       continue;
     }
     std::string ignored;
+    if (value("--host-abi", &host_abi)) continue;                                  // the contract checks' own
     if (arg == "--require-available" || arg == "--help" || arg == "-h") continue;  // the contract checks' own
     if (value("--plugin", &model.plugin_path) || value("--backend", &model.backend) || value("--model", &model.model) ||
         values("--input", &model.inputs) || values("--expect", &model.expected) || values("--dim", &model.dims) ||
@@ -123,6 +125,11 @@ int main(int argc, char** argv) {
   }
   if (!unknown.empty()) {
     std::cerr << "plugrt-contract-test: unknown argument '" << unknown[0] << "'\n" << kUsage;
+    return 2;
+  }
+  if (!host_abi.empty()) {
+    std::cerr << "plugrt-contract-test: --host-abi plays an older host in the contract checks; --model and "
+                 "--conformance run the plugin on this runtime\n";
     return 2;
   }
   if (!model.model.empty() && conformance_mode) {
