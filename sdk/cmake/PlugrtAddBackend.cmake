@@ -66,14 +66,15 @@ function(plugrt_add_backend)
   endif()
 endfunction()
 
-# plugrt_add_contract_test(<backend target> [BLOB <file>] [NAME <test name>] [ISOLATED])
+# plugrt_add_contract_test(<backend target> [BLOB <file>] [NAME <test name>] [ISOLATED]
+#                          [HOST_ABI <1.N>])
 #
 # Registers a ctest that runs the contract kit (plugrt-contract-test) on the plugin that
 # <backend target> builds; ISOLATED runs its backends in a plugrt-backend-host process, as
-# the runtime's --isolate does. Needs PLUGRT_CONTRACT_TEST_EXECUTABLE (set by
+# the runtime's --isolate does; HOST_ABI plays a host of that older ABI minor (--host-abi). Needs PLUGRT_CONTRACT_TEST_EXECUTABLE (set by
 # find_package(plugrt) when the kit is installed, and inside the plugrt tree).
 function(plugrt_add_contract_test target)
-  cmake_parse_arguments(ARG "ISOLATED" "BLOB;NAME" "" ${ARGN})
+  cmake_parse_arguments(ARG "ISOLATED" "BLOB;NAME;HOST_ABI" "" ${ARGN})
   if(NOT PLUGRT_CONTRACT_TEST_EXECUTABLE)
     message(WARNING "plugrt_add_contract_test: the contract kit (plugrt-contract-test) is not available")
     return()
@@ -88,6 +89,9 @@ function(plugrt_add_contract_test target)
   endif()
   if(ARG_ISOLATED)
     list(APPEND extra --isolate)
+  endif()
+  if(ARG_HOST_ABI)
+    list(APPEND extra --host-abi "${ARG_HOST_ABI}")
   endif()
   add_test(NAME ${name} COMMAND "${PLUGRT_CONTRACT_TEST_EXECUTABLE}" --plugin "$<TARGET_FILE:${target}>" ${extra})
 endfunction()

@@ -4,47 +4,23 @@
 // written with the wrapper).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <array>
 #include <cstdio>
-#include <cstring>
+#include <fstream>
 #include <string>
+#include <utility>
+
+#include "kit_run.h"
+#include "plugrt/plugrt_abi.h"
 
 namespace {
 
+using ::plugrt::kit_test::kKitSkipped;
+using ::plugrt::kit_test::model;
+using ::plugrt::kit_test::run_kit;
+using ::plugrt::kit_test::RunResult;
+using ::plugrt::kit_test::test_plugin;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-constexpr const char* kSkipped = "[  SKIPPED ]";
-constexpr const char* kKitSkipped = "[ kit skipped ]";
-
-RunResult run_kit(const std::string& plugin, const std::string& extra = "") {
-  const std::string command = std::string(CONTRACT_RUNNER) + " --plugin " + plugin + " " + extra + " 2>&1";
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  // ctest reads "[  SKIPPED ]" in a test's output as that test skipping, so the kit's own
-  // skip lines, printed by a failing expectation, would hide the failure.
-  for (size_t at = 0; (at = result.output.find(kSkipped, at)) != std::string::npos;) {
-    result.output.replace(at, std::strlen(kSkipped), kKitSkipped);
-  }
-  return result;
-}
-
-std::string test_plugin(const char* name) { return std::string(SDK_TEST_PLUGIN_DIR) + "/libplugrt_" + name + ".so"; }
-
-std::string model(const char* file) { return std::string(MODELS_DIR) + "/" + file; }
 
 TEST(ContractKit, PassesOnAGoodPluginWrittenWithTheWrapper) {
   RunResult r = run_kit(test_plugin("sdk_good"));
@@ -197,6 +173,107 @@ TEST(ContractKit, ACheckTimeoutIsANumberOfSeconds) {
   EXPECT_THAT(r.output, HasSubstr("--check-timeout 'nope' is not a number of seconds"));
 }
 
+TEST(ContractKit, FailsAnExecuteThatHangsAsAHang) {
+  RunResult r = run_kit(test_plugin("sdk_hangs"), "--check-timeout 2 --gtest_filter=*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+  EXPECT_THAT(r.output, HasSubstr("the check did not finish within 2 seconds and was killed: a call into the "
+                                  "backend hangs"));
+}
+
+TEST(ContractKit, FailsABackendThatRunsMoreThreadsThanItsBudget) {
+  RunResult r = run_kit(test_plugin("sdk_extra_threads"), "--gtest_filter=*ThreadBudget*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.ExecuteStaysWithinItsThreadBudget/relu"));
+  for (const char* budget : {"1", "2"}) {
+    EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string("given a thread budget of ") + budget +
+                                                   " \\(plugrt_init_args.num_threads\\), the backend ran [3-9] "
+                                                   "threads at once"));
+  }
+}
+
+TEST(ContractKit, ABackendWithinItsThreadBudgetPassesTheThreadCheck) {
+  RunResult r = run_kit(test_plugin("sdk_good"), "--gtest_filter=*ThreadBudget*");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.ExecuteStaysWithinItsThreadBudget/relu"));
+}
+
+TEST(ContractKit, PlaysTheHostOfEveryMinorOfItsMajor) {
+  for (int minor = 0; minor <= PLUGRT_ABI_MINOR; ++minor) {
+    const std::string abi = std::to_string(PLUGRT_ABI_MAJOR) + "." + std::to_string(minor);
+    RunResult r = run_kit(test_plugin("sdk_good"), "--host-abi " + abi);
+    EXPECT_EQ(r.exit_code, 0) << "--host-abi " << abi << ":\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr("[ HOST ABI ] playing a host of plugin ABI " + abi + ": init args of "));
+    EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+  }
+}
+
+// The test plugins of test/plugins/ (the bare C ABI, no ahead-of-time table: init checks
+// on a --blob of their one float32 offset) built for 1.0, for this minor and for the next.
+TEST(ContractKit, PluginsOfOlderAndNewerMinorsLoadAndInitAsTheHostOfEveryMinor) {
+  const float offset = 1.5f;
+  const std::string blob = ::testing::TempDir() + "offset_blob.bin";
+  std::ofstream(blob, std::ios::binary).write(reinterpret_cast<const char*>(&offset), sizeof(offset));
+  const std::pair<const char*, const char*> plugins[] = {
+      {"older_minor", "older"}, {"good", "offset"}, {"newer_minor", "newer"}};
+  for (const auto& [file, backend] : plugins) {
+    const std::string path = std::string(TEST_PLUGIN_DIR) + "/libplugrt_" + file + ".so";
+    for (int minor = 0; minor <= PLUGRT_ABI_MINOR; ++minor) {
+      const std::string abi = "1." + std::to_string(minor);
+      RunResult r = run_kit(path, "--host-abi " + abi + " --blob " + blob);
+      EXPECT_EQ(r.exit_code, 0) << file << " as the host of " << abi << ":\n" << r.output;
+      EXPECT_THAT(r.output,
+                  HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/" + std::string(backend)));
+    }
+  }
+  std::remove(blob.c_str());
+}
+
+TEST(ContractKit, APluginOfAnotherMajorIsRefusedAsTheHostOfEveryMinor) {
+  const std::string path = std::string(TEST_PLUGIN_DIR) + "/libplugrt_abi_major_2.so";
+  for (int minor = 0; minor <= PLUGRT_ABI_MINOR; ++minor) {
+    RunResult r = run_kit(path, "--host-abi 1." + std::to_string(minor));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] PluginContract.AbiVersionIsAcceptedByThisHost"));
+    EXPECT_THAT(r.output, HasSubstr("built for plugin ABI 2."));
+  }
+}
+
+TEST(ContractKit, FailsAPluginThatReadsPastTheArgsOfAnOlderHost) {
+  RunResult current = run_kit(test_plugin("sdk_reads_past_size"), "--gtest_filter=*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(current.exit_code, 0) << current.output;
+  RunResult older =
+      run_kit(test_plugin("sdk_reads_past_size"), "--host-abi 1.5 --gtest_filter=*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(older.exit_code, 1) << older.output;
+  EXPECT_THAT(older.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+  EXPECT_THAT(older.output, HasSubstr("this graph has no symbols"));
+}
+
+TEST(ContractKit, AHostBefore15GivesNoGraphsWithSymbols) {
+  RunResult before = run_kit(PORTABLE_PLUGIN, "--host-abi 1.4 --gtest_filter=*GraphWithSymbols*");
+  EXPECT_EQ(before.exit_code, 0) << before.output;
+  EXPECT_THAT(before.output, HasSubstr("a host of ABI 1.4 gives no graphs with symbols (--host-abi)"));
+  RunResult from = run_kit(PORTABLE_PLUGIN, "--host-abi 1.5 --gtest_filter=*GraphWithSymbols*");
+  EXPECT_EQ(from.exit_code, 0) << from.output;
+  EXPECT_THAT(from.output,
+              HasSubstr("[       OK ] Plugin/BackendContract.AGraphWithSymbolsRunsAtEachCallsShapes/portable"));
+}
+
+TEST(ContractKit, AHostAbiItCannotPlayIsAUsageError) {
+  for (const char* abi : {"2.0", "1.99", "1", "1.x", "1.-1"}) {
+    RunResult r = run_kit(test_plugin("sdk_good"), std::string("--host-abi ") + abi);
+    EXPECT_EQ(r.exit_code, 2) << abi << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--host-abi '" + std::string(abi) + "' is not 1.N with N from 0 to"));
+  }
+  RunResult with_model = run_kit(PORTABLE_PLUGIN, "--host-abi 1.3 --model " + model("tiny_cnn.onnx") +
+                                                      " --expect output=" + model("tiny_cnn.output.npy"));
+  EXPECT_EQ(with_model.exit_code, 2) << with_model.output;
+  EXPECT_THAT(with_model.output, HasSubstr("--host-abi plays an older host in the contract checks"));
+  RunResult isolated = run_kit(test_plugin("sdk_good"), "--host-abi 1.3 --isolate");
+  EXPECT_EQ(isolated.exit_code, 2) << isolated.output;
+  EXPECT_THAT(isolated.output, HasSubstr("--host-abi plays the host in this process"));
+}
+
 TEST(ContractKit, RunsOnlyTheFilteredChecks) {
   RunResult r = run_kit(test_plugin("sdk_leaks"), "--gtest_filter=PluginContract.Exports*:PluginContract.Metadata*");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -227,6 +304,14 @@ TEST(ContractKitIsolated, FailsOnAPluginThatCrashesOnARandomBlob) {
   EXPECT_THAT(r.output, HasSubstr("init on a random blob: crashed in its backend host process: its isolated process"));
   EXPECT_THAT(r.output, HasSubstr("init must never crash on a bad blob"));
   EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+}
+
+TEST(ContractKitIsolated, FailsAnExecuteThatHangsAsAHang) {
+  RunResult r = run_kit(test_plugin("sdk_hangs"), "--isolate --check-timeout 2 --gtest_filter=*FullCycleOnItsOwnBlob*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.FullCycleOnItsOwnBlob/relu"));
+  EXPECT_THAT(r.output, HasSubstr("the check did not finish within 2 seconds and was killed: a call into the "
+                                  "backend hangs"));
 }
 
 TEST(ContractKitIsolated, ACrashInAnOpFailsTheCheckInsteadOfFallingBack) {

@@ -6,6 +6,7 @@
  * values are text (not NUL-terminated):
  *   init_error          init fails with DELEGATE_UNAVAILABLE and reports this text
  *   init_incompatible   init fails with DELEGATE_INVALID_COMPATIBILITY, reporting this text
+ *   init_internal       init fails with INTERNAL (a bug or device error), reporting this text
  *   execute_fails_every N (decimal): execute calls N, 2N, 3N... on a handle fail with
  *                       INTERNAL, after scribbling NaN over the output
  *   execute_silent      (any value) those failures report no message
@@ -78,6 +79,10 @@ static plugrt_status faulty_init(void* context, const plugrt_host_services* host
   if (option != NULL) {
     return fail(host, PLUGRT_STATUS_DELEGATE_UNAVAILABLE, (const char*)option->value,
                 option->value_size);
+  }
+  option = find_option(args, "init_internal");
+  if (option != NULL) {
+    return fail(host, PLUGRT_STATUS_INTERNAL, (const char*)option->value, option->value_size);
   }
   option = find_option(args, "init_incompatible");
   if (option != NULL) {

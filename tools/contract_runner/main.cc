@@ -19,7 +19,7 @@ namespace {
 constexpr char kUsage[] =
     "usage:\n"
     "  plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
-    "                       [--check-timeout SECONDS] [--gtest_filter=...]\n"
+    "                       [--check-timeout SECONDS] [--host-abi 1.N] [--gtest_filter=...]\n"
     "      the contract checks (see sdk/README.md): loading, metadata, exported symbols, blobs\n"
     "      refused, host allocations, silence, concurrency, and results: the kit's samples of each\n"
     "      op kind the backend's partition takes (Gemm, MatMul, Conv, pooling, Softmax,\n"
@@ -28,11 +28,21 @@ constexpr char kUsage[] =
     "      Each per-backend check runs in a child process of its own: a crash fails that check\n"
     "      and the others still run; one that runs past --check-timeout (default 120) fails as a\n"
     "      hang. --require-available fails a backend that says it is unavailable instead of\n"
-    "      skipping its checks\n"
+    "      skipping its checks. --host-abi 1.N plays a host of an older ABI minor (1.0 up to\n"
+    "      this one): the args have that minor's sizes, the bytes past them a pattern, and what\n"
+    "      it lacks is not offered (constants by name before 1.4, graphs with symbols before\n"
+    "      1.5); the plugin must load and run, or refuse cleanly, as on that host. Not with\n"
+    "      --isolate. ExecuteStaysWithinItsThreadBudget counts the process's threads while a\n"
+    "      handle given a budget of 1, then 2, executes\n"
     "  plugrt-contract-test --plugin PATH [--backend NAME] [--isolate] --model M.onnx\n"
-    "                       --input NAME=FILE.npy ... --expect NAME=FILE.npy ...\n"
+    "                       --input NAME=FILE.npy ... --expect NAME=FILE.npy ... [--dim NAME=MIN..MAX ...]\n"
     "      your model through the plugin alone (partition, preprocess, init, execute), each\n"
-    "      expected output compared (float: |got - want| <= 1e-5 + 1e-3 * |want|; others exact)\n"
+    "      expected output compared (float: |got - want| <= 1e-5 + 1e-3 * |want|; others exact).\n"
+    "      The inputs' shapes fix the model's dynamic dimensions, except those --dim keeps\n"
+    "      symbolic (NAME=MIN..MAX as plugrt compile takes it, or NAME=VALUE for VALUE..VALUE):\n"
+    "      the plugin then gets a graph with symbols and each call's sizes from the inputs.\n"
+    "      Each partition's constants are offered to preprocess by name, as plugrt compile\n"
+    "      offers them, and a blob that names them gets them from the program at init\n"
     "  plugrt-contract-test --plugin PATH [--backend NAME] [--isolate] --conformance\n"
     "                       [--onnx-test-data DIR] [--threads N] [--json FILE]\n"
     "      every ONNX node test whose nodes the plugin's partition takes, through the plugin\n"
@@ -61,6 +71,7 @@ int main(int argc, char** argv) {
   ConformanceOptions conformance;
   bool conformance_mode = false;
   std::string threads;
+  std::string host_abi;
   std::vector<std::string> unknown;  // GoogleTest's flags, for the contract checks
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -90,9 +101,10 @@ int main(int argc, char** argv) {
       continue;
     }
     std::string ignored;
+    if (value("--host-abi", &host_abi)) continue;                                  // the contract checks' own
     if (arg == "--require-available" || arg == "--help" || arg == "-h") continue;  // the contract checks' own
     if (value("--plugin", &model.plugin_path) || value("--backend", &model.backend) || value("--model", &model.model) ||
-        values("--input", &model.inputs) || values("--expect", &model.expected) ||
+        values("--input", &model.inputs) || values("--expect", &model.expected) || values("--dim", &model.dims) ||
         value("--onnx-test-data", &conformance.data) || value("--json", &conformance.json) ||
         value("--threads", &threads) || value("--blob", &ignored)) {
       continue;
@@ -113,6 +125,11 @@ int main(int argc, char** argv) {
   }
   if (!unknown.empty()) {
     std::cerr << "plugrt-contract-test: unknown argument '" << unknown[0] << "'\n" << kUsage;
+    return 2;
+  }
+  if (!host_abi.empty()) {
+    std::cerr << "plugrt-contract-test: --host-abi plays an older host in the contract checks; --model and "
+                 "--conformance run the plugin on this runtime\n";
     return 2;
   }
   if (!model.model.empty() && conformance_mode) {

@@ -19,6 +19,7 @@
 #include "plugin_session.h"
 #include "plugrt/method.h"
 #include "plugrt/program.h"
+#include "plugrt/runtime/runtime.h"
 #include "program_session.h"
 #include "runner_modes.h"
 
@@ -31,6 +32,11 @@ constexpr char kTool[] = "plugrt-contract-test --model";
 int fail(const std::string& message) {
   std::cerr << kTool << ": " << message << "\n";
   return 1;
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << kTool << ": " << message << "\n";
+  return 2;
 }
 
 /// "NAME=FILE.npy" arguments of `flag`, read; the first error names the flag.
@@ -48,6 +54,62 @@ Result<std::map<std::string, tools::NpyArray>> read_arrays(const std::vector<std
     }
   }
   return arrays;
+}
+
+/// "NAME=MIN..MAX" or "NAME=VALUE" arguments of --dim, read.
+Result<std::map<std::string, compiler::DimBounds>> read_dims(const std::vector<std::string>& arguments) {
+  std::map<std::string, compiler::DimBounds> dims;
+  for (const std::string& argument : arguments) {
+    SessionOptions parsed;  // the form plugrt compile --dim takes
+    const bool single = argument.find("..") == std::string::npos;
+    const std::string text = single ? argument + ".." + argument.substr(argument.rfind('=') + 1) : argument;
+    if (argument.find('=') == std::string::npos || !parsed.add_dim(text)) {
+      return Status(Error::kInvalidArgument, "--dim '" + argument + "' is not NAME=MIN..MAX or NAME=VALUE");
+    }
+    for (const auto& [name, range] : parsed.dims) dims[name] = compiler::DimBounds{range.min, range.max};
+  }
+  return dims;
+}
+
+/// The importer's complaint about input shapes, worded for this mode's flags.
+std::string shape_error(const std::string& model, const compiler::InputShapeProblem& problem, const Status& status) {
+  using Kind = compiler::InputShapeProblem::Kind;
+  if (problem.kind == Kind::kShapeRefused) return model + ": --input: " + problem.reason;
+  if (problem.kind == Kind::kDimRefused) return model + ": --dim: " + problem.reason;
+  if (problem.kind == Kind::kShapeNeeded) {
+    return model + ": " + problem.reason + "; give it with --input " + problem.input + "=FILE.npy" +
+           (problem.symbol.empty() ? "" : " (or keep it symbolic: --dim " + problem.symbol + "=MIN..MAX)");
+  }
+  return status.message();
+}
+
+/// Imports the model. The inputs' shapes fix its dynamic dimensions, except where `dims`
+/// keeps them symbolic: an input's shape is given only when the model asks for it.
+Result<compiler::ImportedModel> import_model(const std::string& model,
+                                             const std::map<std::string, tools::NpyArray>& inputs,
+                                             const std::map<std::string, compiler::DimBounds>& dims) {
+  compiler::InputShapeProblem problem;
+  compiler::ImportOptions import_options;
+  import_options.input_shape_problem = &problem;
+  import_options.dims = dims;
+  if (dims.empty()) {
+    for (const auto& [name, array] : inputs) import_options.input_shapes[name] = array.shape;
+  }
+  for (;;) {
+    problem = compiler::InputShapeProblem{};
+    Result<compiler::ImportedModel> imported = compiler::import_onnx_file(model, import_options);
+    if (imported.is_ok()) return imported;
+    const Status why(imported.code(), shape_error(model, problem, imported.status()));
+    if (problem.kind != compiler::InputShapeProblem::Kind::kShapeNeeded) return why;
+    size_t added = 0;
+    for (const compiler::NeededShape& needed : problem.needed) {
+      auto given = inputs.find(needed.input);
+      if (given == inputs.end() || import_options.input_shapes.count(needed.input) != 0) continue;
+      import_options.input_shapes[needed.input] = given->second.shape;
+      ++added;
+    }
+    if (added == 0) return why;
+  }
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -79,7 +141,9 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
   }
   for (const compiler::PartitionSummary& partition : compiled->summary.partitions) {
     std::cout << "  preprocess: " << partition.name << ", " << partition.num_nodes << " nodes, blob "
-              << partition.blob_size << " bytes\n";
+              << partition.blob_size << " bytes"
+              << (partition.blob_names_constants ? ", names its constants (the program lends them at init)" : "")
+              << "\n";
   }
 
   Result<Program> program = Program::from_bytes(compiled->program, options.model);
@@ -150,21 +214,12 @@ int run_model_check(const ModelCheckOptions& options) {
   Result<std::map<std::string, tools::NpyArray>> expected = read_arrays(options.expected, "--expect");
   if (!expected.is_ok()) return fail(expected.status().message());
 
-  // The inputs' shapes fix the model's dynamic dimensions.
-  compiler::InputShapeProblem shape_problem;
-  compiler::ImportOptions import_options;
-  import_options.input_shape_problem = &shape_problem;
-  for (const auto& [name, array] : *inputs) import_options.input_shapes[name] = array.shape;
-  Result<compiler::ImportedModel> imported = compiler::import_onnx_file(options.model, import_options);
-  if (!imported.is_ok()) {
-    if (shape_problem.kind == compiler::InputShapeProblem::Kind::kShapeRefused) {
-      return fail(options.model + ": --input: " + shape_problem.reason);
-    }
-    if (shape_problem.kind == compiler::InputShapeProblem::Kind::kShapeNeeded) {
-      return fail(options.model + ": " + shape_problem.reason + "; give it with --input " + shape_problem.input +
-                  "=FILE.npy");
-    }
-    return fail(imported.status().message());
+  Result<std::map<std::string, compiler::DimBounds>> dims = read_dims(options.dims);
+  if (!dims.is_ok()) return usage_error(dims.status().message());
+  Result<compiler::ImportedModel> imported = import_model(options.model, *inputs, *dims);
+  if (!imported.is_ok()) return fail(imported.status().message());
+  for (const auto& [name, bounds] : *dims) {
+    std::cout << "dimension kept symbolic: " << name << "=" << bounds.min << ".." << bounds.max << "\n";
   }
 
   Result<std::unique_ptr<PluginSession>> session =

@@ -23,7 +23,10 @@ struct ModelCheckOptions {
   std::string model;
   std::vector<std::string> inputs;    ///< NAME=FILE.npy, one per model input
   std::vector<std::string> expected;  ///< NAME=FILE.npy, at least one
-  bool isolated = false;              ///< run the plugin in plugrt-backend-host processes
+  /// NAME=MIN..MAX or NAME=VALUE: the ONNX symbolic dimension NAME stays symbolic, within
+  /// those bounds (as `plugrt compile --dim`); the inputs give each call's size
+  std::vector<std::string> dims;
+  bool isolated = false;  ///< run the plugin in plugrt-backend-host processes
 };
 
 struct ConformanceOptions {

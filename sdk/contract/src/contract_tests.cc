@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "host_abi.h"
 #include "isolation.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
@@ -36,6 +38,7 @@
 #include "plugrt/registry.h"
 #include "plugrt/sdk/testing/contract.h"
 #include "plugrt/sdk/testing/mock_host.h"
+#include "thread_watch.h"
 
 namespace plugrt::sdk::testing {
 namespace {
@@ -61,6 +64,13 @@ constexpr bool kResidentMemoryIsMeaningful = true;
 ContractConfig& config() {
   static ContractConfig instance;
   return instance;
+}
+
+/// The host the kit plays: this kit's own ABI, or an older minor (--host-abi).
+HostAbi host_abi() {
+  HostAbi abi;
+  if (config().host_abi_minor >= 0) abi.minor = static_cast<uint32_t>(config().host_abi_minor);
+  return abi;
 }
 
 std::string name_of(plugrt_status s) {
@@ -182,7 +192,7 @@ struct Call {
     out_views.clear();
     for (auto& t : inputs) in_views.push_back(&t->tensor);
     for (auto& t : outputs) out_views.push_back(&t->tensor);
-    args.struct_size = PLUGRT_EXECUTE_ARGS_SIZE;
+    play_size(&args, host_abi().execute_args_size());
     args.inputs = in_views.data();
     args.num_inputs = in_views.size();
     args.outputs = out_views.data();
@@ -302,7 +312,7 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
     result.tried.push_back(c.description + ": partition " + (all ? "took " + c.node : "did not take " + c.node));
     if (!all || result.sample) continue;
     plugrt_preprocess_args args{};
-    args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
+    play_size(&args, host_abi().preprocess_args_size());
     args.graph = c.graph.data();
     args.graph_size = c.graph.size();
     plugrt_status status = aot->preprocess(backend->context, host.plugrt_table(), &args);
@@ -472,7 +482,7 @@ Result<std::vector<float>> portable_result(const OpSample& sample, const std::ve
 
 plugrt_init_args init_args(const std::vector<uint8_t>& blob) {
   plugrt_init_args args{};
-  args.struct_size = PLUGRT_INIT_ARGS_SIZE;
+  play_size(&args, host_abi().init_args_size());
   args.blob = blob.empty() ? nullptr : blob.data();
   args.blob_size = blob.size();
   return args;
@@ -759,10 +769,10 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
   plugrt_status preprocess(const std::vector<uint8_t>& graph, plugrt_preprocess_flags flags, std::vector<uint8_t>* blob,
                            plugrt_blob_flags* blob_flags) {
     plugrt_preprocess_args args{};
-    args.struct_size = PLUGRT_PREPROCESS_ARGS_SIZE;
+    play_size(&args, host_abi().preprocess_args_size());
     args.graph = graph.data();
     args.graph_size = graph.size();
-    args.flags = flags;
+    if (host_abi().offers_constants_by_name()) args.flags = flags;
     const plugrt_status status = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
     if (status != PLUGRT_STATUS_OK) return status;
     const auto* bytes = static_cast<const uint8_t*>(args.blob);
@@ -1027,6 +1037,9 @@ TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
   if (backend_->struct_size < PLUGRT_BACKEND_SIZE_1_0 || backend_->aot == nullptr) {
     GTEST_SKIP() << "the backend has no ahead-of-time table to offer constants to";
   }
+  if (!host_abi().offers_constants_by_name()) {
+    GTEST_SKIP() << "a host of ABI " << host_abi().text() << " offers no constants by name (--host-abi)";
+  }
   // y = x + c, c a constant of the same shape.
   const std::vector<int64_t> shape = {2, 3};
   std::vector<float> constant;
@@ -1089,6 +1102,9 @@ TEST_P(BackendContract, AGraphWithSymbolsRunsAtEachCallsShapes) {
   SKIP_UNLESS_AVAILABLE();
   if ((backend_->capabilities & PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS) == 0 || backend_->aot == nullptr) {
     GTEST_SKIP() << "the backend takes static graphs only (no PLUGRT_BACKEND_CAP_VARYING_DIMENSIONS)";
+  }
+  if (!host_abi().gives_graphs_with_symbols()) {
+    GTEST_SKIP() << "a host of ABI " << host_abi().text() << " gives no graphs with symbols (--host-abi)";
   }
   // y = Relu(x), x and y float32[2, n] with n in 1..8.
   constexpr int64_t kMax = 8;
@@ -1289,6 +1305,55 @@ TEST_P(BackendContract, SeparateHandlesExecuteConcurrently) {
   }
 }
 
+/// The most threads the process ran at once while a handle made with `budget` executed,
+/// the calling thread included and the threads it had before left out: 200 calls or 2
+/// seconds, and at least 200 ms, long enough to see workers that live for one call.
+/// -1 when the kit cannot count; a failed call is reported.
+int threads_while_executing(const plugrt_backend* backend, MockHostServices& host, const Sample& s, size_t budget) {
+  const int before = count_threads();
+  plugrt_init_args args = init_args(s.blob);
+  args.num_threads = budget;
+  plugrt_delegate_handle handle = nullptr;
+  const plugrt_status initialised = backend->init(backend->context, host.plugrt_table(), &args, &handle);
+  EXPECT_EQ(initialised, PLUGRT_STATUS_OK) << "init with num_threads = " << budget << ": " << host.last_error();
+  if (initialised != PLUGRT_STATUS_OK || before <= 0) return -1;
+  Call call = make_call(s);
+  plugrt_status status = PLUGRT_STATUS_OK;
+  ThreadWatch watch;
+  const auto start = std::chrono::steady_clock::now();
+  for (int calls = 0; status == PLUGRT_STATUS_OK; ++calls) {
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    if ((calls >= 200 || elapsed >= std::chrono::seconds(2)) && elapsed >= std::chrono::milliseconds(200)) break;
+    status = backend->execute(handle, call.finish());
+  }
+  const int peak = watch.stop();
+  backend->destroy(handle);
+  EXPECT_EQ(status, PLUGRT_STATUS_OK) << "execute with num_threads = " << budget << " failed with " << name_of(status)
+                                      << ": " << host.last_error();
+  return peak <= 0 ? -1 : peak - before + 1;
+}
+
+// The thread budget: a handle whose init was given num_threads = N runs no more threads
+// than that while it executes, the calling thread included, for N = 1 and then 2. The kit
+// counts the threads of the check's process (/proc/self/task) all the while.
+TEST_P(BackendContract, ExecuteStaysWithinItsThreadBudget) {
+  RUNS_IN_ITS_CHILD();
+  if (config().isolated) {
+    GTEST_SKIP() << "under --isolate the backend runs in another process: run the kit without --isolate "
+                    "to check its thread budget";
+  }
+  SKIP_UNLESS_AVAILABLE();
+  SKIP_UNLESS_EXECUTABLE(s);
+  for (const size_t budget : {size_t{1}, size_t{2}}) {  // 1 first: a pool made for 2 may outlive its handle
+    const int used = threads_while_executing(runtime_, host_, *s, budget);
+    ASSERT_GT(used, 0) << "the kit cannot read /proc/self/task to count threads";
+    EXPECT_LE(used, static_cast<int>(budget))
+        << "given a thread budget of " << budget << " (plugrt_init_args.num_threads), the backend ran " << used
+        << " threads at once while executing " << s->description
+        << ".\nFix: use at most num_threads threads, the calling thread included (InitContext::num_threads)";
+  }
+}
+
 std::vector<std::string> backend_names() {
   Result<plugins::PluginFileInfo> info = plugins::inspect_plugin_file(config().plugin_path);
   if (!info.is_ok()) return {};
@@ -1303,6 +1368,14 @@ INSTANTIATE_TEST_SUITE_P(Plugin, BackendContract, ::testing::ValuesIn(backend_na
 
 int run_contract_tests(const ContractConfig& contract, int argc, char** argv) {
   config() = contract;
+  if (contract.host_abi_minor >= 0) {
+    if (contract.isolated) {
+      std::cerr << "plugrt-contract-test: --host-abi plays the host in this process; --isolate runs the backends "
+                   "in the runtime's backend host, which speaks this ABI: give one of them\n";
+      return 2;
+    }
+    std::cout << "[ HOST ABI ] " << host_abi().describe() << "\n";
+  }
   ::testing::InitGoogleMock(&argc, argv);
   if (argc > 1) {  // GoogleTest left what it does not know, e.g. a misspelt --gtest_ flag
     std::cerr << "plugrt-contract-test: unknown argument '" << argv[1] << "' (see --help)\n";
@@ -1347,16 +1420,28 @@ int run_contract_tests(int argc, char** argv) {
       contract.check_timeout_seconds = static_cast<int>(seconds);
       continue;
     }
+    std::string abi;
+    if (value("--host-abi", &abi)) {
+      HostAbi played;
+      if (!parse_host_abi(abi, &played)) {
+        std::cerr << "plugrt-contract-test: --host-abi '" << abi << "' is not 1.N with N from 0 to " << PLUGRT_ABI_MINOR
+                  << "\n";
+        return 2;
+      }
+      contract.host_abi_minor = static_cast<int>(played.minor);
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
-                   "                            [--check-timeout SECONDS] [--gtest_filter=...]\n"
+                   "                            [--check-timeout SECONDS] [--host-abi 1.N] [--gtest_filter=...]\n"
                    "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md), its results\n"
                    "included: each op kind its partition takes, against the built-in portable backend, with\n"
                    "outputs filled with NaN before every execute. Each per-backend check runs in a child\n"
                    "process: a crash fails that check, and one running past --check-timeout (default 120\n"
                    "seconds) fails as a hang. With --isolate, its backends run in a plugrt-backend-host\n"
                    "process, as the runtime's --isolate runs them; with --require-available, a backend that\n"
-                   "says it is unavailable fails instead of skipping.\n";
+                   "says it is unavailable fails instead of skipping. --host-abi 1.N plays a host of that older\n"
+                   "ABI minor: its struct sizes (the bytes past them hold a pattern) and what it offers.\n";
       return 0;
     }
     if (arg.rfind("--gtest_", 0) != 0) {  // a typo in a vendor's CI must not pass

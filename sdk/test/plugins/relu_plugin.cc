@@ -12,24 +12,34 @@
 //   VARIANT_WRONG_RESULT    execute lets negative values through (a wrong ReLU)
 //   VARIANT_UNAVAILABLE     is_available says no (no device attached)
 //   VARIANT_UNWRITTEN       execute writes only the positive elements of its output
+//   VARIANT_HANGS           execute never returns (it ignores stop_requested too)
+//   VARIANT_EXTRA_THREADS   execute splits its work over 4 threads of its own, whatever
+//                           the thread budget init was given
+//   VARIANT_READS_PAST_SIZE execute reads num_symbol_values (ABI 1.6) without checking the
+//                           args' struct_size, and fails when it is not 0
 // And a family that also takes Gemm (ONNX's default attributes, B and an optional bias [N] constant)
 // and MatMul (B constant), for the kit's checks against the portable backend:
 //   VARIANT_GEMM            computes them right
 //   VARIANT_DROP_BIAS       Gemm ignores its bias
 //   VARIANT_MATMUL_DRIFT    MatMul's result is 0.2% too large
 //   VARIANT_CRASH_IN_GEMM   Gemm's execute dies by SIGSEGV
+//   VARIANT_NAMES_CONSTANTS computes them right; offered constants by name, its blob names
+//                           B ("TESTGEMN", the header, then B's value name) and init reads
+//                           B from the host
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "plugrt/sdk/backend.h"
 #include "plugrt/sdk/graph.h"
 
 #if defined(VARIANT_GEMM) || defined(VARIANT_DROP_BIAS) || defined(VARIANT_MATMUL_DRIFT) || \
-    defined(VARIANT_CRASH_IN_GEMM)
+    defined(VARIANT_CRASH_IN_GEMM) || defined(VARIANT_NAMES_CONSTANTS)
 #define TAKES_GEMM 1
 #include "plugrt/sdk/graph_view.h"
 #endif
@@ -44,6 +54,7 @@ constexpr char kMagic[8] = {'T', 'E', 'S', 'T', 'R', 'E', 'L', 'U'};
 // A Gemm or MatMul blob: "TESTGEMM", then uint64 op (1 Gemm, 2 MatMul), M, K, N and
 // has_bias, then B (K x N floats) and the bias (N floats) when it has one.
 constexpr char kGemmMagic[8] = {'T', 'E', 'S', 'T', 'G', 'E', 'M', 'M'};
+constexpr char kNamedGemmMagic[8] = {'T', 'E', 'S', 'T', 'G', 'E', 'M', 'N'};
 constexpr uint64_t kGemm = 1, kMatMul = 2;
 
 class GemmDelegate : public sdk::Delegate {
@@ -126,6 +137,9 @@ class ReluDelegate : public sdk::Delegate {
 #if defined(VARIANT_THROWS)
     throw std::runtime_error("the test device fell over");
 #endif
+#if defined(VARIANT_READS_PAST_SIZE)
+    if (args.raw().num_symbol_values != 0) return sdk::Status::internal("this graph has no symbols");
+#endif
     PLUGRT_SDK_RETURN_IF_ERROR(args.expect_count(1, 1));
     PLUGRT_SDK_ASSIGN_OR_RETURN(sdk::Tensor x, args.input(0));
     PLUGRT_SDK_RETURN_IF_ERROR(x.expect_dtype(sdk::kFloat32));
@@ -133,7 +147,20 @@ class ReluDelegate : public sdk::Delegate {
     PLUGRT_SDK_ASSIGN_OR_RETURN(sdk::Tensor y, args.output(0, sdk::kFloat32, x.shape()));
     const float* in = x.data<float>();
     float* out = y.data<float>();
-#if defined(VARIANT_WRONG_RESULT)
+#if defined(VARIANT_HANGS)
+    (void)in;
+    (void)out;
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+#elif defined(VARIANT_EXTRA_THREADS)
+    std::vector<std::thread> workers;
+    for (int64_t w = 0; w < 4; ++w) {
+      workers.emplace_back([out, in, w, count = count_] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        for (int64_t i = w; i < count; i += 4) out[i] = in[i] > 0 ? in[i] : 0.0f;
+      });
+    }
+    for (std::thread& worker : workers) worker.join();
+#elif defined(VARIANT_WRONG_RESULT)
     for (int64_t i = 0; i < count_; ++i) out[i] = in[i];
 #elif defined(VARIANT_UNWRITTEN)
     for (int64_t i = 0; i < count_; ++i) {
@@ -161,6 +188,9 @@ class ReluBackend : public sdk::Backend {
 
   sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& c) override {
 #if defined(TAKES_GEMM)
+    if (c.blob_size >= sizeof(kNamedGemmMagic) && std::memcmp(c.blob, kNamedGemmMagic, sizeof(kNamedGemmMagic)) == 0) {
+      return init_named_gemm(c);
+    }
     if (c.blob_size >= sizeof(kGemmMagic) && std::memcmp(c.blob, kGemmMagic, sizeof(kGemmMagic)) == 0) {
       uint64_t header[5];  // op, M, K, N, has_bias
       if (c.blob_size < sizeof(kGemmMagic) + sizeof(header)) return sdk::Status::incompatible_blob("short blob");
@@ -202,6 +232,46 @@ class ReluBackend : public sdk::Backend {
     return delegate;
   }
 
+#if defined(TAKES_GEMM)
+  /// A blob that names B: "TESTGEMN", uint64 op, M, K, N, then B's value name; no bias.
+  static sdk::Expected<std::unique_ptr<sdk::Delegate>> init_named_gemm(const sdk::InitContext& c) {
+    uint64_t header[4];  // op, M, K, N
+    if (c.blob_size <= sizeof(kNamedGemmMagic) + sizeof(header)) return sdk::Status::incompatible_blob("short blob");
+    std::memcpy(header, c.bytes() + sizeof(kNamedGemmMagic), sizeof(header));
+    const uint64_t m = header[1], k = header[2], n = header[3];
+    if ((header[0] != kGemm && header[0] != kMatMul) || m == 0 || k == 0 || n == 0 || m > 4096 || k > 4096 ||
+        n > 4096) {
+      return sdk::Status::incompatible_blob("bad named Gemm blob");
+    }
+    const size_t at = sizeof(kNamedGemmMagic) + sizeof(header);
+    const std::string name(reinterpret_cast<const char*>(c.bytes()) + at, c.blob_size - at);
+    const plugrt_named_constant* b = c.constants.find(name);
+    if (b == nullptr) return sdk::Status::incompatible_blob("the host lends no constant named '" + name + "'");
+    if (b->size != k * n * sizeof(float)) return sdk::Status::incompatible_blob("constant '" + name + "': wrong size");
+    std::vector<float> weights(k * n);
+    std::memcpy(weights.data(), b->data, b->size);
+    return std::unique_ptr<sdk::Delegate>(
+        std::make_unique<GemmDelegate>(header[0], static_cast<int64_t>(m), static_cast<int64_t>(k),
+                                       static_cast<int64_t>(n), std::move(weights), std::vector<float>()));
+  }
+
+  /// The blob of a bias-free Gemm or MatMul that names its B.
+  static std::vector<uint8_t> named_gemm_blob(const sdk::PreprocessRequest& r, const sdk::GraphView& view) {
+    const plugrt::ir::Node& node = view.node(0);
+    const int32_t a = sdk::GraphView::input(node, 0), b = sdk::GraphView::input(node, 1);
+    const uint64_t header[4] = {node.op_type()->str() == "Gemm" ? kGemm : kMatMul,
+                                static_cast<uint64_t>(view.shape(a)[0]), static_cast<uint64_t>(view.shape(a)[1]),
+                                static_cast<uint64_t>(view.shape(b)[1])};
+    const std::string name = view.value(b).name()->str();
+    std::vector<uint8_t> blob(kNamedGemmMagic, kNamedGemmMagic + sizeof(kNamedGemmMagic));
+    blob.resize(sizeof(kNamedGemmMagic) + sizeof(header));
+    std::memcpy(blob.data() + sizeof(kNamedGemmMagic), header, sizeof(header));
+    blob.insert(blob.end(), name.begin(), name.end());
+    r.name_constants();
+    return blob;
+  }
+#endif
+
   sdk::Status partition(const sdk::PartitionRequest& r) override {
     PLUGRT_SDK_ASSIGN_OR_RETURN(const plugrt::ir::Graph* graph, sdk::read_graph(r.graph, r.graph_size));
     for (size_t n = 0; n < r.num_nodes && n < sdk::num_nodes(*graph); ++n) {
@@ -224,6 +294,9 @@ class ReluBackend : public sdk::Backend {
       const plugrt::ir::Node& node = view.node(0);
       const int32_t a = sdk::GraphView::input(node, 0), b = sdk::GraphView::input(node, 1);
       const bool has_bias = sdk::GraphView::num_inputs(node) == 3;
+#if defined(VARIANT_NAMES_CONSTANTS)
+      if (r.constants_by_name_offered && !has_bias) return named_gemm_blob(r, view);
+#endif
       const uint64_t header[5] = {node.op_type()->str() == "Gemm" ? kGemm : kMatMul,
                                   static_cast<uint64_t>(view.shape(a)[0]), static_cast<uint64_t>(view.shape(a)[1]),
                                   static_cast<uint64_t>(view.shape(b)[1]), has_bias ? 1u : 0u};

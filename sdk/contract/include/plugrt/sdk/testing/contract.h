@@ -34,10 +34,16 @@ struct ContractConfig {
   /// How long one per-backend check may run in its child process (`--check-timeout`):
   /// past it the child is killed and the check fails as a hang.
   int check_timeout_seconds = 120;
+  /// Play a host of an older ABI minor of this major (`--host-abi 1.N`): the args structs
+  /// the backend gets have that minor's sizes (the bytes past them hold a pattern, not
+  /// zeros), and what that host lacks is not offered (constants by name before 1.4,
+  /// graphs with symbols before 1.5). -1: this kit's own minor. Not with `isolated`.
+  int host_abi_minor = -1;
 };
 
-/// Parses --plugin, --blob and --isolate out of argv (and --help), sets up the suite, runs every
-/// test through GoogleTest (which reads the remaining flags, e.g. --gtest_filter).
+/// Parses --plugin, --blob, --isolate, --require-available, --check-timeout and --host-abi
+/// out of argv (and --help), sets up the suite, runs every test through GoogleTest (which
+/// reads the remaining flags, e.g. --gtest_filter).
 /// Returns the process exit code: 0 when every check passed.
 int run_contract_tests(int argc, char** argv);
 
