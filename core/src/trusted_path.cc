@@ -41,10 +41,12 @@ std::string untrusted_because(const struct stat& info, bool is_directory) {
     return "is owned by uid " + std::to_string(info.st_uid) + ", neither this user (" + std::to_string(me) +
            ") nor root";
   }
+  // In a directory with the sticky bit (/tmp is root's, mode 1777) a writer can rename or
+  // remove only entries of their own, whether they write it as "others" or as its group.
   const bool sticky = is_directory && (info.st_mode & S_ISVTX) != 0;
   if ((info.st_mode & S_IWOTH) != 0 && !sticky)
     return "is writable by every user (mode " + octal_mode(info.st_mode) + ")";
-  if ((info.st_mode & S_IWGRP) != 0 && !in_group(info.st_gid)) {
+  if ((info.st_mode & S_IWGRP) != 0 && !sticky && !in_group(info.st_gid)) {
     return "is writable by group " + std::to_string(info.st_gid) + ", which this process is not in (mode " +
            octal_mode(info.st_mode) + ")";
   }

@@ -64,11 +64,21 @@ Result<std::string> write_temporary(const std::string& path, const std::vector<S
 }  // namespace
 
 Status prepare_private_directory(const std::string& directory) {
+  // A missing directory is made only inside a trusted one: nothing is left in another
+  // user's directory, and the reason for a refusal is whose it is, not a failed mkdir.
+  std::string parent;
   for (size_t slash = directory.find('/', 1);; slash = directory.find('/', slash + 1)) {
     const std::string prefix = directory.substr(0, slash);
-    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-      return failure(prefix, "cannot create the directory");
+    struct stat existing;
+    if (!prefix.empty() && ::lstat(prefix.c_str(), &existing) != 0) {
+      if (errno != ENOENT) return failure(prefix, "cannot stat");
+      if (!parent.empty()) {
+        Result<FileDescriptor> above = open_trusted_path(parent, PathKind::kDirectory);
+        if (!above.is_ok()) return Status(Error::kAccessFailed, above.status().message());
+      }
+      if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return failure(prefix, "cannot create the directory");
     }
+    if (!prefix.empty()) parent = prefix;
     if (slash == std::string::npos) break;
   }
   Result<FileDescriptor> opened = open_trusted_path(directory, PathKind::kDirectory);

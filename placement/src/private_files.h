@@ -17,9 +17,10 @@
 
 namespace plugrt::placement {
 
-/// Makes `directory` and its missing parents with mode 0700, checks that it and every
-/// directory above it are trusted (plugrt/trusted_path.h), and narrows it to 0700 when
-/// others may read it. Errors (kAccessFailed) say why the directory cannot hold the cache.
+/// Makes `directory` and its missing parents with mode 0700, each only inside a directory
+/// that is trusted (plugrt/trusted_path.h), checks that it and every directory above it
+/// are trusted, and narrows it to 0700 when others may read it. Errors (kAccessFailed) say
+/// why the directory cannot hold the cache.
 Status prepare_private_directory(const std::string& directory);
 
 /// Writes `parts` one after another to a new file of mode 0600 beside `path`, then renames

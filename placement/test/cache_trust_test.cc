@@ -76,6 +76,19 @@ TEST(CacheTrust, ADirectoryOthersCanWriteIsNotUsed) {
   EXPECT_FALSE(fs::exists(shared + "/cache/blobs/" + key_of(1).hex() + ".blob"));
 }
 
+TEST(CacheTrust, NothingIsMadeInADirectoryOthersCanWrite) {
+  testing::ScratchDirectory dir("cache_trust");
+  const std::string shared = dir.path() + "/shared";
+  ASSERT_TRUE(fs::create_directories(shared));
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  BlobCache cache(shared + "/cache");
+  EXPECT_THAT(cache.usable().message(),
+              HasSubstr("/shared: not trusted: the directory is writable by every user (mode 0777)"));
+  EXPECT_FALSE(cache.store(key_of(1), blob_of(1)).is_ok());
+  EXPECT_FALSE(fs::exists(shared + "/cache")) << "made in a directory another user could take it from";
+  ASSERT_EQ(::chmod(shared.c_str(), 0700), 0);
+}
+
 TEST(CacheTrust, ADirectoryOwnedByAnotherUserIsNotUsed) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
   testing::ScratchDirectory dir("cache_trust");

@@ -10,7 +10,9 @@
  *   PRIVATE_VALUE              float added by execute (default 0)
  *   VARIANT_<X>                makes the plugin broken in exactly one way; see below;
  *                              VARIANT_PROBE instead logs (at info level) the thread budget
- *                              init gets and the flags of every execute call.
+ *                              init gets and the flags of every execute call;
+ *                              VARIANT_MARKER creates the file $PLUGRT_TEST_MARKER names
+ *                              when it is loaded, proof that its code ran.
  */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +20,20 @@
 #include <string.h>
 
 #include "plugrt/sdk/plugin_export.h"
+
+#if defined(VARIANT_MARKER)
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Runs as the file is mapped, before any check of its entry could refuse it. */
+__attribute__((constructor)) static void leave_marker(void) {
+  const char* path = getenv("PLUGRT_TEST_MARKER");
+  if (path == NULL || path[0] == '\0') return;
+  const int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) close(fd);
+}
+#endif
 
 #ifndef PRIVATE_VALUE
 #define PRIVATE_VALUE 0.0f

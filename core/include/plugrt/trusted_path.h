@@ -2,8 +2,8 @@
 // Files and directories only this user (or root) can change: what plugin loading and the
 // blob cache trust. A path is trusted when the target and every directory on the way to
 // it, from the root, are owned by this user or root and not writable by others (neither
-// other-writable, unless a directory with the sticky bit, nor group-writable by a group
-// this process is not in), as the dynamic loader judges files for secure programs and
+// other-writable nor group-writable by a group this process is not in, unless a directory
+// with the sticky bit, such as /tmp), as the dynamic loader judges files for secure programs and
 // sudo its configuration. The walk opens one component at a time and checks each on the
 // descriptor it opened, following symbolic links itself (at most 40), so what it returns
 // is what it checked, whatever the path names by then.
