@@ -6,13 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "command_output.h"
 #include "program_fixtures.h"
 #include "test_plugin_files.h"
 
@@ -23,24 +21,10 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
 /// Runs the plugrt command with `arguments` (shell words), its caches under `dir`.
-CommandResult plugrt(const TempDirectory& dir, const std::string& arguments) {
-  const std::string command = "env -u PLUGRT_PLUGIN_PATH -u PLUGRT_PLACEMENT PLUGRT_CACHE_DIR='" + dir.path() +
-                              "/cache' '" + PLUGRT_COMMAND_FILE + "' " + arguments + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+CommandOutput plugrt(const TempDirectory& dir, const std::string& arguments) {
+  return run_shell("env -u PLUGRT_PLUGIN_PATH -u PLUGRT_PLACEMENT PLUGRT_CACHE_DIR='" + dir.path() + "/cache' '" +
+                   PLUGRT_COMMAND_FILE + "' " + arguments + " 2>&1");
 }
 
 std::string write_program(TempDirectory& dir, const OffsetProgramOptions& options) {
@@ -63,16 +47,16 @@ TEST_F(CommandReports, ARefusedPluginIsNamedWithTheLoadersReasonInEveryReport) {
   const auto refused = AllOf(HasSubstr("backend 'future' is not available"), HasSubstr("built for plugin ABI 2."),
                              Not(HasSubstr("not installed")));
 
-  CommandResult report = plugrt(work_, "run " + where + " --report --placement as-compiled");
+  CommandOutput report = plugrt(work_, "run " + where + " --report --placement as-compiled");
   EXPECT_EQ(report.exit_code, 0) << report.output;
   EXPECT_THAT(report.output, AllOf(HasSubstr("ran on portable"), refused));
-  CommandResult json = plugrt(work_, "run " + where + " --json --placement as-compiled");
+  CommandOutput json = plugrt(work_, "run " + where + " --json --placement as-compiled");
   EXPECT_EQ(json.exit_code, 0) << json.output;
   EXPECT_THAT(json.output, AllOf(HasSubstr("\"fell_back\": true"), refused));
-  CommandResult placed = plugrt(work_, "run " + where + " --report");  // placed again at load
+  CommandOutput placed = plugrt(work_, "run " + where + " --report");  // placed again at load
   EXPECT_EQ(placed.exit_code, 0) << placed.output;
   EXPECT_THAT(placed.output, AllOf(HasSubstr("not considered: future"), refused));
-  CommandResult doctor = plugrt(work_, "doctor --plugin-dir " + plugins_.path() + " --program " + program);
+  CommandOutput doctor = plugrt(work_, "doctor --plugin-dir " + plugins_.path() + " --program " + program);
   EXPECT_EQ(doctor.exit_code, 0) << doctor.output;
   EXPECT_THAT(doctor.output, refused);
 }
@@ -96,7 +80,7 @@ TEST_F(CommandReports, EveryKindOfRefusalIsNamedInTheRunReport) {
     OffsetProgramOptions options;
     options.backend = c.backend;
     const std::string where = write_program(work_, options) + " --plugin-dir " + plugins.path() + c.flags;
-    CommandResult report = plugrt(work_, "run " + where + " --report --placement as-compiled");
+    CommandOutput report = plugrt(work_, "run " + where + " --report --placement as-compiled");
     EXPECT_EQ(report.exit_code, 0) << report.output;
     EXPECT_THAT(report.output,
                 AllOf(HasSubstr("ran on portable"), HasSubstr("backend '" + c.backend + "' is not available"),
@@ -113,10 +97,10 @@ TEST_F(CommandReports, AnInitThatFailsWithAnInternalErrorFallsBackWithTheBackend
   options.compile_specs = {CompileSpec{"init_internal", std::vector<uint8_t>(message.begin(), message.end())}};
   const std::string where = write_program(work_, options) + " --plugin-dir " + plugins_.path();
 
-  CommandResult report = plugrt(work_, "run " + where + " --report --placement as-compiled");
+  CommandOutput report = plugrt(work_, "run " + where + " --report --placement as-compiled");
   EXPECT_EQ(report.exit_code, 0) << report.output;
   EXPECT_THAT(report.output, AllOf(HasSubstr("ran on portable"), HasSubstr("firmware fault 7")));
-  CommandResult json = plugrt(work_, "run " + where + " --json --placement as-compiled");
+  CommandOutput json = plugrt(work_, "run " + where + " --json --placement as-compiled");
   EXPECT_EQ(json.exit_code, 0) << json.output;
   EXPECT_THAT(json.output, AllOf(HasSubstr("\"fell_back\": true"), HasSubstr("firmware fault 7")));
 }

@@ -3,33 +3,21 @@
 #ifndef PLUGRT_SDK_TEST_KIT_RUN_H_
 #define PLUGRT_SDK_TEST_KIT_RUN_H_
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "command_output.h"
+
 namespace plugrt::kit_test {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
+using RunResult = testing::CommandOutput;
 
 inline constexpr const char* kSkipped = "[  SKIPPED ]";
 inline constexpr const char* kKitSkipped = "[ kit skipped ]";
 
 inline RunResult run_kit(const std::string& plugin, const std::string& extra = "") {
   const std::string command = std::string(CONTRACT_RUNNER) + " --plugin " + plugin + " " + extra + " 2>&1";
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  RunResult result = testing::run_shell(command);
   // ctest reads "[  SKIPPED ]" in a test's output as that test skipping, so the kit's own
   // skip lines, printed by a failing expectation, would hide the failure.
   for (size_t at = 0; (at = result.output.find(kSkipped, at)) != std::string::npos;) {
