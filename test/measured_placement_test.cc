@@ -6,6 +6,8 @@
 // an unmeasured one, and a choice nobody measured says so.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@
 namespace plugrt::testing {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 std::string model_path(const std::string& file) { return std::string(PLUGRT_MODELS_DIR) + "/" + file; }
@@ -176,6 +179,18 @@ TEST_P(MeasuredPlacementTest, WithoutMeasuringAMeasuredBackendWinsOverAnUnmeasur
 
   const LoadReport report = load_and_check(0);
   EXPECT_EQ(report.placement_measured, "");
+  EXPECT_EQ(delegates_on(report, "blas"), 0u) << report.to_string();
+}
+
+TEST_P(MeasuredPlacementTest, ADamagedProfileIsIgnoredAndTheReportSaysSo) {
+  const std::string path = placement::CostProfile::file_for(cache_dir(), placement::CostProfile::this_cpu());
+  fs::create_directories(cache_dir());
+  fs::permissions(cache_dir(), fs::perms::owner_all, fs::perm_options::replace);
+  std::ofstream(path) << "not a profile\n";
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  const LoadReport report = load_and_check(30);
+  EXPECT_THAT(report.placement_measured, HasSubstr("read no figures: " + path));
+  EXPECT_THAT(report.placement_measured, HasSubstr("kept in the cost profile"));  // measured again, and rewritten
   EXPECT_EQ(delegates_on(report, "blas"), 0u) << report.to_string();
 }
 

@@ -119,8 +119,9 @@ std::string cost_reason(const PartitionSummary& partition, const std::string& ba
   return reason;
 }
 
-/// What this placement measured, for the load report; saves the profile when it grew.
-std::string measured_note(const TuneReport& tuned, const CostProfile& profile, const std::string& path) {
+/// Saves the profile when placement measured something; returns what it measured, for
+/// the load report.
+std::string keep_measured(const TuneReport& tuned, const CostProfile& profile, const std::string& path) {
   if (tuned.measured == 0 && tuned.failed == 0 && tuned.skipped == 0 && tuned.settled == 0) return std::string();
   std::string note =
       "measured " + std::to_string(tuned.measured) + " figures in " + format_us(tuned.seconds * 1e3) + " ms";
@@ -328,13 +329,12 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
   }
 
   // The machine's measured costs: the same profile `plugrt compile` reads and writes.
-  std::string profile_path;
+  std::string profile_path, profile_warning;
   CostProfile profile;
   if (!profile_directory_.empty()) {
     const std::string cpu = CostProfile::this_cpu();
     profile_path = CostProfile::file_for(profile_directory_, cpu);
-    std::string warning;
-    profile = CostProfile::load(profile_path, cpu, &warning);
+    profile = CostProfile::load(profile_path, cpu, &profile_warning);
   }
 
   // The whole placed method, when this graph was placed over these backends, with these
@@ -391,7 +391,9 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
     if (cache_ != nullptr) cache_->save_counts();
     return compiled.status().with_context("placing the method again");
   }
-  const std::string measured = measured_note(compiled->summary.tune, profile, profile_path);
+  std::string measured = keep_measured(compiled->summary.tune, profile, profile_path);
+  if (!profile_warning.empty())
+    measured = "read no figures: " + profile_warning + (measured.empty() ? "" : "; " + measured);
   if (cache_ != nullptr && compiled->summary.tune.measured > 0) {  // kept under what is known now
     method_key = placed_method_key(method_name, program_identity, graph, registry, options,
                                    profile.digest() + (measure_seconds_ > 0 ? " measuring" : ""));
