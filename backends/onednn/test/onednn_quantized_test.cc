@@ -9,9 +9,9 @@
 // product within a float32 rounding of a half can round the other way: a result may
 // differ by one quantum. Each case counts those and allows at most 1 in 1,000.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -439,7 +439,9 @@ TEST(OnednnQuantized, QuantizedBlockIsOnePartition) {
   const ValueId x = b.add_value("x", DType::kFloat32, shape);
   b.add_input(x);
   auto scale = [&](const char* name, float v) { return b.add_constant_f32(name, {}, {v}); };
-  auto zero = [&](const char* name, int v) { return b.add_constant(name, DType::kUInt8, {}, {static_cast<uint8_t>(v)}); };
+  auto zero = [&](const char* name, int v) {
+    return b.add_constant(name, DType::kUInt8, {}, {static_cast<uint8_t>(v)});
+  };
   const ValueId s_in = scale("s_in", 0.02f), z_in = zero("z_in", 128);
   const ValueId s_a = scale("s_a", 0.05f), z_a = zero("z_a", 120);
   const ValueId s_out = scale("s_out", 0.07f), z_out = zero("z_out", 110);
