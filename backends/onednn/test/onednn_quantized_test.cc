@@ -307,7 +307,8 @@ std::vector<uint8_t> run_raw(OnednnEnvironment& env, const std::vector<uint8_t>&
   EXPECT_TRUE(run.is_ok()) << run.to_string();
   if (!run.is_ok()) return {};
   const DLTensor& out = method->output(0);
-  const size_t bytes = static_cast<size_t>(count(shape)) * ((out.dtype.bits + 7) / 8);
+  size_t bytes = (out.dtype.bits + 7u) / 8u;
+  for (int32_t d = 0; d < out.ndim; ++d) bytes *= static_cast<size_t>(out.shape[d]);
   const auto* data = static_cast<const uint8_t*>(out.data);
   return std::vector<uint8_t>(data, data + bytes);
 }
@@ -360,16 +361,17 @@ void expect_quantize_exact(DType dtype, int zero_point) {
   EXPECT_EQ(actual, expected);
   const bool s8 = dtype == DType::kInt8;
   const double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+  const int zp = s8 ? static_cast<int8_t>(zero_point) : zero_point;
   for (size_t i = 0; i < x.size(); ++i) {
     // ONNX: saturate(round_half_to_even(x / scale) + zero_point); NaN saturates low here
     // as on portable.
-    const double q = std::isnan(x[i]) ? lo : std::min(hi, std::max(lo, std::nearbyint(x[i] / scale) + zero_point));
+    const double q =
+        std::isnan(x[i]) ? lo : std::min(hi, std::max(lo, static_cast<double>(std::nearbyint(x[i] / scale)) + zp));
     const int got = s8 ? static_cast<int8_t>(actual[i]) : actual[i];
     EXPECT_EQ(got, static_cast<int>(q)) << "x = " << x[i];
   }
   // The ties by hand: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0, -1.5 -> -2 (before the
   // zero point).
-  const int zp = s8 ? static_cast<int8_t>(zero_point) : zero_point;
   auto at = [&](float v) {
     const size_t i = static_cast<size_t>(std::find(x.begin(), x.end(), v) - x.begin());
     return s8 ? static_cast<int8_t>(actual.at(i)) : actual.at(i);
