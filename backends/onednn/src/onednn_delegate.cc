@@ -213,14 +213,21 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
 
 namespace {
 
-/// ONNX's QuantizeLinear of one element: the quotient in float32, rounded half to even
-/// (the default rounding mode), plus the zero point, saturated (NaN: the lowest value),
-/// as the portable kernel computes it.
+/// ONNX's QuantizeLinear of one element: the quotient in float32, rounded half to even,
+/// plus the zero point, saturated (NaN: the type's lowest value, as on portable). The
+/// quotient is first clamped to [-512, 512], outside which every result saturates, and
+/// rounded by adding and taking away 1.5 * 2^23, which leaves an integer rounded in the
+/// default mode (to nearest, ties to even) without a call to nearbyint, so the loop
+/// vectorizes.
 template <typename Q>
 Q quantize(float x, float scale, int32_t zero_point) {
-  const double value = static_cast<double>(std::nearbyint(x / scale)) + zero_point;
-  const double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
-  return static_cast<Q>(std::min(hi, std::max(lo, value)));
+  float q = x / scale;
+  q = q > -512.0f ? q : -512.0f;  // NaN too
+  q = q < 512.0f ? q : 512.0f;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const int32_t value = static_cast<int32_t>((q + kMagic) - kMagic) + zero_point;
+  constexpr int32_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  return static_cast<Q>(value < lo ? lo : value > hi ? hi : value);
 }
 
 template <typename Q>
@@ -231,7 +238,7 @@ void quantize_step(const Step& step) {
   const float scale = step.value;
   const int32_t zero_point = step.zero_point;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (count >= (int64_t{1} << 16))
+#pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
 #endif
   for (int64_t i = 0; i < count; ++i) out[i] = quantize<Q>(in[i], scale, zero_point);
 }
@@ -245,7 +252,7 @@ void dequantize_step(const Step& step) {
   const float scale = step.value;
   const int32_t zero_point = step.zero_point;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (count >= (int64_t{1} << 16))
+#pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
 #endif
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zero_point) * scale;
 }
