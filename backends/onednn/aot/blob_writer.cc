@@ -10,10 +10,14 @@ namespace plugrt::onednn {
 
 namespace {
 
-/// The oldest format version that reads `list`: 6 with a quantized op, 5 with a channel
-/// shuffle or a nearest resampling, 4 with a deconvolution, else 3, so an older plugin
-/// still takes the blobs that need nothing newer.
+/// The oldest format version that reads `list`: 7 with a QuantizeLinear or
+/// DequantizeLinear, 6 with a quantized op, 5 with a channel shuffle or a nearest
+/// resampling, 4 with a deconvolution, else 3, so an older plugin still takes the blobs
+/// that need nothing newer.
 uint32_t blob_version(const OpList& list) {
+  for (const Op& op : list.ops) {
+    if (op.kind == blob::OpKind::Quantize || op.kind == blob::OpKind::Dequantize) return 7;
+  }
   for (const Op& op : list.ops) {
     if (op.kind == blob::OpKind::QuantizedConvolution || op.kind == blob::OpKind::QuantizedMatMul) return 6;
   }

@@ -181,6 +181,10 @@ std::string Lowering::lower(const ir::Node& node) {
     if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) return "only one output is taken";
     return op == "QLinearConv" ? lower_qlinear_conv(node) : lower_qlinear_matmul(node);
   }
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) return "only one output is taken";
+    return lower_quantize_linear(node, op == "QuantizeLinear");
+  }
   // Every output but the first must be absent (MaxPool's Indices, BatchNormalization's
   // training outputs, LayerNormalization's statistics...).
   if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) {

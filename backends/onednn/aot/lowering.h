@@ -92,6 +92,8 @@ class Lowering {
   // Quantized ops (aot/lowering_quantized.cc).
   std::string lower_qlinear_conv(const ir::Node& node);
   std::string lower_qlinear_matmul(const ir::Node& node);
+  /// QuantizeLinear (`quantize`) or DequantizeLinear with one constant scale and zero point.
+  std::string lower_quantize_linear(const ir::Node& node, bool quantize);
   /// Checks that `value` is a uint8 or int8 value computed at run time with static dims.
   std::string check_quantized_activation(int32_t value, const char* role) const;
   /// The requantization of a QLinear op: the float32 scales at inputs `a_scale`,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ONNX's QLinearConv and QLinearMatMul lowered to oneDNN's int8 convolution and matmul.
+// ONNX's QLinearConv and QLinearMatMul lowered to oneDNN's int8 convolution and matmul,
+// and QuantizeLinear and DequantizeLinear (per tensor) to exact steps of the plan.
 // oneDNN computes them to ONNX's definition only in one form, so that is all this takes:
 // uint8 or int8 activations with one zero point each (oneDNN's src and dst zero points),
 // int8 constant weights whose zero point is 0 (oneDNN's int8 convolution has no weight
@@ -201,6 +202,37 @@ std::string Lowering::lower_qlinear_matmul(const ir::Node& node) {
   op.scales = std::move(quantization.scales);
   op.src_zero_point = quantization.src_zero_point;
   op.dst_zero_point = quantization.dst_zero_point;
+  return "";
+}
+
+// ---- QuantizeLinear, DequantizeLinear -------------------------------------------------------
+
+std::string Lowering::lower_quantize_linear(const ir::Node& node, bool quantize) {
+  // x, x_scale / y_scale, optional zero point
+  const int32_t x = GraphView::input(node, 0), scale = GraphView::input(node, 1);
+  const int32_t zero = GraphView::input(node, 2), y = GraphView::output(node, 0);
+  if (std::string why = quantize ? check_activation(x, "input") : check_quantized_activation(x, "input");
+      !why.empty()) {
+    return why;
+  }
+  if (std::string why = quantize ? check_quantized_activation(y, "output") : check_activation(y, "output");
+      !why.empty()) {
+    return why;
+  }
+  if (graph_.shape(x) != graph_.shape(y)) return "the output's shape is not the input's";
+  if (GraphView::int_attribute(node, "block_size", 0) != 0) return "blocked quantization is not taken";
+  const std::optional<float> s = graph_.scalar(scale);
+  if (!s) return "the scale is not a float32 constant of one element (per-axis quantization stays on portable)";
+  if (!std::isfinite(*s) || *s == 0.0f) return "the scale is zero or not finite";
+  const ir::DType quantized = graph_.value(quantize ? y : x).dtype();
+  int32_t zero_value = 0;
+  if (std::string why = zero_point(graph_, zero, quantized, "the zero point", &zero_value); !why.empty()) return why;
+  // Without a zero point QuantizeLinear's output is uint8.
+  if (quantize && zero == -1 && quantized != ir::DType::UInt8) return "the output is not uint8 without a zero point";
+  const int32_t in = activation(x), out = activation(y);  // typed as the graph's values
+  Op& op = add(quantize ? OpKind::Quantize : OpKind::Dequantize, node, {in}, {out});
+  op.scales = {*s};
+  (quantize ? op.dst_zero_point : op.src_zero_point) = zero_value;
   return "";
 }
 

@@ -34,7 +34,8 @@ struct Op {
   std::vector<int64_t> perm, starts, steps;
   std::vector<PostOp> post_ops;
   std::string name;
-  /// QuantizedConvolution, QuantizedMatMul: the requantization (schema/onednn_blob.fbs).
+  /// QuantizedConvolution, QuantizedMatMul: the requantization; Quantize, Dequantize: the
+  /// scale and zero point (schema/onednn_blob.fbs).
   std::vector<float> scales;
   int32_t src_zero_point = 0;
   int32_t dst_zero_point = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "onednn_blob_generated.h"
 #include "src/blob_format.h"
@@ -210,8 +211,63 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
   }
 }
 
+namespace {
+
+/// ONNX's QuantizeLinear of one element: the quotient in float32, rounded half to even,
+/// plus the zero point, saturated (NaN: the type's lowest value, as on portable). The
+/// quotient is first clamped to [-512, 512], outside which every result saturates, and
+/// rounded by adding and taking away 1.5 * 2^23, which leaves an integer rounded in the
+/// default mode (to nearest, ties to even) without a call to nearbyint, so the loop
+/// vectorizes.
+template <typename Q>
+Q quantize(float x, float scale, int32_t zero_point) {
+  float q = x / scale;
+  q = q > -512.0f ? q : -512.0f;  // NaN too
+  q = q < 512.0f ? q : 512.0f;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const int32_t value = static_cast<int32_t>((q + kMagic) - kMagic) + zero_point;
+  constexpr int32_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  return static_cast<Q>(value < lo ? lo : value > hi ? hi : value);
+}
+
+template <typename Q>
+void quantize_step(const Step& step) {
+  const float* in = static_cast<const float*>(step.source.get_data_handle());
+  Q* out = static_cast<Q*>(step.destination.get_data_handle());
+  const auto count = static_cast<int64_t>(step.count);
+  const float scale = step.value;
+  const int32_t zero_point = step.zero_point;
+#ifdef _OPENMP
+#pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
+#endif
+  for (int64_t i = 0; i < count; ++i) out[i] = quantize<Q>(in[i], scale, zero_point);
+}
+
+/// ONNX's DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact).
+template <typename Q>
+void dequantize_step(const Step& step) {
+  const Q* in = static_cast<const Q*>(step.source.get_data_handle());
+  float* out = static_cast<float*>(step.destination.get_data_handle());
+  const auto count = static_cast<int64_t>(step.count);
+  const float scale = step.value;
+  const int32_t zero_point = step.zero_point;
+#ifdef _OPENMP
+#pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
+#endif
+  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zero_point) * scale;
+}
+
+}  // namespace
+
 sdk::Status OnednnDelegate::run_steps(Plan& plan) {
   for (Step& step : plan.steps) {
+    switch (step.kind) {
+      case Step::Kind::kQuantizeU8: quantize_step<uint8_t>(step); continue;
+      case Step::Kind::kQuantizeS8: quantize_step<int8_t>(step); continue;
+      case Step::Kind::kDequantizeU8: dequantize_step<uint8_t>(step); continue;
+      case Step::Kind::kDequantizeS8: dequantize_step<int8_t>(step); continue;
+      default: break;
+    }
     if (step.kind == Step::Kind::kErf) {
       const float* in = static_cast<const float*>(step.source.get_data_handle());
       float* out = static_cast<float*>(step.destination.get_data_handle());

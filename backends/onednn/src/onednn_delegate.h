@@ -23,7 +23,7 @@ struct Blob;
 
 /// One call of the execution plan.
 struct Step {
-  enum class Kind { kPrimitive, kErf, kFill };
+  enum class Kind { kPrimitive, kErf, kFill, kQuantizeU8, kQuantizeS8, kDequantizeU8, kDequantizeS8 };
   Kind kind = Kind::kPrimitive;
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
@@ -31,9 +31,13 @@ struct Step {
   std::vector<dnnl_exec_arg_t> c_args;
   // kErf: element-wise erf from `source` to `destination` (both plain).
   // kFill: `count` elements of `destination` set to `value`.
+  // kQuantize*: `count` float32 elements of `source` to uint8 or int8 in `destination`
+  // (the same layout), saturate(round_half_even(x / value) + zero_point), as ONNX's
+  // QuantizeLinear. kDequantize*: uint8 or int8 to float32, (x - zero_point) * value.
   dnnl::memory source, destination;
   size_t count = 0;
   float value = 0.0f;
+  int32_t zero_point = 0;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

@@ -2,6 +2,7 @@
 #include "src/plan_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -226,6 +227,7 @@ class Builder {
   void build_rnn(const blob::Op& op);
   void build_quantized_convolution(const blob::Op& op);
   void build_quantized_matmul(const blob::Op& op);
+  void build_quantize_linear(const blob::Op& op, bool quantize);
   /// The requantization of a quantized op on `attr`: its output scales (per tensor, or
   /// per element of dst dim `channel_dim`) and its src and dst zero points, whose values
   /// go into `args` (run-time zero points: oneDNN's int8 kernels take those).
@@ -1501,9 +1503,52 @@ void Builder::build_quantized_matmul(const blob::Op& op) {
   publish(y);
 }
 
+/// Whether every byte of `md` holds an element: no padded blocks, no gaps, no extra data.
+bool is_dense(const desc_t& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.extra.flags != 0) return false;
+  for (int i = 0; i < d.ndims; ++i) {
+    if (d.padded_dims[i] != d.dims[i] || d.padded_offsets[i] != 0) return false;
+  }
+  return md.get_size() == static_cast<size_t>(product(md.dims())) * dnnl::memory::data_type_size(md.data_type());
+}
+
+void Builder::build_quantize_linear(const blob::Op& op, bool quantize) {
+  const int32_t x = input(op, 0), y = output(op);
+  require(dims(x) == dims(y), "a quantization changes the shape");
+  const blob::DataType quantized = quantize ? type(y) : type(x);
+  require((quantized == blob::DataType::U8 || quantized == blob::DataType::S8) &&
+              type(quantize ? x : y) == blob::DataType::F32,
+          "a quantization's types are not float32 and u8 or s8");
+  require(length(op.scales()) == 1, "a quantization has not one scale");
+  const float scale = op.scales()->Get(0);
+  require(std::isfinite(scale) && scale != 0.0f, "a quantization's scale is zero or not finite");
+  const int32_t zero_point = quantize ? op.dst_zero_point() : op.src_zero_point();
+  const bool u8 = quantized == blob::DataType::U8;
+  require(u8 ? zero_point >= 0 && zero_point <= 255 : zero_point >= -128 && zero_point <= 127,
+          "a quantization's zero point is out of its type's range");
+  // Per tensor, each element maps alone: the step runs in the input's layout where every
+  // byte of it is an element (a convolution's blocked result), else in the plain one.
+  desc_t md = current(x).get_desc();
+  if (!is_dense(md)) md = plain(dims(x), dnnl_type_of(x));
+  Step step;
+  step.kind = quantize ? (u8 ? Step::Kind::kQuantizeU8 : Step::Kind::kQuantizeS8)
+                       : (u8 ? Step::Kind::kDequantizeU8 : Step::Kind::kDequantizeS8);
+  step.source = in_format(x, md);
+  dnnl_memory_desc_t out = md.data;
+  out.data_type = static_cast<dnnl_data_type_t>(dnnl_type_of(y));
+  step.destination = define(y, desc_t(out));
+  step.count = static_cast<size_t>(product(dims(y)));
+  step.value = scale;
+  step.zero_point = zero_point;
+  plan_.steps.push_back(std::move(step));
+  publish(y);
+}
+
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
-    if (op.kind() != OpKind::QuantizedConvolution && op.kind() != OpKind::QuantizedMatMul) {
+    if (op.kind() != OpKind::QuantizedConvolution && op.kind() != OpKind::QuantizedMatMul &&
+        op.kind() != OpKind::Quantize && op.kind() != OpKind::Dequantize) {
       // Only the quantized ops read or write tensors of other types than float32.
       for (const auto* list : {op.inputs(), op.outputs()}) {
         for (flatbuffers::uoffset_t i = 0; i < length(list); ++i) {
@@ -1541,6 +1586,8 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Shuffle: build_shuffle(op); break;
       case OpKind::QuantizedConvolution: build_quantized_convolution(op); break;
       case OpKind::QuantizedMatMul: build_quantized_matmul(op); break;
+      case OpKind::Quantize: build_quantize_linear(op, true); break;
+      case OpKind::Dequantize: build_quantize_linear(op, false); break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {
@@ -1673,7 +1720,9 @@ void Builder::plan_memory() {
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const Step& step = plan_.steps[s];
     for (const auto& [arg, memory] : step.args) touch(memory, static_cast<int64_t>(s));
-    if (step.kind == Step::Kind::kErf) touch(step.source, static_cast<int64_t>(s));
+    if (step.kind != Step::Kind::kPrimitive && step.kind != Step::Kind::kFill) {
+      touch(step.source, static_cast<int64_t>(s));
+    }
     if (step.kind != Step::Kind::kPrimitive) touch(step.destination, static_cast<int64_t>(s));
   }
   // First fit by first use: a block is free again after its last step.
