@@ -214,7 +214,7 @@ TEST_F(UnmeasuredPlacementTest, WithNothingMeasuredTheOrderDecidesAndTheReportSa
   const LoadReport measured = load_and_check(30);
   EXPECT_THAT(measured.placement_measured, HasSubstr("Gemm on blas"));
   ASSERT_EQ(measured.delegates.size(), 1u) << measured.to_string();
-  EXPECT_EQ(measured.delegates[0].backend, "onednn");
+  EXPECT_EQ(measured.delegates[0].backend, "onednn") << measured.to_string();
 }
 
 }  // namespace

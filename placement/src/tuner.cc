@@ -105,30 +105,30 @@ Partition single_node(const ir::Graph& graph, uint32_t n) {
   return partition;
 }
 
-/// A backend whose first run on a node takes this many times the fastest figure of
-/// another backend there is clearly slower: its first run is its figure.
+/// A backend that measured slower before in this tune() call and whose first timed run on
+/// a node takes this many times the fastest figure of another backend there is clearly
+/// slower: that run is its figure.
 constexpr double kClearlySlower = 4;
+constexpr double kNoCut = std::numeric_limits<double>::infinity();
 
-/// Median microseconds of `runs` timed executions after one untimed one; the untimed one
-/// alone when it took over kClearlySlower times `fastest_us`. Past `deadline` no further
-/// run starts: a slow node costs at most two runs beyond the budget.
+/// Median microseconds of `runs` timed executions after one untimed one (which warms
+/// caches and thread pools); the first timed one alone when it took over `cut_us`. Past
+/// `deadline` no further run starts: a slow node costs at most two runs beyond the budget.
 Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8_t>& blob,
                        const PartitionTensors& tensors, Span<const int64_t> symbols, const TuneOptions& options,
-                       double fastest_us, Clock::time_point deadline) {
+                       double cut_us, Clock::time_point deadline) {
   InitOptions init;
   init.num_threads = options.threads;
   init.blob = blob.data();
   init.blob_size = blob.size();
   PLUGRT_ASSIGN_OR_RETURN(DelegateHandle handle, backend.init(init));
-  const Clock::time_point first = Clock::now();
   PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs(), 0, symbols));
-  const double first_us = std::chrono::duration<double, std::micro>(Clock::now() - first).count();
-  if (first_us > kClearlySlower * fastest_us) return first_us;
   std::vector<double> times;
   for (int r = 0; r < std::max(1, options.runs) && (times.empty() || Clock::now() < deadline); ++r) {
     const Clock::time_point start = Clock::now();
     PLUGRT_RETURN_IF_ERROR(handle.execute(tensors.inputs(), tensors.outputs(), 0, symbols));
     times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (times.front() > cut_us) return times.front();
   }
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
   return times[times.size() / 2];
@@ -136,7 +136,7 @@ Result<double> measure(const RegisteredBackend& backend, const std::vector<uint8
 
 /// Lowers node `n` alone on `backend` and measures it (measure()).
 Result<double> measure_node(const ir::Graph& graph, const RegisteredBackend& backend, uint32_t n,
-                            const TuneOptions& options, double fastest_us, Clock::time_point deadline) {
+                            const TuneOptions& options, double cut_us, Clock::time_point deadline) {
   const Partition partition = single_node(graph, n);
   const std::vector<uint8_t> subgraph = extract_subgraph(graph, partition);
   PLUGRT_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend.preprocess(subgraph));
@@ -147,7 +147,7 @@ Result<double> measure_node(const ir::Graph& graph, const RegisteredBackend& bac
   if (const ir::Graph& lowered = *ir::GetGraph(subgraph.data()); lowered.symbols() != nullptr) {
     for (const ir::Symbol* symbol : *lowered.symbols()) symbols.push_back(symbol->max());
   }
-  return measure(backend, blob, tensors, symbols, options, fastest_us, deadline);
+  return measure(backend, blob, tensors, symbols, options, cut_us, deadline);
 }
 
 /// How much slower than the fastest each backend has measured so far in one tune() call
@@ -254,7 +254,10 @@ TuneReport tune(Span<const uint8_t> graph_bytes, const std::vector<TuneBackend>&
       double fastest = std::numeric_limits<double>::infinity();
       for (double us : figures) fastest = us >= 0 ? std::min(fastest, us) : fastest;
       const RegisteredBackend& backend = backends[job.backend].backend;
-      const Result<double> us = measure_node(graph, backend, job.node, options, fastest, deadline);
+      // Only a backend already measured slower is cut short: on the first nodes every
+      // backend gets its full median, whatever noise its first run met.
+      const double cut = slowness.of(job.backend) > 0 ? kClearlySlower * fastest : kNoCut;
+      const Result<double> us = measure_node(graph, backend, job.node, options, cut, deadline);
       if (us.is_ok()) {
         figures[job.backend] = *us;
         profile.set(backend_build(backend), job.signature, *us);

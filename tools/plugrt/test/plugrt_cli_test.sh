@@ -169,12 +169,12 @@ check compile-tune 0 "tune: 0 measured in [0-9.]+ s, .* profile .*/cache/costs-[
   env PLUGRT_CACHE_DIR="$dir/cache" "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable --tune
 for profile in "$dir"/cache/costs-*.tsv; do printf 'not a profile\n' >"$profile"; done
 # A slow plugin that sorts first by name, dropped next to oneDNN: the first load measures
-# where they compete and says what it measured; the program runs on oneDNN.
+# where they compete and says what it measured; the program runs on a fast backend.
 mkdir -p "$dir/slow" && cp "$plugins/libplugrt_naive_blas.so" "$dir/slow/"
 "$plugrt" compile "$models/tiny_cnn.onnx" --backends portable -o "$dir/cnn_portable.prt" >/dev/null 2>&1
 check measure-at-load 0 "placement auto measured [0-9]+ figures in .*Conv on blas [0-9.]+ us.*kept in the cost profile" -- \
   "$plugrt" run "$dir/cnn_portable.prt" --plugin-dir "$dir/slow" --placement auto --report --cache-dir "$dir/measure"
-check measured-placement 0 "onednn:0 ran on onednn.*its nodes measured" -- \
+check measured-placement 0 "(onednn|xnnpack):0 ran on (onednn|xnnpack) .*its nodes measured" -- \
   "$plugrt" run "$dir/cnn_portable.prt" --plugin-dir "$dir/slow" --placement auto --report --cache-dir "$dir/measure"
 check compile-measure-off 0 "estimated, not measured: [0-9]+ nodes other backends also take" -- \
   env PLUGRT_CACHE_DIR="$dir/unmeasured" "$plugrt" compile "$models/mlp.onnx" -o "$dir/mlp_unmeasured.prt" \
