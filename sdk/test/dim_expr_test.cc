@@ -121,6 +121,19 @@ DimExpr random_expression(std::mt19937& random, int depth, const std::vector<std
   return DimExpr::combine(op, a, b);
 }
 
+TEST(DimExpr, ConstantsThatDoNotFoldStayAsWritten) {
+  // Found by the dim_expr fuzz target: a sum or product of two constants whose result is
+  // out of a word's range recursed for ever.
+  const DimExpr big = DimExpr::constant(kMaxDimConstant);
+  const DimExpr sum = big + big, product = big * big;
+  EXPECT_FALSE(sum.is_constant());
+  EXPECT_FALSE(product.is_constant());
+  int64_t value = 0;
+  ASSERT_TRUE(evaluate_dim_expr(sum.words().data(), sum.words().size(), nullptr, &value));
+  EXPECT_EQ(value, 2 * kMaxDimConstant);
+  EXPECT_FALSE(evaluate_dim_expr(product.words().data(), product.words().size(), nullptr, &value));
+}
+
 TEST(DimExpr, SimplifiedExpressionsEvaluateAsBuilt) {
   std::mt19937 random(7);
   const std::vector<std::vector<int64_t>> points = {{1, 1}, {7, 3}, {32, 4}, {100, 2}, {959, 1}, {0, 0}};

@@ -256,7 +256,7 @@ class DimExpr {
       case DimOp::kAdd:
         if (is(a, 0)) return b;
         if (is(b, 0)) return a;
-        if (a.is_constant()) return combine(op, b, a);  // the constant last
+        if (a.is_constant() && !b.is_constant()) return combine(op, b, a);  // the constant last
         return simplified_sum(a, b, false);
       case DimOp::kSub:
         if (is(b, 0)) return a;
@@ -265,8 +265,8 @@ class DimExpr {
       case DimOp::kMul:
         if (is(a, 1)) return b;
         if (is(b, 1)) return a;
-        if (a.is_constant()) return combine(op, b, a);
-        if (b.is_constant()) return scaled(a, b.constant_value());
+        if (a.is_constant() && !b.is_constant()) return combine(op, b, a);
+        if (b.is_constant() && !a.is_constant()) return scaled(a, b.constant_value());
         break;
       case DimOp::kFloorDiv:
       case DimOp::kCeilDiv:
