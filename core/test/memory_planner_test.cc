@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugrt/memory_planner.h"
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <utility>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -40,6 +45,54 @@ TEST(MemoryPlanner, AlignsEveryOffsetAndNeverOverlapsLiveBuffers) {
     }
   }
   EXPECT_LT(plan.arena_size, total);  // some reuse happened
+}
+
+/// The rule without an index: each buffer compared with every one placed before it.
+MemoryPlan plan_by_scanning_all(const std::vector<BufferLifetime>& buffers, uint64_t alignment) {
+  std::vector<size_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].size > buffers[b].size; });
+  MemoryPlan plan;
+  plan.offsets.assign(buffers.size(), 0);
+  std::vector<size_t> placed;
+  for (size_t index : order) {
+    const BufferLifetime& buffer = buffers[index];
+    const uint64_t size = align_up(std::max<uint64_t>(buffer.size, 1), alignment);
+    std::vector<std::pair<uint64_t, uint64_t>> live;  // [begin, end) of those live with it
+    for (size_t other : placed) {
+      const BufferLifetime& o = buffers[other];
+      if (o.first_step <= buffer.last_step && buffer.first_step <= o.last_step) {
+        live.emplace_back(plan.offsets[other],
+                          plan.offsets[other] + align_up(std::max<uint64_t>(o.size, 1), alignment));
+      }
+    }
+    std::sort(live.begin(), live.end());
+    uint64_t offset = 0;
+    for (const auto& [begin, end] : live) {
+      if (offset + size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    plan.offsets[index] = offset;
+    placed.push_back(index);
+    plan.arena_size = std::max(plan.arena_size, offset + size);
+  }
+  return plan;
+}
+
+TEST(MemoryPlanner, TheIndexFindsWhatScanningEveryBufferFinds) {
+  // Short and long lifetimes (beyond the index's 64-step split), equal and varied sizes.
+  std::mt19937 random(20261127);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<BufferLifetime> buffers(1 + random() % 400);
+    for (BufferLifetime& b : buffers) {
+      b.first_step = random() % 300;
+      b.last_step = b.first_step + (random() % 4 == 0 ? random() % 250 : random() % 6);
+      b.size = trial % 2 ? 1000 : 1 + random() % 100000;
+    }
+    const MemoryPlan indexed = plan_memory(buffers, 64), scanned = plan_by_scanning_all(buffers, 64);
+    EXPECT_EQ(indexed.offsets, scanned.offsets) << "trial " << trial;
+    EXPECT_EQ(indexed.arena_size, scanned.arena_size) << "trial " << trial;
+  }
 }
 
 TEST(MemoryPlanner, AnEmptyPlanHasNoArena) { EXPECT_EQ(plan_memory({}, 64).arena_size, 0u); }

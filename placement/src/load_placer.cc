@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "placed_entry.h"
@@ -37,12 +39,8 @@ class LoadBlobSource : public BlobSource {
   std::optional<FoundBlob> find(const RegisteredBackend& backend, std::string_view backend_name,
                                 Span<const uint8_t> subgraph) override {
     const ContentHash graph = content_hash(subgraph);
-    for (size_t d = 0; d < method_.delegates.size(); ++d) {
-      const DelegateContents& delegate = method_.delegates[d];
-      if (delegate.backend != backend_name || delegate.portable_graph.size() != subgraph.size()) continue;
-      if (program_graph_hash(d) == graph) {
-        return FoundBlob{delegate.blob, nullptr, "program", delegate.blob_names_constants};
-      }
+    if (const DelegateContents* delegate = program_delegate(backend_name, graph)) {
+      return FoundBlob{delegate->blob, nullptr, "program", delegate->blob_names_constants};
     }
     // The portable backend's blob is the partition graph itself: nothing worth caching.
     if (cache_ == nullptr || backend_name == kPortableBackendName) return std::nullopt;
@@ -66,10 +64,20 @@ class LoadBlobSource : public BlobSource {
   const std::string& store_error() const { return store_error_; }
 
  private:
-  const ContentHash& program_graph_hash(size_t d) {
-    if (program_hashes_.empty()) program_hashes_.resize(method_.delegates.size());
-    if (!program_hashes_[d]) program_hashes_[d] = content_hash(method_.delegates[d].portable_graph);
-    return *program_hashes_[d];
+  /// The program's first delegate on `backend_name` lowered from this graph, if any. The
+  /// index is made on the first lookup, so that a program of thousands of partitions
+  /// costs one pass over its graphs, not one per partition.
+  const DelegateContents* program_delegate(std::string_view backend_name, const ContentHash& graph) {
+    if (!indexed_) {
+      for (size_t d = 0; d < method_.delegates.size(); ++d) {
+        const DelegateContents& delegate = method_.delegates[d];
+        const ContentHash hash = content_hash(delegate.portable_graph);
+        program_delegates_.emplace(std::make_tuple(delegate.backend, hash.high, hash.low), d);
+      }
+      indexed_ = true;
+    }
+    const auto found = program_delegates_.find(std::make_tuple(std::string(backend_name), graph.high, graph.low));
+    return found != program_delegates_.end() ? &method_.delegates[found->second] : nullptr;
   }
 
   ContentHash key(const RegisteredBackend& backend, std::string_view backend_name, const ContentHash& graph) {
@@ -83,8 +91,9 @@ class LoadBlobSource : public BlobSource {
   const MethodContents& method_;
   BlobCache* cache_;
   BackendIdentity identity_;
-  std::vector<std::optional<ContentHash>> program_hashes_;
-  std::optional<std::pair<const uint8_t*, ContentHash>> missed_;  // the last lookup that missed
+  bool indexed_ = false;
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, size_t> program_delegates_;  // backend, graph hash
+  std::optional<std::pair<const uint8_t*, ContentHash>> missed_;                     // the last lookup that missed
   std::string store_error_;
 };
 

@@ -2,10 +2,12 @@
 #include "plugrt/placement/partitioner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
 #include "editable_graph.h"
+#include "group_graph.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/schema/graph_ir_generated.h"
 
@@ -53,110 +55,32 @@ std::vector<size_t> topological_order(const std::vector<std::set<size_t>>& depen
   return order;  // complete: group_nodes never closes a cycle
 }
 
-/// The groups of nodes being formed and the transitive closure of the graph between
-/// them, both ways, as bit sets: `descendants[g]` the groups a path leads to from g,
-/// `ancestors[g]` those a path leads from to g. Sized for the groups there are (doubling
-/// as they come), not for the nodes: a long chain is one group, not a nodes² matrix.
-class GroupGraph {
- public:
-  size_t size() const { return backend_.size(); }
-  size_t backend(size_t g) const { return backend_[g]; }
-  size_t add(size_t backend) {
-    if (backend_.size() == capacity_) grow(std::max<size_t>(64, capacity_ * 2));
-    backend_.push_back(backend);
-    return backend_.size() - 1;
-  }
+/// Up to this many groups, every pair of one backend is tried for a merge; beyond, only
+/// the pairs next to each other or sharing a neighbour, so that a graph cut into tens of
+/// thousands of groups merges in near-linear time (placement/README.md).
+constexpr size_t kAllPairsUpTo = 1024;
+constexpr size_t kSiblingsPerNeighbour = 64;
 
-  /// Whether a node of `g` reading from `producers` (groups) closes a cycle: a path leads
-  /// from g to one of the others.
-  bool closes_cycle(size_t g, const std::vector<size_t>& producers) const {
-    for (size_t p : producers) {
-      if (p != g && has(descendants_, g, p)) return true;
+/// The groups after `a` that merging could join to it when not every pair is tried: its
+/// direct neighbours and the groups that share one (parallel branches), ascending.
+std::vector<size_t> merge_candidates(const GroupGraph& groups, size_t a) {
+  std::vector<size_t> found;
+  auto take = [&](const std::vector<size_t>& list, size_t limit) {
+    for (size_t i = 0; i < list.size() && i < limit; ++i) {
+      if (list[i] > a) found.push_back(list[i]);
     }
-    return false;
-  }
-
-  void add_edge(size_t from, size_t to) {
-    if (from == to || has(descendants_, from, to)) return;
-    // Everything up to `from` now reaches everything from `to` on.
-    std::vector<size_t> up = members(ancestors_, from), down = members(descendants_, to);
-    up.push_back(from);
-    down.push_back(to);
-    for (size_t x : up) {
-      for (size_t y : down) set(descendants_, x, y);
-    }
-    for (size_t y : down) {
-      for (size_t x : up) set(ancestors_, y, x);
+  };
+  for (const std::vector<size_t>* side : {&groups.successors(a), &groups.predecessors(a)}) {
+    take(*side, SIZE_MAX);
+    for (size_t neighbour : *side) {
+      take(groups.successors(neighbour), kSiblingsPerNeighbour);
+      take(groups.predecessors(neighbour), kSiblingsPerNeighbour);
     }
   }
-
-  /// Whether `a` and `b` may become one group: no path joins them through a third.
-  bool can_merge(size_t a, size_t b) const {
-    for (size_t w = 0; w < words_; ++w) {
-      if ((row(descendants_, a)[w] & row(ancestors_, b)[w]) != 0 ||
-          (row(descendants_, b)[w] & row(ancestors_, a)[w]) != 0) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /// Folds `b` into `a` (can_merge(a, b) must hold): a takes b's paths.
-  void merge(size_t a, size_t b) {
-    for (size_t w = 0; w < words_; ++w) {
-      row(descendants_, a)[w] |= row(descendants_, b)[w];
-      row(ancestors_, a)[w] |= row(ancestors_, b)[w];
-    }
-    clear(descendants_, a, a);
-    clear(descendants_, a, b);
-    clear(ancestors_, a, a);
-    clear(ancestors_, a, b);
-    for (size_t x : members(ancestors_, a)) {
-      for (size_t w = 0; w < words_; ++w) row(descendants_, x)[w] |= row(descendants_, a)[w];
-      set(descendants_, x, a);
-      clear(descendants_, x, b);
-    }
-    for (size_t y : members(descendants_, a)) {
-      for (size_t w = 0; w < words_; ++w) row(ancestors_, y)[w] |= row(ancestors_, a)[w];
-      set(ancestors_, y, a);
-      clear(ancestors_, y, b);
-    }
-  }
-
- private:
-  void grow(size_t capacity) {
-    const size_t words = capacity / 64;
-    for (std::vector<uint64_t>* sets : {&descendants_, &ancestors_}) {
-      std::vector<uint64_t> wider(capacity * words, 0);
-      for (size_t g = 0; g < backend_.size(); ++g) std::copy_n(row(*sets, g), words_, wider.data() + g * words);
-      *sets = std::move(wider);
-    }
-    capacity_ = capacity;
-    words_ = words;
-  }
-  const uint64_t* row(const std::vector<uint64_t>& sets, size_t g) const { return sets.data() + g * words_; }
-  uint64_t* row(std::vector<uint64_t>& sets, size_t g) { return sets.data() + g * words_; }
-  bool has(const std::vector<uint64_t>& sets, size_t g, size_t bit) const {
-    return ((row(sets, g)[bit / 64] >> (bit % 64)) & 1u) != 0;
-  }
-  void set(std::vector<uint64_t>& sets, size_t g, size_t bit) { row(sets, g)[bit / 64] |= uint64_t{1} << (bit % 64); }
-  void clear(std::vector<uint64_t>& sets, size_t g, size_t bit) {
-    row(sets, g)[bit / 64] &= ~(uint64_t{1} << (bit % 64));
-  }
-  std::vector<size_t> members(const std::vector<uint64_t>& sets, size_t g) const {
-    std::vector<size_t> found;
-    for (size_t w = 0; w < words_; ++w) {
-      for (uint64_t bits = row(sets, g)[w]; bits != 0; bits &= bits - 1) {
-        found.push_back(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-      }
-    }
-    return found;
-  }
-
-  size_t capacity_ = 0, words_ = 0;
-  std::vector<uint64_t> descendants_, ancestors_;
-  std::vector<size_t> backend_;
-};
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
 
 }  // namespace
 
@@ -186,9 +110,13 @@ std::vector<size_t> group_nodes(const std::vector<std::vector<uint32_t>>& produc
   // chains (a decoder's memory and target) and parallel branches. Each saves a call.
   std::vector<size_t> merged_into(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) merged_into[g] = g;
+  const bool all_pairs = groups.size() <= kAllPairsUpTo;
   for (size_t a = 0; a < groups.size(); ++a) {
     if (merged_into[a] != a) continue;
-    for (size_t b = a + 1; b < groups.size(); ++b) {
+    const std::vector<size_t> candidates = all_pairs ? std::vector<size_t>() : merge_candidates(groups, a);
+    const size_t tries = all_pairs ? groups.size() - a - 1 : candidates.size();
+    for (size_t i = 0; i < tries; ++i) {
+      const size_t b = all_pairs ? a + 1 + i : candidates[i];
       if (merged_into[b] != b || groups.backend(b) != groups.backend(a) || !groups.can_merge(a, b)) continue;
       groups.merge(a, b);
       merged_into[b] = a;

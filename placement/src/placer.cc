@@ -76,16 +76,19 @@ class Search {
 
   /// An optimistic change of total() when `nodes` move to `b`, to skip moves that cannot
   /// help without regrouping: the exact change of the node and crossing costs, less one
-  /// partition per group the move could remove: each group all of whose nodes move, and
-  /// all but one of the groups on `b` next to the nodes (which the moved nodes may join).
-  /// A node moved out of the middle of a long group removes none, so a chain of N nodes
-  /// costs N cheap checks, not N regroupings.
+  /// partition per group the move could remove: each group all of whose nodes move; each
+  /// group some of whose nodes move that had an edge out of it there (a path through it
+  /// may go, letting it merge with another); and all but one of the groups on `b` next to
+  /// the nodes (which the moved nodes may join); plus one when `b` has no group yet (the
+  /// moved nodes make one). A node moved out of the middle of a long group removes none,
+  /// so a chain of N nodes costs N cheap checks, not N regroupings; nor does a run that
+  /// would only change backend, on a graph cut into thousands of partitions.
   double optimistic_delta(const std::vector<size_t>& node_backend, const std::vector<size_t>& group_of,
                           const std::vector<size_t>& group_size, const std::vector<uint32_t>& nodes, size_t b,
-                          std::vector<char>& moving) const {
+                          bool b_has_groups, std::vector<char>& moving) const {
     double delta = 0;
     for (uint32_t n : nodes) moving[n] = 1;
-    std::vector<size_t> moved_groups, neighbours_on_b;
+    std::vector<size_t> moved_groups, neighbours_on_b, left_groups;
     for (uint32_t n : nodes) {
       delta += problem_.node_cost[n][b] - problem_.node_cost[n][node_backend[n]];
       moved_groups.push_back(group_of[n]);
@@ -93,6 +96,7 @@ class Search {
         const NodeGraph::Edge& edge = problem_.graph.edges[e];
         const uint32_t other = edge.from == n ? edge.to : edge.from;
         if (!moving[other] && node_backend[other] == b) neighbours_on_b.push_back(group_of[other]);
+        if (!moving[other] && group_of[other] != group_of[n]) left_groups.push_back(group_of[n]);
         if (moving[other] && other < n) continue;  // counted once, from its other end
         const size_t before_other = node_backend[other];
         const size_t after_other = moving[other] ? b : before_other;
@@ -101,17 +105,20 @@ class Search {
     }
     for (uint32_t n : nodes) moving[n] = 0;
     std::sort(moved_groups.begin(), moved_groups.end());
+    std::sort(left_groups.begin(), left_groups.end());
     size_t removable = 0;
     for (size_t i = 0; i < moved_groups.size();) {
       size_t j = i;
       while (j < moved_groups.size() && moved_groups[j] == moved_groups[i]) ++j;
-      if (j - i == group_size[moved_groups[i]]) ++removable;  // every node of it moves
+      const bool emptied = j - i == group_size[moved_groups[i]];
+      if (emptied || std::binary_search(left_groups.begin(), left_groups.end(), moved_groups[i])) ++removable;
       i = j;
     }
     std::sort(neighbours_on_b.begin(), neighbours_on_b.end());
     const size_t joined = std::unique(neighbours_on_b.begin(), neighbours_on_b.end()) - neighbours_on_b.begin();
+    const double added = joined == 0 && !b_has_groups ? 1 : 0;
     removable += joined > 1 ? joined - 1 : 0;
-    return delta - problem_.partition_us * static_cast<double>(removable);
+    return delta - problem_.partition_us * (static_cast<double>(removable) - added);
   }
 
  private:
@@ -224,9 +231,14 @@ Placement place(const PlacementProblem& problem) {
   constexpr int kMaxRounds = 16;
   std::vector<size_t>& current = best.node_backend;
   std::vector<size_t> group_of, group_size;
+  std::vector<char> has_groups;  // per backend
   auto count_members = [&] {
     group_size.assign(count(group_of), 0);
-    for (size_t g : group_of) ++group_size[g];
+    has_groups.assign(backends, 0);
+    for (size_t n = 0; n < nodes; ++n) {
+      ++group_size[group_of[n]];
+      has_groups[current[n]] = 1;
+    }
   };
   search.total(current, &group_of);
   count_members();
@@ -252,7 +264,8 @@ Placement place(const PlacementProblem& problem) {
         for (size_t i = 0; i < moves.size(); ++i) {
           if (i > 0 && moves[i] == moves[i - 1]) continue;
           const bool fits = bound == 0 || best_groups <= bound;  // else fewer partitions may cost more
-          if (fits && search.optimistic_delta(current, group_of, group_size, moves[i], b, moving) >= 0) continue;
+          if (fits && search.optimistic_delta(current, group_of, group_size, moves[i], b, has_groups[b], moving) >= 0)
+            continue;
           std::vector<size_t> trial = current;
           for (uint32_t m : moves[i]) trial[m] = b;
           std::vector<size_t> trial_groups;

@@ -74,6 +74,36 @@ TEST(GroupNodes, MergesIndependentInputChainsOfOneBackend) {
   EXPECT_EQ(groups, 3u);
 }
 
+/// Fails unless every group of `group_of` is one backend and the groups form no cycle.
+void expect_acyclic_single_backend(const NodeGraph& graph, const std::vector<size_t>& node_backend,
+                                   const std::vector<size_t>& group_of, size_t groups, int trial) {
+  std::vector<std::set<size_t>> successors(groups);
+  std::vector<std::set<size_t>> backends(groups);
+  for (uint32_t n = 0; n < graph.num_nodes; ++n) backends[group_of[n]].insert(node_backend[n]);
+  for (const NodeGraph::Edge& edge : graph.edges) {
+    if (group_of[edge.from] != group_of[edge.to]) successors[group_of[edge.from]].insert(group_of[edge.to]);
+  }
+  for (size_t g = 0; g < groups; ++g) ASSERT_EQ(backends[g].size(), 1u) << "trial " << trial;
+  // Acyclic: Kahn's algorithm takes every group.
+  std::vector<size_t> pending(groups, 0), ready;
+  for (const auto& next : successors) {
+    for (size_t g : next) ++pending[g];
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    if (pending[g] == 0) ready.push_back(g);
+  }
+  size_t taken = 0;
+  while (!ready.empty()) {
+    const size_t g = ready.back();
+    ready.pop_back();
+    ++taken;
+    for (size_t next : successors[g]) {
+      if (--pending[next] == 0) ready.push_back(next);
+    }
+  }
+  ASSERT_EQ(taken, groups) << "trial " << trial << ": the groups form a cycle";
+}
+
 TEST(GroupNodes, RandomGraphsGiveAcyclicSingleBackendGroups) {
   std::mt19937 random(20261123);
   for (int trial = 0; trial < 200; ++trial) {
@@ -88,31 +118,68 @@ TEST(GroupNodes, RandomGraphsGiveAcyclicSingleBackendGroups) {
     for (size_t& b : node_backend) b = random() % 3;
     size_t groups = 0;
     const std::vector<size_t> group_of = group_nodes(graph.producers(), node_backend, &groups);
-    std::vector<std::set<size_t>> successors(groups);
-    std::vector<std::set<size_t>> backends(groups);
-    for (uint32_t n = 0; n < graph.num_nodes; ++n) backends[group_of[n]].insert(node_backend[n]);
-    for (const NodeGraph::Edge& edge : graph.edges) {
-      if (group_of[edge.from] != group_of[edge.to]) successors[group_of[edge.from]].insert(group_of[edge.to]);
-    }
-    for (size_t g = 0; g < groups; ++g) ASSERT_EQ(backends[g].size(), 1u) << "trial " << trial;
-    // Acyclic: Kahn's algorithm takes every group.
-    std::vector<size_t> pending(groups, 0), ready;
-    for (const auto& next : successors) {
-      for (size_t g : next) ++pending[g];
-    }
-    for (size_t g = 0; g < groups; ++g) {
-      if (pending[g] == 0) ready.push_back(g);
-    }
-    size_t taken = 0;
-    while (!ready.empty()) {
-      const size_t g = ready.back();
-      ready.pop_back();
-      ++taken;
-      for (size_t next : successors[g]) {
-        if (--pending[next] == 0) ready.push_back(next);
+    expect_acyclic_single_backend(graph, node_backend, group_of, groups, trial);
+  }
+}
+
+TEST(GroupNodes, GraphsOfThousandsOfGroupsGiveAcyclicSingleBackendGroups) {
+  // Beyond 1,024 groups only neighbours and groups sharing one are tried for a merge.
+  std::mt19937 random(20261128);
+  for (int trial = 0; trial < 4; ++trial) {
+    NodeGraph graph;
+    graph.num_nodes = 6000;
+    for (uint32_t to = 1; to < graph.num_nodes; ++to) {
+      const uint32_t reads = 1 + random() % 3;
+      for (uint32_t r = 0; r < reads; ++r) {
+        graph.edges.push_back({to - 1 - static_cast<uint32_t>(random() % std::min(to, 8u)), to, 8});
       }
     }
-    ASSERT_EQ(taken, groups) << "trial " << trial << ": the groups form a cycle";
+    std::vector<size_t> node_backend(graph.num_nodes);
+    for (size_t& b : node_backend) b = random() % 3;
+    size_t groups = 0;
+    const std::vector<size_t> group_of = group_nodes(graph.producers(), node_backend, &groups);
+    EXPECT_GT(groups, 1024u);
+    expect_acyclic_single_backend(graph, node_backend, group_of, groups, trial);
+  }
+}
+
+TEST(GroupNodes, LeavesNoTwoGroupsThatCouldStillMerge) {
+  // Maximal: every two groups of one backend are joined by a path through a third.
+  std::mt19937 random(20261127);
+  for (int trial = 0; trial < 200; ++trial) {
+    NodeGraph graph;
+    graph.num_nodes = 2 + random() % 40;
+    for (uint32_t to = 1; to < graph.num_nodes; ++to) {
+      for (uint32_t from = 0; from < to; ++from) {
+        if (random() % 5 == 0) graph.edges.push_back({from, to, 8});
+      }
+    }
+    std::vector<size_t> node_backend(graph.num_nodes);
+    for (size_t& b : node_backend) b = random() % 2;
+    size_t groups = 0;
+    const std::vector<size_t> group_of = group_nodes(graph.producers(), node_backend, &groups);
+    // reach[a][b]: a path of group edges leads from a to b (Floyd-Warshall on a few dozen).
+    std::vector<std::vector<bool>> reach(groups, std::vector<bool>(groups, false));
+    std::vector<size_t> backend(groups);
+    for (uint32_t n = 0; n < graph.num_nodes; ++n) backend[group_of[n]] = node_backend[n];
+    for (const NodeGraph::Edge& edge : graph.edges) {
+      if (group_of[edge.from] != group_of[edge.to]) reach[group_of[edge.from]][group_of[edge.to]] = true;
+    }
+    for (size_t k = 0; k < groups; ++k) {
+      for (size_t a = 0; a < groups; ++a) {
+        for (size_t b = 0; b < groups; ++b) reach[a][b] = reach[a][b] || (reach[a][k] && reach[k][b]);
+      }
+    }
+    for (size_t a = 0; a < groups; ++a) {
+      for (size_t b = a + 1; b < groups; ++b) {
+        if (backend[a] != backend[b]) continue;
+        bool through_third = false;
+        for (size_t c = 0; c < groups; ++c) {
+          through_third |= c != a && c != b && ((reach[a][c] && reach[c][b]) || (reach[b][c] && reach[c][a]));
+        }
+        EXPECT_TRUE(through_third) << "trial " << trial << ": groups " << a << " and " << b << " could merge";
+      }
+    }
   }
 }
 

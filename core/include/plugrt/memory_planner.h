@@ -29,40 +29,88 @@ constexpr uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+namespace memory_planner_detail {
+
+struct Placed {
+  uint64_t begin, end;  // bytes [begin, end) of the arena
+  size_t index;         // of the buffer
+};
+
+/// The placed buffers, found by lifetime: those live for more than kLongSpan steps in
+/// one list every query scans, the others by their first step, so that a query looks
+/// only at steps that can overlap it. A graph of 100,000 short-lived values plans in
+/// near-linear time instead of comparing each buffer with every one placed before.
+class LiveIndex {
+ public:
+  static constexpr uint32_t kLongSpan = 64;
+
+  explicit LiveIndex(const std::vector<BufferLifetime>& buffers) : buffers_(buffers) {
+    uint32_t steps = 0;
+    for (const BufferLifetime& b : buffers) steps = std::max(steps, b.first_step + 1);
+    by_first_step_.resize(steps);
+  }
+
+  void add(const Placed& placed) {
+    const BufferLifetime& b = buffers_[placed.index];
+    if (b.last_step - b.first_step > kLongSpan) {
+      long_.push_back(placed);
+    } else {
+      by_first_step_[b.first_step].push_back(placed);
+    }
+  }
+
+  /// The placed buffers live at some step of `buffer`'s, in arena order.
+  void overlapping(const BufferLifetime& buffer, std::vector<Placed>& out) const {
+    out.clear();
+    auto live = [&](const Placed& p) {
+      const BufferLifetime& o = buffers_[p.index];
+      return o.first_step <= buffer.last_step && buffer.first_step <= o.last_step;
+    };
+    for (const Placed& p : long_) {
+      if (live(p)) out.push_back(p);
+    }
+    const uint32_t from = buffer.first_step > kLongSpan ? buffer.first_step - kLongSpan : 0;
+    const uint32_t to = std::min<uint32_t>(buffer.last_step, static_cast<uint32_t>(by_first_step_.size()) - 1);
+    for (uint32_t step = from; step <= to && !by_first_step_.empty(); ++step) {
+      for (const Placed& p : by_first_step_[step]) {
+        if (live(p)) out.push_back(p);
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
+  }
+
+ private:
+  const std::vector<BufferLifetime>& buffers_;
+  std::vector<Placed> long_;
+  std::vector<std::vector<Placed>> by_first_step_;
+};
+
+}  // namespace memory_planner_detail
+
 /// Greedy by size: the largest buffers are placed first, each at the lowest aligned
 /// offset that overlaps no placed buffer live at the same time. Deterministic.
 /// Sizes must be small enough that the arena fits in uint64 (callers check).
 inline MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, uint64_t alignment = 64) {
+  using memory_planner_detail::Placed;
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].size > buffers[b].size; });
 
   MemoryPlan plan;
   plan.offsets.assign(buffers.size(), 0);
-  struct Placed {
-    uint64_t begin, end;
-    size_t index;
-  };
-  std::vector<Placed> placed;  // sorted by begin
+  memory_planner_detail::LiveIndex placed(buffers);
   std::vector<Placed> conflicts;
   for (size_t index : order) {
     const BufferLifetime& buffer = buffers[index];
     uint64_t size = align_up(std::max<uint64_t>(buffer.size, 1), alignment);
-    conflicts.clear();
-    for (const Placed& other : placed) {
-      const BufferLifetime& o = buffers[other.index];
-      if (o.first_step <= buffer.last_step && buffer.first_step <= o.last_step) conflicts.push_back(other);
-    }
+    placed.overlapping(buffer, conflicts);
     uint64_t offset = 0;
     for (const Placed& other : conflicts) {  // in offset order: take the first gap that fits
       if (offset + size <= other.begin) break;
       offset = std::max(offset, other.end);
     }
     plan.offsets[index] = offset;
-    Placed entry{offset, offset + size, index};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), entry,
-                                   [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
-                  entry);
+    placed.add(Placed{offset, offset + size, index});
     plan.arena_size = std::max(plan.arena_size, offset + size);
   }
   return plan;
