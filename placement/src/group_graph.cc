@@ -92,6 +92,24 @@ bool GroupGraph::can_merge(size_t a, size_t b) const {
   return true;
 }
 
+std::vector<char> GroupGraph::joined_through_third(size_t a) const {
+  std::vector<char> joined(size(), 0);
+  for (const auto* edges : {&successors_, &predecessors_}) {
+    // Everything reached from a's neighbours on this side by at least one more edge.
+    stack_ = (*edges)[a];
+    while (!stack_.empty()) {
+      const size_t at = stack_.back();
+      stack_.pop_back();
+      for (size_t next : (*edges)[at]) {
+        if (joined[next]) continue;
+        joined[next] = 1;
+        stack_.push_back(next);
+      }
+    }
+  }
+  return joined;
+}
+
 void GroupGraph::merge(size_t a, size_t b) {
   for (size_t s : successors_[b]) drop(predecessors_[s], b);
   for (size_t p : predecessors_[b]) drop(successors_[p], b);

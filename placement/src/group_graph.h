@@ -32,6 +32,9 @@ class GroupGraph {
   /// neither reaches the other, none can; when one does, a third lies on a path exactly
   /// when a direct successor other than the other group reaches it.
   bool can_merge(size_t a, size_t b) const;
+  /// Per group, whether a path through a third joins it to `a` (either way): the groups
+  /// can_merge(a, ·) refuses, found in one pass over the graph instead of one search each.
+  std::vector<char> joined_through_third(size_t a) const;
   /// Folds `b` into `a` (can_merge(a, b) must hold): a takes b's edges; b is left empty.
   void merge(size_t a, size_t b);
 

@@ -115,11 +115,14 @@ std::vector<size_t> group_nodes(const std::vector<std::vector<uint32_t>>& produc
     if (merged_into[a] != a) continue;
     const std::vector<size_t> candidates = all_pairs ? std::vector<size_t>() : merge_candidates(groups, a);
     const size_t tries = all_pairs ? groups.size() - a - 1 : candidates.size();
+    std::vector<char> refused = all_pairs ? groups.joined_through_third(a) : std::vector<char>();
     for (size_t i = 0; i < tries; ++i) {
       const size_t b = all_pairs ? a + 1 + i : candidates[i];
-      if (merged_into[b] != b || groups.backend(b) != groups.backend(a) || !groups.can_merge(a, b)) continue;
+      if (merged_into[b] != b || groups.backend(b) != groups.backend(a)) continue;
+      if (all_pairs ? refused[b] != 0 : !groups.can_merge(a, b)) continue;
       groups.merge(a, b);
       merged_into[b] = a;
+      if (all_pairs) refused = groups.joined_through_third(a);
     }
   }
   // Numbered in order of their first node.

@@ -112,8 +112,6 @@ class Lowering {
   std::vector<size_t> match_gelu(size_t first);
   std::vector<size_t> match_swish(size_t first);
   std::vector<size_t> match_channel_shuffle(size_t first);
-  /// Whether `value` is read only by the nodes in `allowed` and is no graph output.
-  bool only_read_by(int32_t value, const std::set<size_t>& allowed) const;
   /// The node reading `value` when exactly one node does (and it is no graph output).
   int64_t sole_reader(int32_t value) const;
 
@@ -137,6 +135,7 @@ class Lowering {
   std::vector<int32_t> values_added_;  // to value_tensor_ by the node being lowered
   bool name_constants_ = false;
   bool names_constants_ = false;
+  mutable std::vector<int64_t> first_reader_;  // per value, the first node reading it (-1: none)
 };
 
 /// Dims of a graph shape as oneDNN sees them: a scalar is [1].

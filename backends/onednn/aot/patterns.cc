@@ -41,27 +41,18 @@ int32_t other_constant(const GraphView& graph, const ir::Node& node, int32_t val
 
 int64_t Lowering::sole_reader(int32_t value) const {
   if (!graph_.valid(value) || graph_.is_graph_output(value) || graph_.num_readers(value) != 1) return -1;
-  for (size_t n = 0; n < graph_.num_nodes(); ++n) {
-    const ir::Node& node = graph_.node(n);
-    for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
-      if (GraphView::input(node, i) == value) return static_cast<int64_t>(n);
+  if (first_reader_.empty()) {  // indexed once: a scan per call made a long graph quadratic
+    first_reader_.assign(sdk::num_values(graph_.graph()), -1);
+    for (size_t n = graph_.num_nodes(); n-- > 0;) {
+      const ir::Node& node = graph_.node(n);
+      for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
+        const int32_t v = GraphView::input(node, i);
+        if (graph_.valid(v)) first_reader_[static_cast<size_t>(v)] = static_cast<int64_t>(n);
+      }
     }
   }
-  return -1;
+  return first_reader_[static_cast<size_t>(value)];
 }
-
-bool Lowering::only_read_by(int32_t value, const std::set<size_t>& allowed) const {
-  if (graph_.is_graph_output(value)) return false;
-  for (size_t n = 0; n < graph_.num_nodes(); ++n) {
-    if (allowed.count(n) != 0) continue;
-    const ir::Node& node = graph_.node(n);
-    for (size_t i = 0; i < GraphView::num_inputs(node); ++i) {
-      if (GraphView::input(node, i) == value) return false;
-    }
-  }
-  return true;
-}
-
 // mean = ReduceMean(x); d = x - mean; var = ReduceMean(d ^ 2); y = d / Sqrt(var + eps),
 // optionally then * gamma and + beta (constants over the last axis).
 std::vector<size_t> Lowering::match_layer_norm(size_t first) {
