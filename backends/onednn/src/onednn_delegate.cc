@@ -186,20 +186,21 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
     // host's bounded time (GOMP_SPINCOUNT, set before libgomp loads) and then sleep.
     if (&bound != &plan_ || asked == static_cast<size_t>(threads_)) {
       ThreadLimit limit(&bound == &plan_ ? threads_ : 1);
-      return run_steps(plan);
+      return run_steps(plan, args);
     }
     // Nothing may leave the OpenMP region that runs the steps by an exception.
     struct Run {
       OnednnDelegate* self;
       Plan* plan;
+      const sdk::Arguments* args;
       sdk::Status status;
-    } run{this, &plan, sdk::Status::ok()};
+    } run{this, &plan, &args, sdk::Status::ok()};
     run_on_fewer_threads(
         static_cast<int>(asked),
         [](void* context) {
           Run& r = *static_cast<Run*>(context);
           try {
-            r.status = r.self->run_steps(*r.plan);
+            r.status = r.self->run_steps(*r.plan, *r.args);
           } catch (const dnnl::error& e) {
             r.status = failed_while_running(e);
           }
@@ -259,8 +260,15 @@ void dequantize_step(const Step& step) {
 
 }  // namespace
 
-sdk::Status OnednnDelegate::run_steps(Plan& plan) {
-  for (Step& step : plan.steps) {
+sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
+  for (size_t done = 0; done < plan.steps.size(); ++done) {
+    Step& step = plan.steps[done];
+    if (done > 0 && args.stop_requested()) {
+      stream_.wait();
+      return sdk::Status(PLUGRT_STATUS_CANCELLED, "stopped after " + std::to_string(done) + " of " +
+                                                      std::to_string(plan.steps.size()) +
+                                                      " oneDNN steps: the host asked the call to stop");
+    }
     switch (step.kind) {
       case Step::Kind::kQuantizeU8: quantize_step<uint8_t>(step); continue;
       case Step::Kind::kQuantizeS8: quantize_step<int8_t>(step); continue;

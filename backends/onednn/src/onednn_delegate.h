@@ -102,7 +102,8 @@ class OnednnDelegate final : public sdk::Delegate {
   /// one on the first such call when the handle is small.
   BoundPlan& plan_for(size_t threads);
   /// Runs a plan's steps on the bound tensors.
-  sdk::Status run_steps(Plan& plan);
+  /// Runs the plan's steps in order; between two, stops when the host asks (ABI 1.8).
+  sdk::Status run_steps(Plan& plan, const sdk::Arguments& args);
   static sdk::Expected<void*> check_tensor(const char* role, size_t index, const DLTensor* tensor,
                                            const External& external);
 

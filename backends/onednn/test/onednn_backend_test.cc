@@ -2,13 +2,18 @@
 // The oneDNN plugin as a whole: the shared backend suite (test/backend_support/
 // backend_suite.h), the bundled models, and the reasons it gives for its fuzzers'
 // findings.
+#include <chrono>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "onednn_test_support.h"
+#include "plugrt/graph_builder.h"
 #include "plugrt/graph_constants.h"
+#include "plugrt/method.h"
 #include "plugrt/program.h"
 
 namespace plugrt::onednn_test {
@@ -35,6 +40,47 @@ TEST_F(OnednnBackendTest, MlpAndEncoderRunWhollyOnOnednnAndMatchPyTorch) {
     EXPECT_FALSE(method->report().delegates.at(0).fell_back);
     EXPECT_LT(difference_from_pytorch(*method, name), 1e-4);
   }
+}
+
+/// x [256, 256] through `count` MatMuls by one constant (1/256 each): one oneDNN partition
+/// of `count` steps, about 34 MFLOP each.
+std::vector<uint8_t> matmul_chain(size_t count) {
+  GraphBuilder graph;
+  ValueId value = graph.add_value("x", DType::kFloat32, {256, 256});
+  graph.add_input(value);
+  const ValueId weight = graph.add_constant_f32("w", {256, 256}, std::vector<float>(256 * 256, 1.0f / 256));
+  for (size_t i = 0; i < count; ++i) {
+    const ValueId next = graph.add_value("y" + std::to_string(i), DType::kFloat32, {256, 256});
+    graph.add_node("MatMul", "matmul" + std::to_string(i), {value, weight}, {next});
+    value = next;
+  }
+  graph.add_output(value);
+  return graph.finish();
+}
+
+TEST_F(OnednnBackendTest, ALongPartitionStopsBetweenItsStepsWhenTheHostAsks) {
+  compiler::CompiledModel compiled = env_.compile(matmul_chain(300), {"onednn"});
+  ASSERT_EQ(compiled.summary.partitions.size(), 1u);
+  MethodOptions options;
+  options.num_threads = 1;
+  Result<Method> method = env_.load(compiled.program, options);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  ASSERT_EQ(method->report().delegates.at(0).backend, "onednn");
+  std::vector<float> x(256 * 256, 1.0f);
+  int64_t shape[2] = {256, 256};
+  DLTensor input{x.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  ASSERT_TRUE(method->set_input(0, input).is_ok());
+
+  // 300 steps of 34 MFLOP take far longer than 5 ms; without the check between steps the
+  // call would end only after the last one (the host stops only before a delegate).
+  ExecuteOptions limited;
+  limited.timeout = std::chrono::milliseconds(5);
+  const Status stopped = method->execute(limited);
+  EXPECT_EQ(stopped.code(), Error::kCancelled) << stopped.to_string();
+  EXPECT_THAT(stopped.message(), HasSubstr("of 300 oneDNN steps: the host asked the call to stop"));
+
+  ASSERT_TRUE(method->execute().is_ok());  // usable afterwards, and right
+  EXPECT_NEAR(static_cast<const float*>(method->output(0).data)[0], 1.0f, 1e-4);
 }
 
 TEST_F(OnednnBackendTest, TinyCnnRunsMixedWithPortableAndMatchesPyTorch) {
