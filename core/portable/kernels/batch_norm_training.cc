@@ -3,6 +3,7 @@
 // each channel's mean and population variance over the batch and spatial axes normalize
 // X, and the optional running_mean and running_var outputs blend the inputs' statistics
 // with them: input * momentum + current * (1 - momentum).
+#include <array>
 #include <cmath>
 
 #include "batch_norm_training.h"
@@ -13,19 +14,20 @@ namespace {
 
 class BatchNormTrainingKernel final : public Kernel {
  public:
-  BatchNormTrainingKernel(int64_t outer, int64_t channels, int64_t inner, double epsilon, double momentum)
-      : outer_(outer), channels_(channels), inner_(inner), epsilon_(epsilon), momentum_(momentum) {}
+  BatchNormTrainingKernel(int64_t outer, int64_t channels, int64_t inner, double epsilon, double momentum,
+                          std::array<bool, 2> running)
+      : outer_(outer), channels_(channels), inner_(inner), epsilon_(epsilon), momentum_(momentum), running_(running) {}
 
   void run(const KernelArgs& args) const override {
     for (int64_t c = 0; c < channels_; ++c) {
       double mean = 0.0, variance = 0.0;
       statistics(static_cast<const float*>(args.inputs[0]), c, &mean, &variance);
       normalize(args, c, mean, variance);
-      if (args.outputs[1] != nullptr) {
+      if (running_[0]) {
         const double running = static_cast<const float*>(args.inputs[3])[c];
         static_cast<float*>(args.outputs[1])[c] = static_cast<float>(running * momentum_ + mean * (1.0 - momentum_));
       }
-      if (args.outputs[2] != nullptr) {
+      if (running_[1]) {
         const double running = static_cast<const float*>(args.inputs[4])[c];
         static_cast<float*>(args.outputs[2])[c] =
             static_cast<float>(running * momentum_ + variance * (1.0 - momentum_));
@@ -66,6 +68,7 @@ class BatchNormTrainingKernel final : public Kernel {
 
   int64_t outer_, channels_, inner_;
   double epsilon_, momentum_;
+  std::array<bool, 2> running_;  // whether running_mean and running_var are there
 };
 
 }  // namespace
@@ -95,7 +98,9 @@ Prepared prepare_batch_norm_training(const NodeContext& node) {
   }
   const double epsilon = node.attr_float("epsilon", 1e-5f);
   const double momentum = node.attr_float("momentum", 0.9f);
-  return prepared<BatchNormTrainingKernel>(shape[0], shape[1], shape.product(2, shape.rank), epsilon, momentum);
+  const std::array<bool, 2> running{node.output(1) != nullptr, node.output(2) != nullptr};
+  return prepared<BatchNormTrainingKernel>(shape[0], shape[1], shape.product(2, shape.rank), epsilon, momentum,
+                                           running);
 }
 
 }  // namespace plugrt::portable

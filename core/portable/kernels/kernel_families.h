@@ -40,6 +40,8 @@ void add_tfidf_vectorizer_kernels(std::vector<KernelEntry>& table);    // tfidf_
 void add_roi_align_kernels(std::vector<KernelEntry>& table);           // roi_align.cc
 void add_spectral_kernels(std::vector<KernelEntry>& table);            // spectral.cc
 void add_constant_of_shape_kernels(std::vector<KernelEntry>& table);   // constant_of_shape.cc
+void add_mel_weight_matrix_kernels(std::vector<KernelEntry>& table);   // mel_weight_matrix.cc
+void add_optimizer_kernels(std::vector<KernelEntry>& table);           // optimizer.cc
 
 }  // namespace plugrt::portable
 

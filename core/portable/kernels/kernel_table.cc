@@ -40,6 +40,8 @@ std::vector<KernelEntry> build_table() {
   add_roi_align_kernels(table);
   add_spectral_kernels(table);
   add_constant_of_shape_kernels(table);
+  add_mel_weight_matrix_kernels(table);
+  add_optimizer_kernels(table);
   std::stable_sort(table.begin(), table.end(),
                    [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;

@@ -15,13 +15,13 @@ namespace {
 template <typename T>
 class MaxPoolKernel final : public Kernel {
  public:
-  MaxPoolKernel(const SpatialGeometry& g, int64_t planes, bool column_major)
-      : g_(g), planes_(planes), column_major_(column_major) {}
+  MaxPoolKernel(const SpatialGeometry& g, int64_t planes, bool column_major, bool indices)
+      : g_(g), planes_(planes), column_major_(column_major), indices_(indices) {}
 
   void run(const KernelArgs& args) const override {
     const T* x = static_cast<const T*>(args.inputs[0]);
     T* y = static_cast<T*>(args.outputs[0]);
-    auto* indices = static_cast<int64_t*>(args.outputs[1]);
+    auto* indices = indices_ ? static_cast<int64_t*>(args.outputs[1]) : nullptr;
     for (int64_t plane = 0; plane < planes_; ++plane) {
       for (int64_t oz = 0; oz < g_.out[0]; ++oz) {
         for (int64_t oy = 0; oy < g_.out[1]; ++oy) {
@@ -74,6 +74,7 @@ class MaxPoolKernel final : public Kernel {
   SpatialGeometry g_;
   int64_t planes_;
   bool column_major_;
+  bool indices_;  // whether the Indices output is there
 };
 
 }  // namespace
@@ -89,7 +90,7 @@ Prepared prepare_max_pool_general(const NodeContext& node, const SpatialGeometry
   if (storage_order != 0 && storage_order != 1) return prepare_error(node, "storage_order must be 0 or 1");
   return dispatch<kFloat32Only | kDoubleType | kHalfTypes | kSignedInts | kUnsignedInts>(node, x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return prepared<MaxPoolKernel<T>>(g, x.shape[0] * x.shape[1], storage_order == 1);
+    return prepared<MaxPoolKernel<T>>(g, x.shape[0] * x.shape[1], storage_order == 1, node.output(1) != nullptr);
   });
 }
 

@@ -124,11 +124,11 @@ Prepared prepare_dft(const NodeContext& node) {
 template <typename T>
 class StftKernel final : public Kernel {
  public:
-  StftKernel(const Line& line, int64_t batch, int64_t length, int64_t frames, int64_t step)
-      : line_(line), batch_(batch), length_(length), frames_(frames), step_(step) {}
+  StftKernel(const Line& line, int64_t batch, int64_t length, int64_t frames, int64_t step, bool window)
+      : line_(line), batch_(batch), length_(length), frames_(frames), step_(step), window_(window) {}
   void run(const KernelArgs& args) const override {
     const T* x = static_cast<const T*>(args.inputs[0]);
-    const T* window = static_cast<const T*>(args.inputs[2]);
+    const T* window = window_ ? static_cast<const T*>(args.inputs[2]) : nullptr;
     T* y = static_cast<T*>(args.outputs[0]);
     const int64_t points = line_.complex_in ? 2 : 1;
     for (int64_t b = 0; b < batch_; ++b) {
@@ -142,6 +142,7 @@ class StftKernel final : public Kernel {
  private:
   Line line_;
   int64_t batch_, length_, frames_, step_;
+  bool window_;  // whether the window input is there
 };
 
 Prepared prepare_stft(const NodeContext& node) {
@@ -180,7 +181,7 @@ Prepared prepare_stft(const NodeContext& node) {
   }
   return dispatch<kFloat32Only | kDoubleType>(node, x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return prepared<StftKernel<T>>(line, shape[0], shape[1], frames, *step);
+    return prepared<StftKernel<T>>(line, shape[0], shape[1], frames, *step, window != nullptr);
   });
 }
 

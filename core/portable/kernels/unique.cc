@@ -36,17 +36,27 @@ struct SliceLayout {
 template <typename T>
 class UniqueKernel final : public Kernel {
  public:
-  UniqueKernel(std::string label, const SliceLayout& layout, int64_t declared, bool sorted)
-      : label_(std::move(label)), layout_(layout), declared_(declared), sorted_(sorted) {}
+  UniqueKernel(std::string label, const SliceLayout& layout, int64_t declared, bool sorted, size_t outputs)
+      : label_(std::move(label)), layout_(layout), declared_(declared), sorted_(sorted), outputs_(outputs) {}
 
   size_t scratch_bytes() const override { return 5 * static_cast<size_t>(layout_.slices) * sizeof(int64_t); }
-  void run(const KernelArgs& args) const override {
-    char ignored[1];
-    (void)run_checked(args, ignored, sizeof(ignored));
-  }
+  void run(const KernelArgs& args) const override { (void)find_and_write(args); }
   bool may_fail() const override { return true; }
 
   bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const override {
+    const int64_t groups = find_and_write(args);
+    if (groups == declared_) return true;
+    std::snprintf(error, error_capacity,
+                  "%s: found %lld unique values, but its outputs were compiled for %lld; the number found depends "
+                  "on the values, so the model must declare the lengths its inputs give",
+                  label_.c_str(), static_cast<long long>(groups), static_cast<long long>(declared_));
+    return false;
+  }
+
+ private:
+  /// Groups equal slices, and writes the outputs when there are declared_ groups;
+  /// returns how many there are.
+  int64_t find_and_write(const KernelArgs& args) const {
     const T* x = static_cast<const T*>(args.inputs[0]);
     const int64_t n = layout_.slices;
     int64_t* order = static_cast<int64_t*>(args.scratch);  // slices in sorted order
@@ -67,18 +77,10 @@ class UniqueKernel final : public Kernel {
       ++count[groups - 1];
       group[order[k]] = groups - 1;
     }
-    if (groups != declared_) {
-      std::snprintf(error, error_capacity,
-                    "%s: found %lld unique values, but its outputs were compiled for %lld; the number found depends "
-                    "on the values, so the model must declare the lengths its inputs give",
-                    label_.c_str(), static_cast<long long>(groups), static_cast<long long>(declared_));
-      return false;
-    }
-    write_outputs(args, x, group, first, count, groups);
-    return true;
+    if (groups == declared_) write_outputs(args, x, group, first, count, groups);
+    return groups;
   }
 
- private:
   int compare(const T* x, int64_t a, int64_t b) const {
     const int64_t stride = layout_.slices * layout_.inner;
     for (int64_t o = 0; o < layout_.outer; ++o) {
@@ -101,9 +103,9 @@ class UniqueKernel final : public Kernel {
       std::sort(place, place + groups, [&](int64_t a, int64_t b) { return first[a] < first[b]; });
     }
     T* y = static_cast<T*>(args.outputs[0]);
-    auto* indices = static_cast<int64_t*>(args.outputs[1]);
-    auto* inverse = static_cast<int64_t*>(args.outputs[2]);
-    auto* counts = static_cast<int64_t*>(args.outputs[3]);
+    auto* indices = outputs_ > 1 ? static_cast<int64_t*>(args.outputs[1]) : nullptr;
+    auto* inverse = outputs_ > 2 ? static_cast<int64_t*>(args.outputs[2]) : nullptr;
+    auto* counts = outputs_ > 3 ? static_cast<int64_t*>(args.outputs[3]) : nullptr;
     const int64_t stride = layout_.slices * layout_.inner;
     for (int64_t p = 0; p < groups; ++p) {
       const int64_t g = place[p];
@@ -125,6 +127,7 @@ class UniqueKernel final : public Kernel {
   SliceLayout layout_;
   int64_t declared_;
   bool sorted_;
+  size_t outputs_;  // the node's output count (an absent optional output is null)
 };
 
 Prepared prepare_unique(const NodeContext& node) {
@@ -161,7 +164,7 @@ Prepared prepare_unique(const NodeContext& node) {
   const bool sorted = node.attr_int("sorted", 1) != 0;
   return dispatch<kAllTypes>(node, x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return prepared<UniqueKernel<T>>(std::move(label), layout, declared, sorted);
+    return prepared<UniqueKernel<T>>(std::move(label), layout, declared, sorted, node.num_outputs());
   });
 }
 
