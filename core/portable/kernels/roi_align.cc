@@ -56,6 +56,13 @@ Sample bilinear_sample(float y, float x, int64_t height, int64_t width) {
   return s;
 }
 
+/// ceil(bin) samples a side when sampling_ratio is 0; a NaN or negative bin takes none,
+/// and a bin larger than any image (computed regions can be anything) at most 2^16.
+int64_t samples_per_bin(float bin) {
+  if (!(bin > 0.0f)) return 0;
+  return static_cast<int64_t>(std::ceil(std::min(bin, 65536.0f)));
+}
+
 class RoiAlignKernel final : public Kernel {
  public:
   RoiAlignKernel(const RoiConfig& c, const Shape& x, int64_t rois)
@@ -86,8 +93,8 @@ class RoiAlignKernel final : public Kernel {
       roi_h = std::max(roi_h, 1.0f);
     }
     const float bin_h = roi_h / static_cast<float>(c_.out_h), bin_w = roi_w / static_cast<float>(c_.out_w);
-    const int64_t grid_h = c_.sampling_ratio > 0 ? c_.sampling_ratio : static_cast<int64_t>(std::ceil(bin_h));
-    const int64_t grid_w = c_.sampling_ratio > 0 ? c_.sampling_ratio : static_cast<int64_t>(std::ceil(bin_w));
+    const int64_t grid_h = c_.sampling_ratio > 0 ? c_.sampling_ratio : samples_per_bin(bin_h);
+    const int64_t grid_w = c_.sampling_ratio > 0 ? c_.sampling_ratio : samples_per_bin(bin_w);
     const float count = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
     for (int64_t ph = 0; ph < c_.out_h; ++ph) {
       for (int64_t pw = 0; pw < c_.out_w; ++pw) {
