@@ -6,10 +6,8 @@
 // each n-gram; then TF keeps the counts, IDF writes the column's weight where the count
 // is positive, TFIDF multiplies the counts by the weights (all 1 when weights are absent).
 #include <algorithm>
-#include <cstring>
 
 #include "kernel_families.h"
-#include "typed.h"
 
 namespace plugrt::portable {
 
