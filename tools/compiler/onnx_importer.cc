@@ -53,6 +53,16 @@ bool is_imported_contrib_op(const onnx::NodeProto& node) {
   return node.domain() == kMicrosoftDomain && ops.count(node.op_type()) != 0;
 }
 
+constexpr char kTrainingDomain[] = "ai.onnx.preview.training";
+
+/// The optimizer ops of ai.onnx.preview.training imported (one update step, a pure
+/// function of its inputs). They become graph IR nodes of op type
+/// "ai.onnx.preview.training.<op>".
+bool is_imported_training_op(const onnx::NodeProto& node) {
+  static const std::set<std::string> ops = {"Adagrad", "Adam", "Momentum"};
+  return node.domain() == kTrainingDomain && ops.count(node.op_type()) != 0;
+}
+
 const std::set<std::string>& nondeterministic_ops() {
   static const std::set<std::string> ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
                                             "RandomUniformLike", "Multinomial",   "Bernoulli"};
@@ -211,12 +221,13 @@ Status Importer::add_symbols(const std::map<std::string, onnx::ValueInfoProto*>&
 }
 
 Status Importer::check_node(const onnx::NodeProto& node) const {
-  const bool contrib = is_imported_contrib_op(node);
+  const bool contrib = is_imported_contrib_op(node) || is_imported_training_op(node);
   if (!is_default_domain(node.domain()) && !contrib) {
     return node_error(Error::kNotSupported, node,
                       "domain '" + node.domain() +
-                          "' is not supported; plugrt imports the default ONNX domain, and QLinearAdd, QLinearMul "
-                          "and QLinearGlobalAveragePool of com.microsoft");
+                          "' is not supported; plugrt imports the default ONNX domain, QLinearAdd, QLinearMul "
+                          "and QLinearGlobalAveragePool of com.microsoft, and Adagrad, Adam and Momentum of " +
+                          kTrainingDomain);
   }
   if (!contrib && schema_of(node) == nullptr) {
     return node_error(Error::kNotSupported, node,
@@ -560,8 +571,8 @@ Status Importer::simplify() {
       }
       // A graph input, a constant or another output copied to an output: a real Identity.
     }
-    if (is_imported_contrib_op(node)) {  // checked by ONNX's checker under its own name
-      node.set_op_type(std::string(kMicrosoftDomain) + "." + node.op_type());
+    if (is_imported_contrib_op(node) || is_imported_training_op(node)) {  // checked by ONNX's checker as it is
+      node.set_op_type(node.domain() + "." + node.op_type());
       node.clear_domain();
     }
     std::vector<onnx::TypeProto> output_types;
@@ -1007,13 +1018,21 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
     found = true;
   }
   if (!found) {
+    bool training_only = model.graph().node_size() > 0;
     for (const onnx::NodeProto& node : model.graph().node()) {
+      if (is_imported_training_op(node)) continue;
+      training_only = false;
       if (is_default_domain(node.domain())) continue;
       return error(Error::kNotSupported, "node '" + node.name() + "' (" + node.op_type() + ", domain '" +
                                              node.domain() + "'): domain '" + node.domain() +
                                              "' is not supported; plugrt imports the default ONNX domain only");
     }
-    return error(Error::kInvalidArgument, "the model imports no opset of the default ONNX domain");
+    // A model of optimizer ops alone imports only their domain: it is read with the
+    // newest default opset plugrt computes in.
+    if (!training_only) {
+      return error(Error::kInvalidArgument, "the model imports no opset of the default ONNX domain");
+    }
+    opset_ = kComputedOnnxOpset;
   }
   if (opset_ > 0 && opset_ < kMinOnnxOpset) {  // older models are upgraded first
     Status status = onnx_import::upgrade_opset(&model, opset_, kMinOnnxOpset);

@@ -84,8 +84,10 @@ struct ImportOptions {
 };
 
 struct ImportedModel {
-  std::vector<uint8_t> graph;    ///< a graph IR buffer (GraphBuilder::finish())
-  int64_t opset = 0;             ///< the default-domain opset of the graph (kMinOnnxOpset for an upgraded model)
+  std::vector<uint8_t> graph;  ///< a graph IR buffer (GraphBuilder::finish())
+  /// The default-domain opset of the graph (kMinOnnxOpset for an upgraded model; 17 for a
+  /// model of ai.onnx.preview.training optimizers alone, which imports no default opset).
+  int64_t opset = 0;
   std::string producer;          ///< "pytorch 1.13.1", from the model
   size_t folded_nodes = 0;       ///< nodes evaluated at import (constants, shape subgraphs)
   bool half_in_float32 = false;  ///< a float16 or bfloat16 model, computed in float32

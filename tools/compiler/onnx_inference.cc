@@ -237,6 +237,14 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
     infer_contrib(node, input_types, outputs);
     return Status::ok();
   }
+  if (node.op_type().rfind("ai.onnx.preview.training.", 0) == 0) {
+    // Adagrad, Adam, Momentum: inputs R, T, then the tensors each output updates, in
+    // the outputs' order; output k is of input k + 2's type.
+    for (size_t k = 0; k < outputs->size() && k + 2 < input_types.size(); ++k) {
+      if (input_types[k + 2] != nullptr) (*outputs)[k] = *input_types[k + 2];
+    }
+    return Status::ok();
+  }
   if (schema == nullptr) return Status::ok();
   // Several of ONNX's inference functions dereference an input's type unchecked: a
   // node with an input of unknown type (its producer's inference failed) is not inferred.

@@ -285,6 +285,25 @@ bool convert_attribute(const onnx::AttributeProto& proto, const std::string& nam
   }
 }
 
+/// ConstantOfShape's `value`, a one-element tensor, as the two ints the graph IR can
+/// carry: `value_dtype` (its ONNX element type) and `value_bits` (its bytes, little-endian,
+/// zero-extended).
+Status convert_fill_value(const onnx::AttributeProto& proto, std::vector<Attribute>* attributes) {
+  Tensor fill;
+  if (proto.type() != onnx::AttributeProto::TENSOR) {
+    return Status(Error::kInvalidArgument, "attribute 'value' must be a tensor");
+  }
+  PLUGRT_RETURN_IF_ERROR(tensor_from_proto(proto.t(), &fill));
+  if (fill.bytes.size() != dtype_size(fill.dtype) || fill.bytes.size() > sizeof(uint64_t)) {
+    return Status(Error::kNotSupported, "attribute 'value' must be a tensor of one element of at most 8 bytes");
+  }
+  uint64_t bits = 0;
+  std::memcpy(&bits, fill.bytes.data(), fill.bytes.size());
+  attributes->push_back(Attribute::Int("value_dtype", static_cast<int64_t>(fill.dtype)));
+  attributes->push_back(Attribute::Int("value_bits", static_cast<int64_t>(bits)));
+  return Status::ok();
+}
+
 std::string attribute_kind_name(onnx::AttributeProto::AttributeType type) {
   switch (type) {
     case onnx::AttributeProto::TENSOR: return "a tensor";
@@ -308,6 +327,11 @@ Status convert_attributes(const onnx::NodeProto& node, const onnx::OpSchema* sch
   std::map<std::string, bool> present;
   for (const onnx::AttributeProto& proto : node.attribute()) {
     Attribute attribute;
+    if (node.op_type() == "ConstantOfShape" && proto.name() == "value") {
+      PLUGRT_RETURN_IF_ERROR(convert_fill_value(proto, attributes));
+      present[proto.name()] = true;
+      continue;
+    }
     if (!convert_attribute(proto, proto.name(), &attribute)) {
       return Status(Error::kNotSupported, "attribute '" + proto.name() + "' is " + attribute_kind_name(proto.type()) +
                                               ", which plugrt's graph IR cannot carry");

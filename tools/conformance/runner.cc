@@ -12,6 +12,7 @@
 #include "onnx_importer.h"
 #include "plugrt/method.h"
 #include "plugrt/program.h"
+#include "test_data_errata.h"
 
 namespace plugrt::conformance {
 
@@ -336,6 +337,9 @@ TestResult run_variant(const TestCase& test, const ModelInfo& model, const std::
 
 TestResult run_unguarded(const TestCase& test, const ModelInfo& model, Registry& registry, const RunOptions& options) {
   if (!model.non_tensor.empty()) return unsupported(model.non_tensor + "; only tensors are supported");
+  if (std::string erratum = test_data_erratum(test.name); !erratum.empty()) {
+    return unsupported("the test data contradicts the model: " + erratum);
+  }
   Result<std::vector<DataSet>> sets = list_data_sets(test.dir);
   if (!sets.is_ok()) return from_data_error(sets.status(), test.dir);
 

@@ -253,6 +253,12 @@ Result<std::string> freeze_inputs(const std::string& path, const std::map<std::s
     if (!initializer.ParseFromString(tensor_bytes))
       return Status(Error::kInvalidArgument, file + ": not a TensorProto");
     initializer.set_name(name);
+    // NumPy has no bfloat16, so the test data stores a bfloat16 tensor as its uint16 bits.
+    const onnx::TypeProto& declared = graph.input(index).type();
+    if (declared.has_tensor_type() && declared.tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 &&
+        initializer.data_type() == onnx::TensorProto::UINT16) {
+      initializer.set_data_type(onnx::TensorProto::BFLOAT16);
+    }
     // From IR version 4 an initializer need not be a graph input; before, it must be.
     if (model.ir_version() >= 4) graph.mutable_input()->DeleteSubrange(index, 1);
   }

@@ -7,6 +7,7 @@
 // so a gather writes zero for it and a scatter skips it, never touching memory out of
 // bounds.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -615,14 +616,74 @@ Prepared prepare_one_hot(const NodeContext& node) {
 
 // ---- NonZero ---------------------------------------------------------------------------
 
-/// NonZero's output shape depends on the values, so only a constant input is taken
-/// (the importer uses this kernel to fold it); plugrt has no dynamic shapes yet.
+/// NonZero of an input that is not a constant: how many elements are not zero depends on
+/// the values, so the output keeps the length the model declares, and a call that finds
+/// another number fails, naming the node and both numbers.
+template <typename T>
+class NonZeroKernel final : public Kernel {
+ public:
+  NonZeroKernel(std::string label, const Shape& shape, int64_t declared)
+      : label_(std::move(label)), shape_(shape), declared_(declared) {}
+  void run(const KernelArgs& args) const override { (void)write(args); }
+  bool may_fail() const override { return true; }
+  bool run_checked(const KernelArgs& args, char* error, size_t error_capacity) const override {
+    const int64_t count = write(args);
+    if (count == declared_) return true;
+    std::snprintf(error, error_capacity,
+                  "%s: found %lld non-zero elements, but its output was compiled for %lld; the number depends on the "
+                  "values, so the model must declare the length its inputs give",
+                  label_.c_str(), static_cast<long long>(count), static_cast<long long>(declared_));
+    return false;
+  }
+
+ private:
+  /// Writes the coordinates of up to declared_ non-zero elements; returns how many there are.
+  int64_t write(const KernelArgs& args) const {
+    const T* x = static_cast<const T*>(args.inputs[0]);
+    auto* out = static_cast<int64_t*>(args.outputs[0]);
+    const std::array<int64_t, kMaxRank> strides = contiguous_strides(shape_);
+    int64_t count = 0;
+    for (int64_t i = 0; i < shape_.num_elements(); ++i) {
+      if (load(x[i]) == Compute<T>{0}) continue;
+      int64_t rest = i;
+      for (int d = 0; d < shape_.rank && count < declared_; ++d) {
+        out[d * declared_ + count] = rest / strides[static_cast<size_t>(d)];
+        rest %= strides[static_cast<size_t>(d)];
+      }
+      ++count;
+    }
+    return count;
+  }
+
+  std::string label_;
+  Shape shape_;
+  int64_t declared_;
+};
+
+Prepared prepare_non_zero_at_run_time(const NodeContext& node) {
+  const TensorInfo& in = *node.input(0);
+  const TensorInfo* out = node.output(0);
+  if (out == nullptr || out->shape.rank != 2) {
+    return prepare_error(node, "the output shape depends on the input's values: the model must declare it");
+  }
+  const int64_t declared = out->shape[1];
+  if (std::string why = check_output(node, 0, Shape{in.shape.rank, declared}, DType::kInt64); !why.empty()) {
+    return prepare_error(node, why);
+  }
+  if (declared > in.num_elements()) return prepare_error(node, "the output declares more elements than the input has");
+  std::string label = std::string(node.op_type()) + (node.name().empty() ? "" : " '" + std::string(node.name()) + "'");
+  return dispatch<kAllTypes>(node, in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return prepared<NonZeroKernel<T>>(std::move(label), in.shape, declared);
+  });
+}
+
+/// NonZero of a constant is computed here (the importer uses this kernel to fold it);
+/// of another input, when it runs, into the length the model declares.
 Prepared prepare_non_zero(const NodeContext& node) {
   if (std::string why = check_arity(node, 1, 1, 1, 1); !why.empty()) return prepare_error(node, why);
   const TensorInfo& in = *node.input(0);
-  if (in.constant_data == nullptr) {
-    return prepare_error(node, "the output shape depends on the input's values, so the input must be a constant");
-  }
+  if (in.constant_data == nullptr) return prepare_non_zero_at_run_time(node);
   std::vector<int64_t> positions;
   Prepared scan = dispatch<kAllTypes>(node, in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

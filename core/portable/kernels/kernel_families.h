@@ -30,6 +30,18 @@ void add_quantize_kernels(std::vector<KernelEntry>& table);            // quanti
 void add_quantized_kernels(std::vector<KernelEntry>& table);           // quantized.cc
 void add_control_flow_kernels(std::vector<KernelEntry>& table);        // control_flow.cc
 void add_detection_kernels(std::vector<KernelEntry>& table);           // detection.cc
+void add_window_kernels(std::vector<KernelEntry>& table);              // window.cc
+void add_lrn_kernels(std::vector<KernelEntry>& table);                 // lrn.cc
+void add_determinant_kernels(std::vector<KernelEntry>& table);         // determinant.cc
+void add_max_unpool_kernels(std::vector<KernelEntry>& table);          // max_unpool.cc
+void add_grid_sample_kernels(std::vector<KernelEntry>& table);         // grid_sample.cc
+void add_unique_kernels(std::vector<KernelEntry>& table);              // unique.cc
+void add_tfidf_vectorizer_kernels(std::vector<KernelEntry>& table);    // tfidf_vectorizer.cc
+void add_roi_align_kernels(std::vector<KernelEntry>& table);           // roi_align.cc
+void add_spectral_kernels(std::vector<KernelEntry>& table);            // spectral.cc
+void add_constant_of_shape_kernels(std::vector<KernelEntry>& table);   // constant_of_shape.cc
+void add_mel_weight_matrix_kernels(std::vector<KernelEntry>& table);   // mel_weight_matrix.cc
+void add_optimizer_kernels(std::vector<KernelEntry>& table);           // optimizer.cc
 
 }  // namespace plugrt::portable
 

@@ -30,6 +30,18 @@ std::vector<KernelEntry> build_table() {
   add_quantized_kernels(table);
   add_control_flow_kernels(table);
   add_detection_kernels(table);
+  add_window_kernels(table);
+  add_lrn_kernels(table);
+  add_determinant_kernels(table);
+  add_max_unpool_kernels(table);
+  add_grid_sample_kernels(table);
+  add_unique_kernels(table);
+  add_tfidf_vectorizer_kernels(table);
+  add_roi_align_kernels(table);
+  add_spectral_kernels(table);
+  add_constant_of_shape_kernels(table);
+  add_mel_weight_matrix_kernels(table);
+  add_optimizer_kernels(table);
   std::stable_sort(table.begin(), table.end(),
                    [](const KernelEntry& a, const KernelEntry& b) { return a.op_type < b.op_type; });
   return table;

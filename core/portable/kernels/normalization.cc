@@ -2,6 +2,7 @@
 // Normalization kernels: BatchNormalization (inference) and LayerNormalization.
 #include <cmath>
 
+#include "batch_norm_training.h"
 #include "kernel_families.h"
 
 namespace plugrt::portable {
@@ -38,9 +39,10 @@ class BatchNormKernel final : public Kernel {
   float epsilon_;
 };
 
-/// Inference only: X, scale, B, input_mean, input_var in; Y out. Opsets 7 and 8 have
-/// `spatial`: 0 gives one parameter per element of dims[1:] instead of per channel.
+/// Inference (training_mode=1: batch_norm_training.cc): X, scale, B, input_mean, input_var in; Y out. Opsets 7 and 8
+/// have `spatial`: 0 gives one parameter per element of dims[1:] instead of per channel.
 Prepared prepare_batch_norm(const NodeContext& node) {
+  if (node.opset() >= 14 && node.attr_int("training_mode", 0) != 0) return prepare_batch_norm_training(node);
   if (std::string why = check_arity(node, 5, 5, 1, 5); !why.empty()) return prepare_error(node, why);
   for (size_t i = 1; i < node.num_outputs(); ++i) {
     if (node.output(i) != nullptr) {
@@ -49,7 +51,7 @@ Prepared prepare_batch_norm(const NodeContext& node) {
     }
   }
   if (node.attr_int("training_mode", 0) != 0) {
-    return prepare_error(node, "training_mode=1 is not supported (inference only)");
+    return prepare_error(node, "training_mode=1 needs opset 14 or later");
   }
   const int64_t spatial = node.opset() < 9 ? node.attr_int("spatial", 1) : 1;
   if (spatial != 0 && spatial != 1) return prepare_error(node, "spatial must be 0 or 1");

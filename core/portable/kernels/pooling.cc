@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pooling kernels, float32, 1 to 3 spatial dimensions: MaxPool, AveragePool,
-// GlobalAveragePool and GlobalMaxPool.
+// GlobalAveragePool and GlobalMaxPool (MaxPool's Indices output and other dtypes:
+// max_pool.cc).
 #include <algorithm>
 #include <limits>
 
 #include "kernel_families.h"
+#include "max_pool.h"
 #include "spatial.h"
 
 namespace plugrt::portable {
@@ -88,9 +90,12 @@ Prepared prepare_pool(const NodeContext& node, PoolKind kind) {
   if (std::string why = check_arity(node, 1, 1, 1, kind == PoolKind::kMax ? 2 : 1); !why.empty()) {
     return prepare_error(node, why);
   }
-  if (node.output(1) != nullptr) return prepare_error(node, "the Indices output is not supported");
   const TensorInfo& x = *node.input(0);
-  if (std::string why = check_dtype("input", 0, &x, DType::kFloat32); !why.empty()) return prepare_error(node, why);
+  // MaxPool with its Indices output or on other dtypes: max_pool.cc.
+  const bool general = kind == PoolKind::kMax && (node.output(1) != nullptr || x.dtype != DType::kFloat32);
+  if (std::string why = check_dtype("input", 0, &x, DType::kFloat32); !why.empty() && !general) {
+    return prepare_error(node, why);
+  }
   SpatialGeometry g;
   if (std::string why = read_spatial_input(x.shape, &g); !why.empty()) return prepare_error(node, why);
   const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
@@ -105,6 +110,7 @@ Prepared prepare_pool(const NodeContext& node, PoolKind kind) {
   const int64_t ceil_mode = node.attr_int("ceil_mode", 0);
   if (ceil_mode != 0 && ceil_mode != 1) return prepare_error(node, "ceil_mode must be 0 or 1");
   if (std::string why = read_window_geometry(node, ceil_mode == 1, &g); !why.empty()) return prepare_error(node, why);
+  if (general) return prepare_max_pool_general(node, g);
   const Shape out = spatial_output_shape(x.shape[0], x.shape[1], g);
   if (std::string why = check_output(node, 0, out, DType::kFloat32); !why.empty()) return prepare_error(node, why);
   const bool count_include_pad = node.attr_int("count_include_pad", 0) != 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Resize (opsets 10 to 17) and the Upsample it replaced, float32: nearest and N-D
-// linear interpolation.
+// linear interpolation (cubic: resize_cubic.cc).
 //
 // Prepare maps every output index along every axis to its input taps (ONNX's
 // coordinate transformation, then the nearest rounding or the two linear neighbours
@@ -16,38 +16,11 @@
 #include <cmath>
 
 #include "kernel_families.h"
+#include "resize.h"
 
 namespace plugrt::portable {
 
-namespace {
-
-enum class Mode { kNearest, kLinear };
-enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
-enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
-
-struct Config {
-  Mode mode = Mode::kNearest;
-  Transform transform = Transform::kHalfPixel;
-  Rounding rounding = Rounding::kRoundPreferFloor;
-  float extrapolation = 0.0f;
-  std::vector<float> scales;  // one per axis: the given scales, or output / input for sizes
-  std::vector<float> roi;     // tf_crop_and_resize: starts then ends, one per axis
-  Shape out;
-};
-
-/// One output index along one axis: element offsets (index x stride) of the two
-/// neighbours (the same for nearest), the weight of `hi`, and whether the position lies
-/// outside the input (tf_crop_and_resize, which then writes the extrapolation value).
-/// `lo_weight` and `hi_weight` are the neighbours' weights as ONNX Runtime computes them
-/// (linear only; see the top of this file).
-struct AxisTap {
-  int64_t lo = 0;
-  int64_t hi = 0;
-  float weight = 0.0f;
-  float lo_weight = 0.0f;
-  float hi_weight = 0.0f;
-  bool outside = false;
-};
+namespace resizing {
 
 /// The input coordinate of output index `x` along an axis (ONNX's formulas).
 float original_coordinate(const Config& c, int axis, int64_t x, int64_t in, int64_t out) {
@@ -75,6 +48,29 @@ float original_coordinate(const Config& c, int axis, int64_t x, int64_t in, int6
   return 0.0f;
 }
 
+}  // namespace resizing
+
+namespace {
+
+using resizing::Config;
+using resizing::Mode;
+using resizing::Rounding;
+using resizing::Transform;
+
+/// One output index along one axis: element offsets (index x stride) of the two
+/// neighbours (the same for nearest), the weight of `hi`, and whether the position lies
+/// outside the input (tf_crop_and_resize, which then writes the extrapolation value).
+/// `lo_weight` and `hi_weight` are the neighbours' weights as ONNX Runtime computes them
+/// (linear only; see the top of this file).
+struct AxisTap {
+  int64_t lo = 0;
+  int64_t hi = 0;
+  float weight = 0.0f;
+  float lo_weight = 0.0f;
+  float hi_weight = 0.0f;
+  bool outside = false;
+};
+
 int64_t nearest_index(Rounding rounding, float x) {
   const float below = std::floor(x);
   const bool half = x - below == 0.5f;
@@ -89,7 +85,7 @@ int64_t nearest_index(Rounding rounding, float x) {
 
 AxisTap make_tap(const Config& c, int axis, int64_t x, int64_t in, int64_t stride) {
   const int64_t out = c.out[axis];
-  float position = original_coordinate(c, axis, x, in, out);
+  float position = resizing::original_coordinate(c, axis, x, in, out);
   AxisTap tap;
   const float last = static_cast<float>(in - 1);
   tap.outside = c.transform == Transform::kTfCropAndResize && (position < 0.0f || position > last);
@@ -236,10 +232,18 @@ bool parse(const std::string& text, std::initializer_list<std::pair<const char*,
 /// map coordinates asymmetrically and round down.
 std::string read_modes(const NodeContext& node, bool legacy, Config* c) {
   const std::string mode = node.attr_string("mode", "nearest");
-  if (!parse(mode, {{"nearest", Mode::kNearest}, {"linear", Mode::kLinear}, {"bilinear", Mode::kLinear}}, &c->mode)) {
-    return "mode '" + mode + "' is not supported (nearest, linear)";
+  if (!parse(mode,
+             {{"nearest", Mode::kNearest},
+              {"linear", Mode::kLinear},
+              {"bilinear", Mode::kLinear},
+              {"cubic", Mode::kCubic}},
+             &c->mode)) {
+    return "mode '" + mode + "' is not supported (nearest, linear, cubic)";
   }
+  c->cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
+  c->exclude_outside = node.attr_int("exclude_outside", 0) != 0;
   if (legacy) {
+    if (c->mode == Mode::kCubic) return "mode 'cubic' needs Resize 11 or later";
     c->transform = Transform::kAsymmetric;
     c->rounding = Rounding::kFloor;
     return {};
@@ -340,6 +344,7 @@ Prepared prepare_resize_like(const NodeContext& node, bool upsample) {
     c.roi = *roi;
   }
   if (std::string why = check_output(node, 0, c.out, DType::kFloat32); !why.empty()) return prepare_error(node, why);
+  if (c.mode == Mode::kCubic) return resizing::prepare_cubic(c, x.shape);
   return prepared<ResizeKernel>(c, x.shape);
 }
 

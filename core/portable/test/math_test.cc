@@ -85,5 +85,22 @@ TEST(MathKernels, Shrink) {
               ElementsAre(-1.5f, 0, 0, 1.5f));
 }
 
+// ---- Det -------------------------------------------------------------------------------
+
+TEST(DetKernel, DeterminantOfEachMatrix) {
+  NodeRun run = run_node({"Det", {}, {TestTensor::f32({2, 2, 2}, {1, 2, 3, 4, 2, 0, 0, 3})}, {{DType::kFloat32, {2}}}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(1e-5f), {-2.0f, 6.0f}));
+  // A 3 x 3 that needs pivoting, and a singular one.
+  NodeRun three = run_node({"Det",
+                            {},
+                            {TestTensor::f32({2, 3, 3}, {0, 2, 3, 4, 5, 6, 7, 8, 10, 1, 2, 3, 2, 4, 6, 0, 1, 1})},
+                            {{DType::kFloat32, {2}}}});
+  ASSERT_TRUE(three.ok()) << three.error;
+  EXPECT_THAT(three.outputs[0].floats(), Pointwise(FloatNear(1e-4f), {-5.0f, 0.0f}));
+  EXPECT_THAT(run_node({"Det", {}, {TestTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {{DType::kFloat32, {}}}}).error,
+              HasSubstr("expected [..., M, M]"));
+}
+
 }  // namespace
 }  // namespace plugrt::portable::testing

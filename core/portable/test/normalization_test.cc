@@ -15,6 +15,19 @@ using ::testing::Pointwise;
 
 constexpr float kTolerance = 1e-5f;
 
+// ---- LRN ------------------------------------------------------------------------------
+
+TEST(LrnKernel, NormalizesOverNeighbouringChannels) {
+  // size 3: each channel sums the squares of itself and the channels on either side.
+  NodeRun run = run_node(
+      {"LRN", {Attribute::Int("size", 3)}, {TestTensor::f32({1, 4, 1, 1}, {1, 2, 3, 4})}, {f32_out({1, 4, 1, 1})}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(),
+              Pointwise(FloatNear(kTolerance), {0.99987502f, 1.99930029f, 2.99782684f, 3.99750182f}));
+  EXPECT_THAT(run_node({"LRN", {}, {TestTensor::f32({1, 4, 1, 1}, {1, 2, 3, 4})}, {f32_out({1, 4, 1, 1})}}).error,
+              HasSubstr("'size' attribute is required"));
+}
+
 // ---- BatchNormalization ---------------------------------------------------------------
 
 /// The ONNX example: X [1, 2, 1, 3], two channels.
@@ -66,10 +79,25 @@ TEST(BatchNormalizationKernel, NonSpatialInOpset7HasParametersPerElement) {
   EXPECT_THAT(run.outputs[0].floats(), Pointwise(FloatNear(kTolerance), {0.0f, 12.0f, 1.0f, 16.0f}));
 }
 
-TEST(BatchNormalizationKernel, RefusesTrainingMode) {
+TEST(BatchNormalizationKernel, TrainingModeUsesTheBatchStatistics) {
+  // Channel 0 holds -1, 0, 1 and channel 1 holds 2, 3, 4: means 0 and 3, variances 2/3.
   NodeSpec spec = batch_norm_example();
   spec.attributes = {Attribute::Int("training_mode", 1)};
-  EXPECT_THAT(run_node(spec).error, HasSubstr("training_mode=1 is not supported"));
+  spec.outputs.push_back(f32_out({2}));
+  spec.outputs.push_back(f32_out({2}));
+  NodeRun run = run_node(spec);
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(),
+              Pointwise(FloatNear(kTolerance), {-1.2247357f, 0.0f, 1.2247357f, -0.8371035f, 1.0f, 2.8371035f}));
+  EXPECT_THAT(run.outputs[1].floats(), Pointwise(FloatNear(kTolerance), {0.0f, 3.0f}));  // 0.9 input + 0.1 batch
+  EXPECT_THAT(run.outputs[2].floats(), Pointwise(FloatNear(kTolerance), {0.9666667f, 1.4166667f}));
+}
+
+TEST(BatchNormalizationKernel, RefusesTrainingModeBeforeOpset14) {
+  NodeSpec spec = batch_norm_example();
+  spec.attributes = {Attribute::Int("training_mode", 1)};
+  spec.opset = 9;
+  EXPECT_THAT(run_node(spec).error, HasSubstr("training_mode=1 needs opset 14 or later"));
 }
 
 TEST(BatchNormalizationKernel, RefusesTrainingOutputs) {

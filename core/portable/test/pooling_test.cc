@@ -86,12 +86,12 @@ TEST(MaxPoolKernel, RoundsAWindowLongerThanTheInputUpToOneOutputInCeilMode) {
   EXPECT_THAT(floor.error, HasSubstr("is larger than the padded input"));
 }
 
-TEST(MaxPoolKernel, RefusesTheIndicesOutput) {
+TEST(MaxPoolKernel, RefusesABadStorageOrder) {
   NodeRun run = run_node({"MaxPool",
-                          {Attribute::Ints("kernel_shape", {2, 2})},
+                          {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Int("storage_order", 2)},
                           {kX4x4},
                           {{DType::kFloat32, {1, 1, 3, 3}}, {DType::kInt64, {1, 1, 3, 3}}}});
-  EXPECT_THAT(run.error, HasSubstr("the Indices output is not supported"));
+  EXPECT_THAT(run.error, HasSubstr("storage_order must be 0 or 1"));
 }
 
 TEST(MaxPoolKernel, RefusesBadAttributesAndAWrongOutput) {
@@ -174,6 +174,48 @@ TEST(AveragePoolKernel, RefusesPadsWithAutoPad) {
                       Attribute::Ints("pads", {1, 1, 1, 1})},
                      kX4x4, {1, 1, 4, 4});
   EXPECT_THAT(run.error, HasSubstr("pads cannot be given together with auto_pad"));
+}
+
+// ---- MaxPool's Indices, other dtypes; MaxUnpool ------------------------------------------
+
+TEST(MaxPoolKernel, WritesIndicesRowOrColumnMajor) {
+  // kX5x5 holds 1..25 row by row: each 2 x 2 window's maximum is its bottom right.
+  const std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})};
+  NodeRun rows = run_node({"MaxPool", attrs, {kX5x5}, {f32_out({1, 1, 2, 2}), {DType::kInt64, {1, 1, 2, 2}}}, 12});
+  ASSERT_TRUE(rows.ok()) << rows.error;
+  EXPECT_THAT(rows.outputs[0].floats(), ElementsAre(7, 9, 17, 19));
+  EXPECT_THAT(rows.outputs[1].ints(), ElementsAre(6, 8, 16, 18));
+  std::vector<Attribute> column_attrs = attrs;
+  column_attrs.push_back(Attribute::Int("storage_order", 1));
+  NodeRun columns =
+      run_node({"MaxPool", column_attrs, {kX5x5}, {f32_out({1, 1, 2, 2}), {DType::kInt64, {1, 1, 2, 2}}}, 12});
+  ASSERT_TRUE(columns.ok()) << columns.error;
+  EXPECT_THAT(columns.outputs[1].ints(), ElementsAre(6, 16, 8, 18));
+}
+
+TEST(MaxPoolKernel, PoolsUint8) {
+  const TestTensor x = typed_tensor<uint8_t>(DType::kUInt8, {1, 1, 2, 2}, {3, 250, 7, 1});
+  NodeRun run = run_node({"MaxPool", {Attribute::Ints("kernel_shape", {2, 2})}, {x}, {{DType::kUInt8, {1, 1, 1, 1}}}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(values_of<uint8_t>(run.outputs[0]), ElementsAre(250));
+}
+
+TEST(MaxUnpoolKernel, ScattersIntoTheDefaultOrTheGivenShape) {
+  const TestTensor x = TestTensor::f32({1, 1, 2, 2}, {5, 6, 7, 8});
+  const TestTensor indices = TestTensor::i64({1, 1, 2, 2}, {5, 7, 13, 15});
+  const std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})};
+  NodeRun run = run_node({"MaxUnpool", attrs, {x, indices}, {f32_out({1, 1, 4, 4})}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(), ElementsAre(0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8));
+  // A larger output_shape keeps each element's coordinates (ONNX's test data).
+  NodeRun larger =
+      run_node({"MaxUnpool", attrs, {x, indices, TestTensor::i64({4}, {1, 1, 5, 5})}, {f32_out({1, 1, 5, 5})}});
+  ASSERT_TRUE(larger.ok()) << larger.error;
+  const std::vector<float> y = larger.outputs[0].floats();
+  EXPECT_EQ(y[6], 5);
+  EXPECT_EQ(y[8], 6);
+  EXPECT_EQ(y[16], 7);
+  EXPECT_EQ(y[18], 8);
 }
 
 // ---- Global pooling --------------------------------------------------------------------

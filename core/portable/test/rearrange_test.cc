@@ -163,5 +163,22 @@ TEST(ReverseSequenceKernel, ReversesEachBatchEntrysPrefix) {
   EXPECT_THAT(run.outputs[0].floats(), ElementsAre(0, 1, 2, 3, 5, 4, 6, 7, 10, 9, 8, 11, 15, 14, 13, 12));
 }
 
+// ---- ConstantOfShape --------------------------------------------------------------------
+
+TEST(ConstantOfShapeKernel, FillsTheShapeGivenAtRunTime) {
+  // The importer carries ONNX's value tensor as value_dtype and value_bits (float32 1.0).
+  NodeRun ones = run_node({"ConstantOfShape",
+                           {Attribute::Int("value_dtype", 1), Attribute::Int("value_bits", 0x3f800000)},
+                           {TestTensor::i64({2}, {2, 3})},
+                           {f32_out({2, 3})}});
+  ASSERT_TRUE(ones.ok()) << ones.error;
+  EXPECT_THAT(ones.outputs[0].floats(), ElementsAre(1, 1, 1, 1, 1, 1));
+  NodeRun zeros = run_node({"ConstantOfShape", {}, {TestTensor::i64({1}, {2})}, {f32_out({2})}});
+  ASSERT_TRUE(zeros.ok()) << zeros.error;
+  EXPECT_THAT(zeros.outputs[0].floats(), ElementsAre(0, 0));
+  NodeRun wrong = run_node({"ConstantOfShape", {}, {TestTensor::i64({1}, {3})}, {f32_out({2})}});
+  EXPECT_THAT(wrong.error, HasSubstr("[2]"));
+}
+
 }  // namespace
 }  // namespace plugrt::portable::testing

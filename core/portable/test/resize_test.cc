@@ -233,9 +233,41 @@ TEST(ResizeKernel, RefusesAmbiguousSizes) {
               HasSubstr("but the inputs give [1, 1, 4, 4]"));
 }
 
+// ---- cubic -----------------------------------------------------------------------------
+
+TEST(ResizeKernel, MatchesTheOnnxCubicUpsampleExample) {
+  NodeRun run = resize({Attribute::String("mode", "cubic")}, kX4x4, scales({1, 1, 2, 2}), {}, {1, 1, 8, 8});
+  ASSERT_TRUE(run.ok()) << run.error;
+  const std::vector<float> y = run.outputs[0].floats();
+  EXPECT_THAT(std::vector<float>(y.begin(), y.begin() + 16),
+              Pointwise(FloatNear(1e-5f),
+                        std::vector<float>{0.47265625f, 0.76953125f, 1.24609375f, 1.875f, 2.28125f, 2.91015625f,
+                                           3.38671875f, 3.68359375f, 1.66015625f, 1.95703125f, 2.43359375f, 3.0625f,
+                                           3.46875f, 4.09765625f, 4.57421875f, 4.87109375f}));
+}
+
+TEST(ResizeKernel, MatchesTheOnnxCubicExcludeOutsideExample) {
+  NodeRun run = resize({Attribute::String("mode", "cubic"), Attribute::Float("cubic_coeff_a", -0.5f),
+                        Attribute::Int("exclude_outside", 1)},
+                       kX4x4, scales({1, 1, 0.8f, 0.8f}), {}, {1, 1, 3, 3});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(),
+              Pointwise(FloatNear(1e-5f), std::vector<float>{1.36812675f, 2.6695014f, 4.0133367f, 6.57362535f, 7.875f,
+                                                             9.2188353f, 11.94896657f, 13.25034122f, 14.59417652f}));
+}
+
+TEST(ResizeKernel, CubicKeepsValuesOnInputIndices) {
+  // Asymmetric with scale 1: every position is an input index, which takes that index alone.
+  NodeRun run =
+      resize({Attribute::String("mode", "cubic"), Attribute::String("coordinate_transformation_mode", "asymmetric")},
+             kX2x4, scales({1, 1, 1, 1}), {}, {1, 1, 2, 4});
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_THAT(run.outputs[0].floats(), ElementsAreArray(iota_floats(8, 1)));
+}
+
 TEST(ResizeKernel, RefusesUnsupportedModes) {
-  EXPECT_THAT(resize({Attribute::String("mode", "cubic")}, kX2x2, scales({1, 1, 2, 2}), {}, {1, 1, 4, 4}).error,
-              HasSubstr("mode 'cubic' is not supported"));
+  EXPECT_THAT(resize({Attribute::String("mode", "lanczos")}, kX2x2, scales({1, 1, 2, 2}), {}, {1, 1, 4, 4}).error,
+              HasSubstr("mode 'lanczos' is not supported"));
   EXPECT_THAT(resize({Attribute::String("coordinate_transformation_mode", "half_pixel_symmetric")}, kX2x2,
                      scales({1, 1, 2, 2}), {}, {1, 1, 4, 4})
                   .error,

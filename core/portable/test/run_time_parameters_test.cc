@@ -106,14 +106,14 @@ TEST(RunTimeParameters, ValuesThatContradictTheOutputShapeFailOnlyThatCall) {
 }
 
 TEST(RunTimeParameters, AKernelThatRefusesForAnotherReasonIsNotDeferred) {
-  // Resize's mode is checked before its sizes: 'cubic' is refused when compiling, not
-  // at the first run.
+  // Resize's mode is checked before its sizes: an unknown mode is refused when compiling,
+  // not at the first run.
   NodeRun run = run_node(
       {"Resize",
-       {Attribute::String("mode", "cubic")},
+       {Attribute::String("mode", "lanczos")},
        {TestTensor::f32({1, 1, 2, 2}, {1, 2, 3, 4}), std::nullopt, std::nullopt, TestTensor::i64({4}, {1, 1, 4, 4})},
        {f32_out({1, 1, 4, 4})}});
-  EXPECT_THAT(run.error, HasSubstr("mode 'cubic' is not supported"));
+  EXPECT_THAT(run.error, HasSubstr("mode 'lanczos' is not supported"));
 }
 
 TEST(RunTimeParameters, WorkWithDimensionsThatVary) {

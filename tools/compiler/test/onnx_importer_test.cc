@@ -593,6 +593,64 @@ TEST(OnnxImporter, FoldsWeightTransposeAndConstantOfShape) {
   EXPECT_THAT(floats_of(outputs[0]), ElementsAre(6.25f, 15.25f));
 }
 
+TEST(OnnxImporter, CarriesConstantOfShapesValueTensorAsTwoInts) {
+  // The shape is fed, so the node stays for the portable kernel; its value (float32
+  // 0.25) travels as value_dtype and value_bits.
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "shape", {2}, onnx::TensorProto::INT64);
+  onnx::NodeProto* fill = add_node(model, "ConstantOfShape", "fill", {"shape"}, {"y"});
+  onnx::AttributeProto* value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(0.25f);
+  add_output(model, "y", {2, 3});
+
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  const ir::Node* node = find_node(graph, "ConstantOfShape");
+  ASSERT_NE(node, nullptr);
+  const ir::Attribute* dtype = find_attribute(*node, "value_dtype");
+  const ir::Attribute* bits = find_attribute(*node, "value_bits");
+  ASSERT_NE(dtype, nullptr);
+  ASSERT_NE(bits, nullptr);
+  EXPECT_EQ(dtype->i(), static_cast<int64_t>(DType::kFloat32));
+  EXPECT_EQ(bits->i(), 0x3e800000);
+  EXPECT_EQ(find_attribute(*node, "value"), nullptr);
+}
+
+TEST(OnnxImporter, TakesTheOptimizersOfTheTrainingDomainAlone) {
+  // A model of one Adagrad that imports only ai.onnx.preview.training, as ONNX's tests.
+  onnx::ModelProto model = make_model(13);
+  model.clear_opset_import();
+  onnx::OperatorSetIdProto* import = model.add_opset_import();
+  import->set_domain("ai.onnx.preview.training");
+  import->set_version(1);
+  add_input(model, "R", {}, onnx::TensorProto::FLOAT);
+  add_input(model, "T", {}, onnx::TensorProto::INT64);
+  add_input(model, "X", {2});
+  add_input(model, "G", {2});
+  add_input(model, "H", {2});
+  add_node(model, "Adagrad", "step", {"R", "T", "X", "G", "H"}, {"X_new", "H_new"})
+      ->set_domain("ai.onnx.preview.training");
+  add_output(model, "X_new", {2});
+  add_output(model, "H_new", {2});
+
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  const ir::Graph& graph = graph_of(*imported);
+  EXPECT_THAT(op_types(graph), ElementsAre("ai.onnx.preview.training.Adagrad"));
+  EXPECT_THAT(value_shape(graph, graph.outputs()->Get(1)), ElementsAre(2));
+
+  // Another op of that domain is refused, naming what is taken.
+  model.mutable_graph()->mutable_node(0)->set_op_type("Gradient");
+  Result<ImportedModel> refused = import_model(model);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.code(), Error::kNotSupported);
+}
+
 TEST(OnnxImporter, RemovesIdentityNodes) {
   onnx::ModelProto model = make_model(13);
   add_input(model, "x", {2, 2});

@@ -391,13 +391,19 @@ TEST_F(WholeTests, OnlyBackendMakesWhatItDoesNotTakeUnsupported) {
   TestResult taken = run("test_relu_only", relu_model(), {x}, {float_tensor("y", {2, 2}, {0.0f, 2.0f, 0.5f, 0.0f})});
   EXPECT_EQ(taken.verdict, Verdict::kPass) << taken.reason;
 
-  onnx::ModelProto determinant = make_model();  // an op the portable backend has no kernel for
-  describe(determinant.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {2, 2});
-  describe(determinant.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, {});
-  add_node(determinant, "Det", {"x"}, {"y"});
-  TestResult refused = run("test_det_only", determinant, {x}, {float_tensor("y", {}, {5.5f})});
+  onnx::ModelProto lp_pool = make_model();  // an op the portable backend has no kernel for
+  describe(lp_pool.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 2, 2});
+  describe(lp_pool.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 1, 1});
+  add_node(lp_pool, "LpPool", {"x"}, {"y"});
+  onnx::AttributeProto* kernel_shape = lp_pool.mutable_graph()->mutable_node(0)->add_attribute();
+  kernel_shape->set_name("kernel_shape");
+  kernel_shape->set_type(onnx::AttributeProto::INTS);
+  kernel_shape->add_ints(2);
+  kernel_shape->add_ints(2);
+  TestResult refused = run("test_lp_pool_only", lp_pool, {float_tensor("x", {1, 1, 2, 2}, {-1.0f, 2.0f, 0.5f, -3.0f})},
+                           {float_tensor("y", {1, 1, 1, 1}, {3.77f})});
   EXPECT_EQ(refused.verdict, Verdict::kUnsupported) << refused.reason;
-  EXPECT_THAT(refused.reason, HasSubstr("partition took 0 of 1 nodes; not: node 'Det_node' (Det)"));
+  EXPECT_THAT(refused.reason, HasSubstr("partition took 0 of 1 nodes; not: node 'LpPool_node' (LpPool)"));
 
   options_.only_backend = "warp_drive";
   TestResult missing = run("test_relu_nowhere", relu_model(), {x}, {x});
