@@ -217,10 +217,12 @@ Generator::Quantized Generator::requantize(const Quantized& x) {
 
 /// One float op between a DequantizeLinear and a QuantizeLinear, as a quantized model has
 /// them (oneDNN keeps them in float32): none, Relu or MaxPool (exact), an Add or Mul of a
-/// constant, or an Add of a second quantized input (both may round).
+/// constant, or an Add of a second quantized input (both may round), or a per-axis
+/// QuantizeLinear and DequantizeLinear (exact).
 Value Generator::float_step(const Value& x, double* absolute, double* relative, bool* exact) {
   const Shape& xs = x.shape;
-  switch (random_.between(0, 5)) {
+  switch (random_.between(0, 6)) {
+    case 6: return per_axis_round_trip(x, absolute);
     case 0: return x;
     case 1: return node("Relu", {x}, xs);
     case 2: {
@@ -244,6 +246,30 @@ Value Generator::float_step(const Value& x, double* absolute, double* relative, 
       return node("Add", {x, dequantize(other)}, xs);
     }
   }
+}
+
+/// QuantizeLinear and DequantizeLinear along a random axis, a scale and zero point per
+/// index: both exact, so values `absolute` apart come out at most quanta_for(absolute /
+/// the smallest scale) of the largest scale apart.
+Value Generator::per_axis_round_trip(const Value& x, double* absolute) {
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const int64_t axis = random_.between(0, rank - 1), channels = x.shape[size_t(axis)];
+  const ElementType type = random_.chance(0.5) ? ElementType::kUInt8 : ElementType::kInt8;
+  const float base = draw_scale(2.0f);
+  std::vector<float> scales(static_cast<size_t>(channels), base);
+  std::vector<int32_t> zero_points(static_cast<size_t>(channels));
+  for (size_t c = 0; c < scales.size(); ++c) {
+    if (random_.chance(0.7)) scales[c] *= random_.pick(std::vector<float>{0.5f, 2.0f, 0.75f, 1.5f});
+    zero_points[c] = draw_zero_point(type);
+  }
+  const float smallest = *std::min_element(scales.begin(), scales.end());
+  const float largest = *std::max_element(scales.begin(), scales.end());
+  *absolute = double(quanta_for(*absolute / smallest)) * largest;
+  const Value scale = model_.constant({channels}, scales);
+  const Value zero = model_.integers({channels}, type, zero_points);
+  const std::vector<Attr> attrs = {Attr::i("axis", random_.chance(0.3) ? axis - rank : axis)};
+  const Value q = node("QuantizeLinear", {x, scale, zero}, x.shape, attrs, type);
+  return node("DequantizeLinear", {q, scale, zero}, x.shape, attrs);
 }
 
 /// The last value as it is (uint8 or int8), or dequantized and through up to two float

@@ -114,6 +114,7 @@ class Generator {
                         std::vector<Value> extra, const std::vector<Attr>& attrs);
   Quantized requantize(const Quantized& x);
   Value float_step(const Value& x, double* absolute, double* relative, bool* exact);
+  Value per_axis_round_trip(const Value& x, double* absolute);
   void quantized_output(const Quantized& x);
   Value lipschitz_op(const Value& x, double* absolute);
   float draw_scale(float range);
