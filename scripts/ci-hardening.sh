@@ -10,7 +10,7 @@
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 45: 12 targets in about 10 minutes of CI) on its corpus in test/fuzz/corpus/;
+#         (default 45: 13 targets in about 10 minutes of CI) on its corpus in test/fuzz/corpus/;
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 60000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores; each graph
