@@ -15,6 +15,8 @@
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 60000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores; each graph
 #         runs on two threads and on one, oneDNN also with its plan for two capped) a backend,
+#         about a quarter of them quantized graphs, which are as small and cost about as
+#         much as float ones (the budget stays 60000, within the 60 minutes CI has),
 #         from seed PLUGRT_DIFFERENTIAL_SEED (default 1000000, past the seeds ctest checks),
 #         with the build scripts/test.sh made.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
