@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
+
+#include <onnx/onnx_pb.h>
 
 #include "compiler.h"
 #include "plugrt/builtin_backends.h"
@@ -21,6 +24,33 @@ namespace plugrt::differential {
 namespace {
 
 using Outputs = std::vector<std::vector<float>>;
+
+/// An output's elements as floats (uint8 and int8 ones exactly).
+std::vector<float> read_output(const DLTensor& tensor, const TensorSpec& spec) {
+  const size_t count = spec.num_bytes() / (spec.dtype == DType::kFloat32 ? sizeof(float) : 1);
+  if (spec.dtype == DType::kUInt8) {
+    const auto* data = static_cast<const uint8_t*>(tensor.data);
+    return std::vector<float>(data, data + count);
+  }
+  if (spec.dtype == DType::kInt8) {
+    const auto* data = static_cast<const int8_t*>(tensor.data);
+    return std::vector<float>(data, data + count);
+  }
+  const auto* data = static_cast<const float*>(tensor.data);
+  return std::vector<float>(data, data + count);
+}
+
+/// Fills an output before a call, so that a call that writes nothing cannot pass on the
+/// last one's values: NaN for float, 0x5a for 8-bit values (portable would have to
+/// write 90 or 0x5a everywhere for an unwritten output to pass).
+void poison(const DLTensor& tensor, const TensorSpec& spec) {
+  if (spec.dtype != DType::kFloat32) {
+    std::memset(tensor.data, 0x5a, spec.num_bytes());
+    return;
+  }
+  float* data = static_cast<float*>(tensor.data);
+  std::fill(data, data + spec.num_bytes() / sizeof(float), std::nanf(""));
+}
 
 /// Compiles for `backend` alone, every node it takes on it (the rest on portable).
 Result<compiler::CompiledModel> compile_for(Registry& registry, Span<const uint8_t> graph, const std::string& backend) {
@@ -62,20 +92,45 @@ Result<std::vector<Outputs>> run(Registry& registry, const std::vector<uint8_t>&
   std::vector<Outputs> runs;
   for (size_t call = 0; call < 16; ++call) {
     // Outputs poisoned first: a call that writes nothing must not pass on the last one's.
-    for (size_t o = 0; o < method->num_outputs(); ++o) {
-      float* data = static_cast<float*>(method->output(o).data);
-      std::fill(data, data + method->output_spec(o).num_bytes() / sizeof(float), std::nanf(""));
-    }
+    for (size_t o = 0; o < method->num_outputs(); ++o) poison(method->output(o), method->output_spec(o));
     PLUGRT_RETURN_IF_ERROR(method->execute());
     if (call > 0 && method->last_call_threads() != 1) continue;
     Outputs& outputs = runs.emplace_back();
     for (size_t o = 0; o < method->num_outputs(); ++o) {
-      const float* data = static_cast<const float*>(method->output(o).data);
-      outputs.emplace_back(data, data + method->output_spec(o).num_bytes() / sizeof(float));
+      outputs.push_back(read_output(method->output(o), method->output_spec(o)));
     }
     if (threads == 1 || runs.size() == 2) return runs;
   }
   return Status(Error::kInternal, "no call of the method ran on one thread");
+}
+
+/// The largest |a - b| of two 8-bit outputs (as floats), infinity when the sizes differ.
+double quanta_difference(const std::vector<float>& actual, const std::vector<float>& expected) {
+  if (actual.size() != expected.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) worst = std::max(worst, std::fabs(double(actual[i]) - expected[i]));
+  return worst;
+}
+
+/// Keeps (difference, tolerance) in `verdict` when it is further from its bound (in
+/// difference / tolerance) than what the verdict holds.
+void keep_worst(Verdict* verdict, double difference, double tolerance, bool in_quanta) {
+  auto ratio = [](double d, double t) { return t > 0 ? d / t : d > 0 ? std::numeric_limits<double>::infinity() : 0.0; };
+  if (ratio(difference, tolerance) <= ratio(verdict->difference, verdict->tolerance)) return;
+  verdict->difference = difference, verdict->tolerance = tolerance, verdict->in_quanta = in_quanta;
+}
+
+/// Compares every output of `actual` with `expected`, each by its bound, into `verdict`.
+void compare(const Outputs& actual, const Outputs& expected, const std::vector<OutputBound>& bounds,
+             double float_tolerance, Verdict* verdict) {
+  for (size_t o = 0; o < actual.size(); ++o) {
+    const OutputBound bound = o < bounds.size() ? bounds[o] : OutputBound{};
+    if (bound.quanta >= 0) {
+      keep_worst(verdict, quanta_difference(actual[o], expected[o]), double(bound.quanta), true);
+    } else {
+      keep_worst(verdict, relative_difference(actual[o], expected[o], bound.absolute), float_tolerance, false);
+    }
+  }
 }
 
 size_t nodes_on(const compiler::CompileSummary& summary, const std::string& backend) {
@@ -91,8 +146,8 @@ size_t nodes_on(const compiler::CompileSummary& summary, const std::string& back
 std::string Verdict::to_string(const std::string& backend) const {
   if (!error.empty()) return error;
   std::ostringstream text;
-  text << "max difference " << difference << " (tolerance " << tolerance << "), " << nodes_on_backend << " nodes on "
-       << backend;
+  text << "max difference " << difference << (in_quanta ? " quanta" : "") << " (tolerance " << tolerance << "), "
+       << nodes_on_backend << " nodes on " << backend;
   return text.str();
 }
 
@@ -100,7 +155,7 @@ double tolerance_for(int64_t reduction_length) {
   return 5e-5 * (4.0 + std::sqrt(static_cast<double>(std::max<int64_t>(reduction_length, 1))));
 }
 
-double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected) {
+double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected, double absolute) {
   if (actual.size() != expected.size()) return std::numeric_limits<double>::infinity();
   double worst = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
@@ -110,9 +165,29 @@ double relative_difference(const std::vector<float>& actual, const std::vector<f
       continue;
     }
     if (a == b) continue;  // equal infinities too
-    worst = std::max(worst, std::fabs(a - b) / std::max(1.0, std::fabs(b)));
+    worst = std::max(worst, std::max(0.0, std::fabs(a - b) - absolute) / std::max(1.0, std::fabs(b)));
   }
   return worst;
+}
+
+std::vector<OutputBound> output_bounds(const std::vector<uint8_t>& onnx) {
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(onnx.data(), static_cast<int>(onnx.size()))) return {};
+  for (const onnx::StringStringEntryProto& entry : model.metadata_props()) {
+    if (entry.key() != kOutputBoundsKey) continue;
+    std::vector<OutputBound> bounds;
+    std::istringstream words(entry.value());
+    for (std::string word; words >> word;) {
+      OutputBound& bound = bounds.emplace_back();
+      char* end = nullptr;
+      const double value = std::strtod(word.c_str() + 1, &end);
+      if (word.size() < 2 || *end != '\0' || !(value >= 0) || (word[0] != 'q' && word[0] != 'a')) return {};
+      if (word[0] == 'q') bound.quanta = static_cast<int64_t>(value);
+      if (word[0] == 'a') bound.absolute = value;
+    }
+    return bounds;
+  }
+  return {};
 }
 
 Checker::Checker(const std::vector<std::string>& plugin_files) {
@@ -170,14 +245,13 @@ Verdict Checker::check(const std::vector<uint8_t>& onnx, int64_t reduction_lengt
     return verdict;
   }
   const Outputs& reference_outputs = expected->front();
+  const std::vector<OutputBound> bounds = output_bounds(onnx);
   for (const Outputs& outputs : *actual) {
     if (outputs.size() != reference_outputs.size()) {
       verdict.error = "the programs have different numbers of outputs";
       return verdict;
     }
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      verdict.difference = std::max(verdict.difference, relative_difference(outputs[o], reference_outputs[o]));
-    }
+    compare(outputs, reference_outputs, bounds, tolerance_for(reduction_length), &verdict);
   }
   return verdict;
 }

@@ -20,10 +20,13 @@ struct Verdict {
   /// Empty when both programs compiled, loaded and ran; else what failed, which is a
   /// failure of the check as well (a graph the generator writes is valid ONNX).
   std::string error;
-  /// The largest |backend - portable| / max(1, |portable|) over every output element
-  /// (infinity when the shapes differ or one side has a NaN the other has not).
+  /// The largest (|backend - portable| - absolute bound) / max(1, |portable|) over every
+  /// float output element (infinity when the shapes differ or one side has a NaN the
+  /// other has not), or, where an 8-bit output is the furthest from its bound (in
+  /// difference / tolerance), its largest |backend - portable| in quanta.
   double difference = 0;
   double tolerance = 0;
+  bool in_quanta = false;  ///< difference and tolerance are an 8-bit output's, in quanta
   /// Nodes the backend ran (0: the graph only tested portable against itself).
   size_t nodes_on_backend = 0;
 
@@ -31,6 +34,17 @@ struct Verdict {
   /// "max difference 0.77 (tolerance 0.0012), 3 nodes on onednn", or the error.
   std::string to_string(const std::string& backend) const;
 };
+
+/// How one output is compared: a float output within tolerance * max(1, |portable|) +
+/// `absolute`; an 8-bit one (quanta >= 0) within `quanta` of portable's.
+struct OutputBound {
+  int64_t quanta = -1;
+  double absolute = 0;
+};
+
+/// The bounds a graph states in its metadata (random_graph.h, kOutputBoundsKey), one per
+/// output; empty when it states none or they do not parse (every output float, absolute 0).
+std::vector<OutputBound> output_bounds(const std::vector<uint8_t>& onnx);
 
 /// The tolerance for a graph whose longest reduction has `length` terms: float32
 /// rounding grows about with the square root of a sum's length, and a fast backend may
@@ -79,8 +93,9 @@ Campaign run_campaign(Checker& checker, const std::string& backend, uint64_t fir
 /// The reduction length a regression case's file name carries (".k64.onnx"), else 1.
 int64_t reduction_length_of(const std::string& file_name);
 
-/// The largest relative difference of two outputs, as Verdict::difference.
-double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected);
+/// The largest relative difference of two outputs, as Verdict::difference, where
+/// |actual - expected| up to `absolute` counts as none.
+double relative_difference(const std::vector<float>& actual, const std::vector<float>& expected, double absolute = 0);
 
 }  // namespace plugrt::differential
 

@@ -6,10 +6,12 @@
 //   plugrt_differential --backend NAME [--backend NAME...] [--graphs N] [--seconds S]
 //                       [--seed FIRST] [--failures DIR] [--plugin FILE...]
 //   plugrt_differential --backend NAME... --replay FILE.onnx...
+//   plugrt_differential --backend NAME... --list [--graphs N] [--seed FIRST]
 //
 // --replay checks the given ONNX files (a finding written before, or any float32 model
 // of static shapes) instead of random graphs; a file name's ".k<N>" gives the longest
-// reduction, which scales the tolerance.
+// reduction, which scales the tolerance. --list prints each random graph (what it
+// computes, its outputs' bounds) and its verdict.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "differential.h"
+#include "random_graph.h"
 
 namespace {
 
@@ -29,13 +32,15 @@ struct Options {
   uint64_t seed = 1;
   std::string failures = ".";
   std::vector<std::string> replay;
+  bool list = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "plugrt_differential: " << problem << "\n"
             << "usage: plugrt_differential --backend NAME... [--graphs N] [--seconds S] [--seed FIRST]\n"
             << "                           [--failures DIR] [--plugin FILE...]\n"
-            << "       plugrt_differential --backend NAME... --replay FILE.onnx...\n";
+            << "       plugrt_differential --backend NAME... --replay FILE.onnx...\n"
+            << "       plugrt_differential --backend NAME... --list [--graphs N] [--seed FIRST]\n";
   std::exit(2);
 }
 
@@ -61,6 +66,8 @@ Options parse(int argc, char** argv) {
       options.failures = value();
     else if (flag == "--replay")
       options.replay.push_back(value());
+    else if (flag == "--list")
+      options.list = true;
     else
       usage("unknown flag " + flag);
   }
@@ -78,6 +85,25 @@ bool replay(plugrt::differential::Checker& checker, const std::string& backend, 
         checker.check(onnx, plugrt::differential::reduction_length_of(path), backend, 7);
     std::cout << backend << " " << path << ": " << (verdict.agrees() ? "agrees, " : "DISAGREES, ")
               << verdict.to_string(backend) << "\n";
+    all_agree &= verdict.agrees();
+  }
+  return all_agree;
+}
+
+/// Prints each graph of `options` and its verdict on `backend`; whether all agreed.
+bool list(plugrt::differential::Checker& checker, const std::string& backend, const Options& options) {
+  bool all_agree = true;
+  for (uint64_t seed = options.seed; seed < options.seed + options.graphs; ++seed) {
+    const plugrt::differential::RandomGraph graph = plugrt::differential::generate_graph(seed);
+    std::string bounds;
+    for (const plugrt::differential::OutputBound& bound : plugrt::differential::output_bounds(graph.onnx)) {
+      bounds += bound.quanta >= 0 ? " q" + std::to_string(bound.quanta) : " a" + std::to_string(bound.absolute);
+    }
+    const plugrt::differential::Verdict verdict =
+        checker.check(graph.onnx, graph.reduction_length, backend, static_cast<uint32_t>(seed * 2654435761u));
+    std::cout << backend << " seed " << seed << ": " << graph.description << (bounds.empty() ? "" : "\n  bounds")
+              << bounds << "\n  " << (verdict.agrees() ? "agrees, " : "DISAGREES, ") << verdict.to_string(backend)
+              << "\n";
     all_agree &= verdict.agrees();
   }
   return all_agree;
@@ -103,6 +129,10 @@ int main(int argc, char** argv) {
     }
     if (!options.replay.empty()) {
       disagreed |= !replay(checker, backend, options.replay);
+      continue;
+    }
+    if (options.list) {
+      disagreed |= !list(checker, backend, options);
       continue;
     }
     const plugrt::differential::Campaign campaign = plugrt::differential::run_campaign(

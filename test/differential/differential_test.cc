@@ -12,6 +12,7 @@
 
 #include "differential.h"
 #include "onnx_writer.h"
+#include "random_graph.h"
 
 namespace plugrt::differential {
 namespace {
@@ -115,6 +116,23 @@ TEST_P(DifferentialTest, ConvMulAddAgreesWithPortable) {
   model.output(y);
   const Verdict verdict = checker_->check(model.serialise(), 27, GetParam(), 1);
   EXPECT_TRUE(verdict.agrees()) << verdict.to_string(GetParam());
+}
+
+// About one seed in four makes a quantized graph, which states a bound for each output;
+// the others state none (every output float).
+TEST(DifferentialGenerator, AboutOneGraphInFourIsQuantized) {
+  size_t quantized = 0, exact = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const RandomGraph graph = generate_graph(seed);
+    const std::vector<OutputBound> bounds = output_bounds(graph.onnx);
+    const bool has_quantized_op = graph.description.find("QuantizeLinear") != std::string::npos;
+    EXPECT_EQ(!bounds.empty(), has_quantized_op) << "seed " << seed << ": " << graph.description;
+    quantized += !bounds.empty();
+    for (const OutputBound& bound : bounds) exact += bound.quanta == 0 || (bound.quanta < 0 && bound.absolute == 0);
+  }
+  EXPECT_GT(quantized, 60u);
+  EXPECT_LT(quantized, 140u);
+  EXPECT_GT(exact, 5u) << "outputs that must agree exactly (bound 0) check QuantizeLinear's exactness";
 }
 
 std::string backend_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }

@@ -7,9 +7,9 @@ namespace plugrt::differential {
 
 namespace {
 
-void set_float_type(onnx::ValueInfoProto* info, const Shape& shape) {
+void set_type(onnx::ValueInfoProto* info, const Shape& shape, ElementType type) {
   onnx::TypeProto_Tensor* tensor = info->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  tensor->set_elem_type(static_cast<int32_t>(type));
   onnx::TensorShapeProto* dims = tensor->mutable_shape();
   for (int64_t dim : shape) dims->add_dim()->set_dim_value(dim);
 }
@@ -59,7 +59,7 @@ Value OnnxWriter::input(Shape shape) {
   Value value{"x" + std::to_string(counter_++), std::move(shape)};
   onnx::ValueInfoProto* info = model_->mutable_graph()->add_input();
   info->set_name(value.name);
-  set_float_type(info, value.shape);
+  set_type(info, value.shape, value.type);
   return value;
 }
 
@@ -83,9 +83,19 @@ Value OnnxWriter::ints(std::vector<int64_t> values) {
   return value;
 }
 
+Value OnnxWriter::integers(Shape shape, ElementType type, const std::vector<int32_t>& values) {
+  Value value{"c" + std::to_string(counter_++), std::move(shape), type};
+  onnx::TensorProto* tensor = model_->mutable_graph()->add_initializer();
+  tensor->set_name(value.name);
+  tensor->set_data_type(static_cast<int32_t>(type));
+  for (int64_t dim : value.shape) tensor->add_dims(dim);
+  for (int32_t v : values) tensor->add_int32_data(v);  // ONNX keeps 8-bit values in int32_data too
+  return value;
+}
+
 Value OnnxWriter::node(const std::string& op, const std::vector<Value>& inputs, Shape shape,
-                       const std::vector<Attr>& attrs) {
-  Value out{"v" + std::to_string(counter_++), std::move(shape)};
+                       const std::vector<Attr>& attrs, ElementType type) {
+  Value out{"v" + std::to_string(counter_++), std::move(shape), type};
   onnx::NodeProto* node = model_->mutable_graph()->add_node();
   node->set_op_type(op);
   node->set_name(op + "_" + std::to_string(counter_++));
@@ -98,7 +108,13 @@ Value OnnxWriter::node(const std::string& op, const std::vector<Value>& inputs, 
 void OnnxWriter::output(const Value& value) {
   onnx::ValueInfoProto* info = model_->mutable_graph()->add_output();
   info->set_name(value.name);
-  set_float_type(info, value.shape);
+  set_type(info, value.shape, value.type);
+}
+
+void OnnxWriter::metadata(const std::string& key, const std::string& value) {
+  onnx::StringStringEntryProto* entry = model_->add_metadata_props();
+  entry->set_key(key);
+  entry->set_value(value);
 }
 
 std::vector<uint8_t> OnnxWriter::serialise() const {

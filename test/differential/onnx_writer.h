@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes a small ONNX model (opset 17, float32 values of static shape) node by node,
-// for the differential test's random graphs.
+// Writes a small ONNX model (opset 17, values of static shape: float32, and uint8, int8
+// or int32 for quantized graphs) node by node, for the differential test's random graphs.
 #ifndef PLUGRT_TEST_DIFFERENTIAL_ONNX_WRITER_H_
 #define PLUGRT_TEST_DIFFERENTIAL_ONNX_WRITER_H_
 
@@ -18,10 +18,14 @@ namespace plugrt::differential {
 
 using Shape = std::vector<int64_t>;
 
-/// A value of the model being written: its name and its shape.
+/// ONNX's element types that the random graphs use (TensorProto.DataType's numbers).
+enum class ElementType : int32_t { kFloat = 1, kUInt8 = 2, kInt8 = 3, kInt32 = 6 };
+
+/// A value of the model being written: its name, its shape and its element type.
 struct Value {
   std::string name;
   Shape shape;
+  ElementType type = ElementType::kFloat;
 };
 
 /// One attribute of a node.
@@ -58,10 +62,15 @@ class OnnxWriter {
   Value constant(Shape shape, std::vector<float> values);
   /// A 1-D int64 initializer.
   Value ints(std::vector<int64_t> values);
-  /// One node with one float32 output of `shape`.
-  Value node(const std::string& op, const std::vector<Value>& inputs, Shape shape, const std::vector<Attr>& attrs = {});
+  /// A uint8, int8 or int32 initializer.
+  Value integers(Shape shape, ElementType type, const std::vector<int32_t>& values);
+  /// One node with one output of `shape` and `type`.
+  Value node(const std::string& op, const std::vector<Value>& inputs, Shape shape, const std::vector<Attr>& attrs = {},
+             ElementType type = ElementType::kFloat);
   /// Marks `value` as a graph output.
   void output(const Value& value);
+  /// Adds a key and value to the model's metadata_props.
+  void metadata(const std::string& key, const std::string& value);
   std::vector<uint8_t> serialise() const;
 
  private:

@@ -7,36 +7,11 @@
 #include <random>
 
 #include "onnx_writer.h"
+#include "random_graph_internal.h"
 
 namespace plugrt::differential {
 
-namespace {
-
-/// Draws from std::mt19937_64's raw output only, whose sequence the C++ standard fixes
-/// (the standard distributions differ between libraries).
-class Random {
- public:
-  explicit Random(uint64_t seed) : engine_(seed) {}
-  /// A whole number in [lo, hi].
-  int64_t between(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(engine_() % uint64_t(hi - lo + 1)); }
-  /// A real number in [lo, hi).
-  float real(float lo, float hi) { return lo + (hi - lo) * static_cast<float>(engine_() >> 40) * 0x1p-24f; }
-  bool chance(double p) { return static_cast<double>(engine_() >> 11) * 0x1p-53 < p; }
-  template <typename T>
-  const T& pick(const std::vector<T>& items) {
-    return items[static_cast<size_t>(between(0, static_cast<int64_t>(items.size()) - 1))];
-  }
-  /// A real number of magnitude in [lo, hi), either sign.
-  float signed_real(float lo, float hi) { return chance(0.5) ? real(lo, hi) : -real(lo, hi); }
-
- private:
-  std::mt19937_64 engine_;
-};
-
-/// How a constant operand of an element-wise op is shaped against the value it meets.
-enum class Operand { kScalar, kOneElement, kPerChannel, kLastAxis, kBroadcast, kFull };
-
-constexpr int64_t kMaxElements = 24 * 1024;
+namespace internal {
 
 std::string shape_text(const Shape& shape) {
   std::string text = "[";
@@ -44,46 +19,10 @@ std::string shape_text(const Shape& shape) {
   return text + "]";
 }
 
-class Generator {
- public:
-  explicit Generator(uint64_t seed) : random_(seed) { graph_.seed = seed; }
-  RandomGraph run();
-
- private:
-  // ---- Stage heads: the ops a backend fuses into.
-  Value head(const Value* x);
-  Value matmul(const Value* x);
-  Value gemm(const Value* x);
-  Value conv(const Value* x);
-  Value conv_transpose(const Value* x);
-  Value pool(const Value* x);
-  Value global_pool(const Value& x);
-  Value normalization();
-  Value softmax(const Value& x);
-  Value binary_of_inputs();
-
-  // ---- The chain after a head.
-  Value chain_op(const Value& x);
-  Value unary(const Value& x);
-  Value binary_with_constant(const Value& x);
-  Value binary_with_input(const Value& x);
-  Value positive(const Value& x);
-  Value reshape(const Value& x);
-  Value channel_shuffle(const Value& x);
-  Value resize_nearest(const Value& x);
-
-  // ---- Helpers.
-  Value image_input();
-  Value weights(Shape shape, int64_t fan_in);
-  Value random_constant(Shape shape, float lo, float hi);
-  Shape operand_shape(const Shape& of, Operand kind);
-  Value node(const std::string& op, const std::vector<Value>& inputs, Shape shape, const std::vector<Attr>& attrs = {});
-  void reduces(int64_t length) { graph_.reduction_length = std::max(graph_.reduction_length, length); }
-
-  Random random_;
-  OnnxWriter model_;
-  RandomGraph graph_;
-};
+RandomGraph Generator::generate() {
+  Random choice(graph_.seed ^ 0x51a7e5c0de5eedULL);
+  return choice.chance(0.25) ? run_quantized() : run();
+}
 
 RandomGraph Generator::run() {
   Value x = head(nullptr);
@@ -103,9 +42,9 @@ RandomGraph Generator::run() {
 }
 
 Value Generator::node(const std::string& op, const std::vector<Value>& inputs, Shape shape,
-                      const std::vector<Attr>& attrs) {
+                      const std::vector<Attr>& attrs, ElementType type) {
   graph_.description += (graph_.description.empty() ? "" : " ") + op + shape_text(shape);
-  return model_.node(op, inputs, std::move(shape), attrs);
+  return model_.node(op, inputs, std::move(shape), attrs, type);
 }
 
 Value Generator::head(const Value* x) {
@@ -570,8 +509,8 @@ Shape Generator::operand_shape(const Shape& of, Operand kind) {
   return of;
 }
 
-}  // namespace
+}  // namespace internal
 
-RandomGraph generate_graph(uint64_t seed) { return Generator(seed).run(); }
+RandomGraph generate_graph(uint64_t seed) { return internal::Generator(seed).generate(); }
 
 }  // namespace plugrt::differential

@@ -40,6 +40,26 @@ struct Dequantize {
   int64_t axis = 1;
 };
 
+/// Whether `w` dequantizes weights as a QLinear op takes them: an 8-bit constant, a
+/// float32 scale of one element or of one per output channel (axis 0 of Conv's weights,
+/// axis 1 of MatMul's 2-D B, as many as the weights have there), and a zero point of the
+/// weights' type with as many elements as the scale. `channels`: the scale's elements.
+bool quantized_weights(const Dequantize& w, bool conv, const std::map<std::string, Tensor>& constants,
+                       size_t* channels) {
+  auto weights = constants.find(w.value), scale = constants.find(w.scale), zero = constants.find(w.zero_point);
+  if (weights == constants.end() || scale == constants.end() || zero == constants.end()) return false;
+  if (!is_8bit(weights->second.dtype) || zero->second.dtype != weights->second.dtype) return false;
+  if (scale->second.dtype != DType::kFloat32 || scale->second.shape.size() > 1) return false;
+  *channels = scale->second.bytes.size() / 4;
+  if (*channels == 0 || zero->second.bytes.size() != *channels) return false;
+  if (*channels == 1) return true;
+  const std::vector<int64_t>& shape = weights->second.shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t axis = w.axis < 0 ? w.axis + rank : w.axis;
+  if (conv ? (rank < 1 || axis != 0) : (rank != 2 || axis != 1)) return false;
+  return shape[static_cast<size_t>(axis)] == static_cast<int64_t>(*channels);
+}
+
 }  // namespace
 
 size_t fuse_qdq_groups(onnx::GraphProto* graph, const std::map<std::string, Tensor>& constants,
@@ -96,26 +116,19 @@ size_t fuse_qdq_groups(onnx::GraphProto* graph, const std::map<std::string, Tens
     // The activation: a per-tensor DequantizeLinear of an 8-bit value.
     Dequantize x, w;
     float x_scale = 0;
-    DType x_type = DType::kUndefined, w_type = DType::kUndefined;
+    DType x_type = DType::kUndefined;
     if (!dequantize(node.input(0), &x) || !scalar_float(constants, x.scale, &x_scale) || x.zero_point.empty() ||
-        constants.count(x.zero_point) == 0 || !element_type(x, &x_type) || !is_8bit(x_type)) {
+        constants.count(x.zero_point) == 0 || constants.at(x.zero_point).bytes.size() != 1 ||
+        !element_type(x, &x_type) || !is_8bit(x_type)) {
       continue;
     }
     // The weights: a DequantizeLinear of an 8-bit constant, per tensor or per output
     // channel (axis 0 of Conv's weights, axis 1 of MatMul's 2-D B).
-    if (!dequantize(node.input(1), &w) || constants.count(w.value) == 0 || constants.count(w.scale) == 0 ||
-        w.zero_point.empty() || constants.count(w.zero_point) == 0 || !element_type(w, &w_type) || !is_8bit(w_type)) {
+    size_t channels = 0;
+    if (!dequantize(node.input(1), &w) || w.zero_point.empty() || !quantized_weights(w, conv, constants, &channels)) {
       continue;
     }
     const Tensor& w_scale = constants.at(w.scale);
-    const Tensor& weights = constants.at(w.value);
-    if (w_scale.dtype != DType::kFloat32) continue;
-    const size_t channels = w_scale.bytes.size() / 4;
-    if (channels > 1) {
-      const int64_t rank = static_cast<int64_t>(weights.shape.size());
-      const int64_t axis = w.axis < 0 ? w.axis + rank : w.axis;
-      if (conv ? axis != 0 : (rank != 2 || axis != 1)) continue;
-    }
     // The bias: absent, or an int32 constant dequantized with zero point 0 by exactly
     // x_scale * w_scale (so that the integer bias is the group's).
     std::string bias;

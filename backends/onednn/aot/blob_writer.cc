@@ -10,11 +10,14 @@ namespace plugrt::onednn {
 
 namespace {
 
-/// The oldest format version that reads `list`: 7 with a QuantizeLinear or
-/// DequantizeLinear, 6 with a quantized op, 5 with a channel shuffle or a nearest
+/// The oldest format version that reads `list`: 8 with a per-axis QuantizeLinear or
+/// DequantizeLinear, 7 with a per-tensor one, 6 with a quantized op, 5 with a channel shuffle or a nearest
 /// resampling, 4 with a deconvolution, else 3, so an older plugin still takes the blobs
 /// that need nothing newer.
 uint32_t blob_version(const OpList& list) {
+  for (const Op& op : list.ops) {
+    if (!op.zero_points.empty()) return 8;
+  }
   for (const Op& op : list.ops) {
     if (op.kind == blob::OpKind::Quantize || op.kind == blob::OpKind::Dequantize) return 7;
   }
@@ -82,6 +85,8 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     auto name = builder.CreateString(op.name);
     flatbuffers::Offset<flatbuffers::Vector<float>> scales;
     if (!op.scales.empty()) scales = builder.CreateVector(op.scales);
+    flatbuffers::Offset<flatbuffers::Vector<int32_t>> zero_points;
+    if (!op.zero_points.empty()) zero_points = builder.CreateVector(op.zero_points);
     blob::OpBuilder ob(builder);
     ob.add_kind(op.kind);
     ob.add_algorithm(op.algorithm);
@@ -107,6 +112,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
       ob.add_src_zero_point(op.src_zero_point);
       ob.add_dst_zero_point(op.dst_zero_point);
     }
+    if (!op.zero_points.empty()) ob.add_zero_points(zero_points);
     ops.push_back(ob.Finish());
   }
   auto tensor_vector = builder.CreateVector(tensors);

@@ -94,6 +94,10 @@ class Lowering {
   std::string lower_qlinear_matmul(const ir::Node& node);
   /// QuantizeLinear (`quantize`) or DequantizeLinear with one constant scale and zero point.
   std::string lower_quantize_linear(const ir::Node& node, bool quantize);
+  /// A QuantizeLinear's or DequantizeLinear's scale and zero point (of type `quantized`):
+  /// one each, or one per index of the `axis` attribute's dimension, into `op`.
+  std::string read_linear_quantization(const ir::Node& node, ir::DType quantized, bool quantize, Op* op) const;
+  std::string read_per_axis_quantization(const ir::Node& node, ir::DType quantized, Op* op) const;
   /// Checks that `value` is a uint8 or int8 value computed at run time with static dims.
   std::string check_quantized_activation(int32_t value, const char* role) const;
   /// The requantization of a QLinear op: the float32 scales at inputs `a_scale`,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX's QLinearConv and QLinearMatMul lowered to oneDNN's int8 convolution and matmul,
-// and QuantizeLinear and DequantizeLinear (per tensor) to exact steps of the plan.
+// and QuantizeLinear and DequantizeLinear (per tensor or per axis) to exact steps of the
+// plan.
 // oneDNN computes them to ONNX's definition only in one form, so that is all this takes:
 // uint8 or int8 activations with one zero point each (oneDNN's src and dst zero points),
 // int8 constant weights whose zero point is 0 (oneDNN's int8 convolution has no weight
@@ -209,8 +210,7 @@ std::string Lowering::lower_qlinear_matmul(const ir::Node& node) {
 
 std::string Lowering::lower_quantize_linear(const ir::Node& node, bool quantize) {
   // x, x_scale / y_scale, optional zero point
-  const int32_t x = GraphView::input(node, 0), scale = GraphView::input(node, 1);
-  const int32_t zero = GraphView::input(node, 2), y = GraphView::output(node, 0);
+  const int32_t x = GraphView::input(node, 0), zero = GraphView::input(node, 2), y = GraphView::output(node, 0);
   if (std::string why = quantize ? check_activation(x, "input") : check_quantized_activation(x, "input");
       !why.empty()) {
     return why;
@@ -221,18 +221,66 @@ std::string Lowering::lower_quantize_linear(const ir::Node& node, bool quantize)
   }
   if (graph_.shape(x) != graph_.shape(y)) return "the output's shape is not the input's";
   if (GraphView::int_attribute(node, "block_size", 0) != 0) return "blocked quantization is not taken";
-  const std::optional<float> s = graph_.scalar(scale);
-  if (!s) return "the scale is not a float32 constant of one element (per-axis quantization stays on portable)";
-  if (!std::isfinite(*s) || *s == 0.0f) return "the scale is zero or not finite";
   const ir::DType quantized = graph_.value(quantize ? y : x).dtype();
-  int32_t zero_value = 0;
-  if (std::string why = zero_point(graph_, zero, quantized, "the zero point", &zero_value); !why.empty()) return why;
   // Without a zero point QuantizeLinear's output is uint8.
   if (quantize && zero == -1 && quantized != ir::DType::UInt8) return "the output is not uint8 without a zero point";
+  Op parameters;
+  if (std::string why = read_linear_quantization(node, quantized, quantize, &parameters); !why.empty()) return why;
   const int32_t in = activation(x), out = activation(y);  // typed as the graph's values
   Op& op = add(quantize ? OpKind::Quantize : OpKind::Dequantize, node, {in}, {out});
-  op.scales = {*s};
-  (quantize ? op.dst_zero_point : op.src_zero_point) = zero_value;
+  op.scales = std::move(parameters.scales);
+  op.zero_points = std::move(parameters.zero_points);
+  op.axis = parameters.axis;
+  op.src_zero_point = parameters.src_zero_point;
+  op.dst_zero_point = parameters.dst_zero_point;
+  return "";
+}
+
+std::string Lowering::read_linear_quantization(const ir::Node& node, ir::DType quantized, bool quantize, Op* op) const {
+  const std::optional<float> s = graph_.scalar(GraphView::input(node, 1));
+  if (!s) return read_per_axis_quantization(node, quantized, op);
+  if (!std::isfinite(*s) || *s == 0.0f) return "the scale is zero or not finite";
+  int32_t zero_value = 0;
+  if (std::string why = zero_point(graph_, GraphView::input(node, 2), quantized, "the zero point", &zero_value);
+      !why.empty()) {
+    return why;
+  }
+  op->scales = {*s};
+  (quantize ? op->dst_zero_point : op->src_zero_point) = zero_value;
+  return "";
+}
+
+/// Per axis: a 1-D float32 constant scale of one element per index of the axis, and a
+/// zero point of the same shape (or none: zeros).
+std::string Lowering::read_per_axis_quantization(const ir::Node& node, ir::DType quantized, Op* op) const {
+  const int32_t x = GraphView::input(node, 0), scale = GraphView::input(node, 1), zero = GraphView::input(node, 2);
+  const std::vector<int64_t> xs = graph_.shape(x), scale_shape = graph_.shape(scale);
+  if (!graph_.is_constant(scale) || graph_.value(scale).dtype() != ir::DType::Float32 || scale_shape.size() != 1) {
+    return "the scale is not a float32 constant of one element or one dimension";
+  }
+  const std::optional<size_t> axis = normalize_axis(GraphView::int_attribute(node, "axis", 1), xs.size());
+  if (!axis) return "the axis is out of range";
+  const std::vector<float> scales = graph_.floats(scale);
+  if (scale_shape[0] != xs[*axis] || scales.size() != static_cast<size_t>(xs[*axis])) {
+    return "the scale has not one element per index of axis " + std::to_string(*axis);
+  }
+  for (float s : scales) {
+    if (!std::isfinite(s) || s == 0.0f) return "a scale is zero or not finite";
+  }
+  std::vector<int32_t> zero_points(scales.size(), 0);
+  if (zero != -1) {
+    if (!graph_.is_constant(zero) || graph_.value(zero).dtype() != quantized || graph_.shape(zero) != scale_shape) {
+      return std::string("the zero point is not a ") + dtype_name(quantized) + " constant of the scale's shape";
+    }
+    const std::vector<uint8_t> bytes = constant_bytes(graph_, zero, 1);
+    if (bytes.size() != scales.size()) return "the zero point has no data";
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      zero_points[i] = quantized == ir::DType::Int8 ? static_cast<int8_t>(bytes[i]) : bytes[i];
+    }
+  }
+  op->scales = scales;
+  op->zero_points = std::move(zero_points);
+  op->axis = static_cast<int32_t>(*axis);
   return "";
 }
 

@@ -39,6 +39,8 @@ struct Op {
   std::vector<float> scales;
   int32_t src_zero_point = 0;
   int32_t dst_zero_point = 0;
+  /// Quantize, Dequantize per axis: a zero point per scale, along `axis`.
+  std::vector<int32_t> zero_points;
 };
 
 struct Tensor {

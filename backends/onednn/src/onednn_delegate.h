@@ -34,10 +34,15 @@ struct Step {
   // kQuantize*: `count` float32 elements of `source` to uint8 or int8 in `destination`
   // (the same layout), saturate(round_half_even(x / value) + zero_point), as ONNX's
   // QuantizeLinear. kDequantize*: uint8 or int8 to float32, (x - zero_point) * value.
+  // Per axis (plain layouts), `scales` and `zero_points` instead: element i takes those
+  // at (i / inner) % scales.size().
   dnnl::memory source, destination;
   size_t count = 0;
   float value = 0.0f;
   int32_t zero_point = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  size_t inner = 1;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

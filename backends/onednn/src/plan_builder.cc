@@ -228,6 +228,7 @@ class Builder {
   void build_quantized_convolution(const blob::Op& op);
   void build_quantized_matmul(const blob::Op& op);
   void build_quantize_linear(const blob::Op& op, bool quantize);
+  void read_quantization(const blob::Op& op, bool quantize, bool u8, Step* step);
   /// The requantization of a quantized op on `attr`: its output scales (per tensor, or
   /// per element of dst dim `channel_dim`) and its src and dst zero points, whose values
   /// go into `args` (run-time zero points: oneDNN's int8 kernels take those).
@@ -1520,18 +1521,22 @@ void Builder::build_quantize_linear(const blob::Op& op, bool quantize) {
   require((quantized == blob::DataType::U8 || quantized == blob::DataType::S8) &&
               type(quantize ? x : y) == blob::DataType::F32,
           "a quantization's types are not float32 and u8 or s8");
-  require(length(op.scales()) == 1, "a quantization has not one scale");
-  const float scale = op.scales()->Get(0);
-  require(std::isfinite(scale) && scale != 0.0f, "a quantization's scale is zero or not finite");
-  const int32_t zero_point = quantize ? op.dst_zero_point() : op.src_zero_point();
   const bool u8 = quantized == blob::DataType::U8;
-  require(u8 ? zero_point >= 0 && zero_point <= 255 : zero_point >= -128 && zero_point <= 127,
-          "a quantization's zero point is out of its type's range");
+  Step step;
+  read_quantization(op, quantize, u8, &step);
   // Per tensor, each element maps alone: the step runs in the input's layout where every
   // byte of it is an element (a convolution's blocked result), else in the plain one.
+  // Per axis, in the plain one, where element i's index on the axis is (i / inner) % n.
   desc_t md = current(x).get_desc();
-  if (!is_dense(md)) md = plain(dims(x), dnnl_type_of(x));
-  Step step;
+  if (!is_dense(md) || !step.scales.empty()) md = plain(dims(x), dnnl_type_of(x));
+  if (!step.scales.empty()) {
+    const dims_t& shape = dims(x);
+    const auto axis = static_cast<size_t>(op.axis());
+    require(op.axis() >= 0 && axis < shape.size() && shape[axis] == static_cast<int64_t>(step.scales.size()),
+            "a per-axis quantization's scales do not match its axis");
+    const dims_t after(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end());
+    step.inner = static_cast<size_t>(std::max<int64_t>(product(after), 1));
+  }
   step.kind = quantize ? (u8 ? Step::Kind::kQuantizeU8 : Step::Kind::kQuantizeS8)
                        : (u8 ? Step::Kind::kDequantizeU8 : Step::Kind::kDequantizeS8);
   step.source = in_format(x, md);
@@ -1539,10 +1544,34 @@ void Builder::build_quantize_linear(const blob::Op& op, bool quantize) {
   out.data_type = static_cast<dnnl_data_type_t>(dnnl_type_of(y));
   step.destination = define(y, desc_t(out));
   step.count = static_cast<size_t>(product(dims(y)));
-  step.value = scale;
-  step.zero_point = zero_point;
   plan_.steps.push_back(std::move(step));
   publish(y);
+}
+
+/// A quantization's scale and zero point into `step`: `value` and `zero_point` per tensor,
+/// `scales` and `zero_points` per axis, each scale finite and not 0, each zero point in
+/// its type's range.
+void Builder::read_quantization(const blob::Op& op, bool quantize, bool u8, Step* step) {
+  const flatbuffers::uoffset_t count = length(op.scales());
+  const bool per_axis = length(op.zero_points()) > 0;
+  require(count >= 1 && (per_axis ? length(op.zero_points()) == count : count == 1),
+          "a quantization has not one scale, or one scale and zero point per index of its axis");
+  auto check = [&](float scale, int32_t zero_point) {
+    require(std::isfinite(scale) && scale != 0.0f, "a quantization's scale is zero or not finite");
+    require(u8 ? zero_point >= 0 && zero_point <= 255 : zero_point >= -128 && zero_point <= 127,
+            "a quantization's zero point is out of its type's range");
+  };
+  if (!per_axis) {
+    step->value = op.scales()->Get(0);
+    step->zero_point = quantize ? op.dst_zero_point() : op.src_zero_point();
+    check(step->value, step->zero_point);
+    return;
+  }
+  for (flatbuffers::uoffset_t i = 0; i < count; ++i) {
+    check(op.scales()->Get(i), op.zero_points()->Get(i));
+    step->scales.push_back(op.scales()->Get(i));
+    step->zero_points.push_back(op.zero_points()->Get(i));
+  }
 }
 
 void Builder::build_op(const blob::Op& op, const std::string& where) {

@@ -502,20 +502,125 @@ TEST(OnednnQuantized, QuantizedBlockIsOnePartition) {
   EXPECT_LE(differing * 100, count(pooled_shape)) << differing << " outputs differ by one quantum";
 }
 
-/// Per-axis QuantizeLinear (a scale per channel) stays on portable.
-TEST(OnednnQuantized, PerAxisQuantizeLinearStaysOnPortable) {
+/// x (float32, `shape`) -> QuantizeLinear along `axis`, a scale and zero point (of
+/// `dtype`) per index -> y.
+std::vector<uint8_t> per_axis_quantize_graph(const Ints& shape, int64_t axis, const std::vector<float>& scales,
+                                             DType dtype, const std::vector<uint8_t>& zero_points) {
   GraphBuilder b;
-  const ValueId x = b.add_value("x", DType::kFloat32, {1, 4, 3});
+  const ValueId x = b.add_value("x", DType::kFloat32, shape);
   b.add_input(x);
-  const ValueId s = b.add_constant_f32("scale", {4}, {0.1f, 0.2f, 0.3f, 0.4f});
-  const ValueId z = b.add_constant("zero", DType::kUInt8, {4}, {1, 2, 3, 4});
-  const ValueId y = b.add_value("y", DType::kUInt8, {1, 4, 3});
-  b.add_node("QuantizeLinear", "q", {x, s, z}, {y}, {Attribute::Int("axis", 1)});
+  const auto n = static_cast<int64_t>(scales.size());
+  const ValueId s = b.add_constant_f32("scale", {n}, scales);
+  const ValueId z = b.add_constant("zero", dtype, {n}, zero_points);
+  const ValueId y = b.add_value("y", dtype, shape);
+  b.add_node("QuantizeLinear", "q", {x, s, z}, {y}, {Attribute::Int("axis", axis)});
   b.add_output(y);
+  return b.finish();
+}
+
+/// Per axis: values on a grid of 1/8 (ties for the scales 0.25, 0.5 and 1, exact
+/// quotients for all), their neighbours, saturation, infinities and NaN, each index of
+/// the axis with its own scale and zero point, against portable and ONNX's formula.
+void expect_per_axis_quantize_exact(DType dtype, const std::vector<uint8_t>& zero_points, int64_t axis) {
+  const Ints shape = {2, 4, 101};
+  const size_t a = static_cast<size_t>(axis < 0 ? axis + 3 : axis);
+  const std::vector<float> all_scales = {0.5f, 0.25f, 1.0f, 2.0f};
+  const std::vector<float> scales(all_scales.begin(), all_scales.begin() + shape[a]);  // axis 0 or 1
+  std::vector<float> x(static_cast<size_t>(count(shape)));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float grid = static_cast<float>(static_cast<int64_t>(i % 801) - 400) * 0.125f;
+    x[i] = i % 3 == 0 ? grid : std::nextafter(grid, i % 3 == 1 ? 1e9f : -1e9f);
+  }
+  x[5] = std::numeric_limits<float>::infinity(), x[6] = -x[5], x[7] = std::numeric_limits<float>::quiet_NaN();
   OnednnEnvironment env;
-  compiler::CompiledModel mixed = env.compile(b.finish(), {"onednn"});
-  ASSERT_FALSE(mixed.program.empty());
-  EXPECT_EQ(mixed.summary.untaken_ops.count("QuantizeLinear"), 1u);
+  const std::vector<uint8_t> graph = per_axis_quantize_graph(shape, axis, scales, dtype, zero_points);
+  compiler::CompiledModel taken = env.compile(graph, {"onednn"});
+  EXPECT_THAT(taken.summary.untaken_ops, IsEmpty());
+  compiler::CompiledModel portable = env.compile(graph, {"portable"});
+  const DLDataType f32{kDLFloat, 32, 1};
+  const std::vector<uint8_t> actual = run_raw(env, taken.program, float_bytes(x), f32, shape, true);
+  const std::vector<uint8_t> expected = run_raw(env, portable.program, float_bytes(x), f32, shape, false);
+  ASSERT_EQ(actual.size(), x.size());
+  EXPECT_EQ(actual, expected);
+  const bool s8 = dtype == DType::kInt8;
+  const double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+  int64_t inner = 1;
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % shape[a]);
+    const int zp = s8 ? static_cast<int8_t>(zero_points[c]) : zero_points[c];
+    const double q =
+        std::isnan(x[i]) ? lo : std::min(hi, std::max(lo, static_cast<double>(std::nearbyint(x[i] / scales[c])) + zp));
+    const int got = s8 ? static_cast<int8_t>(actual[i]) : actual[i];
+    EXPECT_EQ(got, static_cast<int>(q)) << "x = " << x[i] << " at index " << c;
+  }
+}
+
+TEST(OnednnQuantized, PerAxisQuantizeLinearUint8) {
+  expect_per_axis_quantize_exact(DType::kUInt8, {3, 0, 255, 128}, 1);
+}
+
+TEST(OnednnQuantized, PerAxisQuantizeLinearInt8FirstAxis) {
+  expect_per_axis_quantize_exact(DType::kInt8, {static_cast<uint8_t>(-5), 127}, 0);
+}
+
+TEST(OnednnQuantized, PerAxisQuantizeLinearNegativeAxis) {
+  expect_per_axis_quantize_exact(DType::kInt8, {0, static_cast<uint8_t>(-128), 7, 1}, -2);
+}
+
+/// Every uint8 or int8 value -> DequantizeLinear along axis 0 (4 scales and zero points)
+/// -> float32, bit for bit as portable and as ONNX's formula.
+void expect_per_axis_dequantize_exact(DType dtype, const std::vector<uint8_t>& zero_points) {
+  const std::vector<float> scales = {0.0173f, 0.5f, 3.1f, 0.0291f};
+  GraphBuilder b;
+  const ValueId x = b.add_value("x", dtype, {4, 256});
+  b.add_input(x);
+  const ValueId s = b.add_constant_f32("scale", {4}, scales);
+  const ValueId z = b.add_constant("zero", dtype, {4}, zero_points);
+  const ValueId y = b.add_value("y", DType::kFloat32, {4, 256});
+  b.add_node("DequantizeLinear", "dq", {x, s, z}, {y}, {Attribute::Int("axis", 0)});
+  b.add_output(y);
+  const std::vector<uint8_t> graph = b.finish();
+  OnednnEnvironment env;
+  compiler::CompiledModel taken = env.compile(graph, {"onednn"});
+  EXPECT_THAT(taken.summary.untaken_ops, IsEmpty());
+  compiler::CompiledModel portable = env.compile(graph, {"portable"});
+  std::vector<uint8_t> input(4 * 256);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<uint8_t>(i * 7);
+  const DLDataType type = dtype == DType::kUInt8 ? DLDataType{kDLUInt, 8, 1} : DLDataType{kDLInt, 8, 1};
+  const std::vector<uint8_t> actual = run_raw(env, taken.program, input, type, {4, 256}, true);
+  const std::vector<uint8_t> expected = run_raw(env, portable.program, input, type, {4, 256}, false);
+  ASSERT_EQ(actual.size(), input.size() * sizeof(float));
+  EXPECT_EQ(actual, expected);
+  const bool s8 = dtype == DType::kInt8;
+  for (size_t i = 0; i < input.size(); ++i) {
+    float got = 0;
+    std::memcpy(&got, &actual[i * sizeof(float)], sizeof(float));
+    const int q = s8 ? static_cast<int8_t>(input[i]) : input[i];
+    const int zp = s8 ? static_cast<int8_t>(zero_points[i / 256]) : zero_points[i / 256];
+    EXPECT_EQ(got, static_cast<float>(q - zp) * scales[i / 256]) << "x = " << q;
+  }
+}
+
+TEST(OnednnQuantized, PerAxisDequantizeLinearUint8) {
+  expect_per_axis_dequantize_exact(DType::kUInt8, {131, 0, 255, 7});
+}
+
+TEST(OnednnQuantized, PerAxisDequantizeLinearInt8) {
+  expect_per_axis_dequantize_exact(DType::kInt8, {static_cast<uint8_t>(-7), 0, 127, static_cast<uint8_t>(-128)});
+}
+
+TEST(OnednnQuantized, BlobWithAPerAxisQuantizeLinearIsVersion8) {
+  OnednnEnvironment env;
+  compiler::CompiledModel taken =
+      env.compile(per_axis_quantize_graph({1, 2, 3}, 1, {0.5f, 0.25f}, DType::kUInt8, {1, 2}), {"onednn"});
+  ASSERT_FALSE(taken.program.empty());
+  const std::string magic = "PRTONDNN";
+  auto at = std::search(taken.program.begin(), taken.program.end(), magic.begin(), magic.end());
+  ASSERT_NE(at, taken.program.end());
+  uint32_t version = 0;
+  std::memcpy(&version, &*(at + 8), 4);
+  EXPECT_EQ(version, 8u);
 }
 
 TEST(OnednnQuantized, BlobWithAQuantizeLinearIsVersion7) {

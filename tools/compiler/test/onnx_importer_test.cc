@@ -27,6 +27,7 @@
 namespace plugrt::compiler {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -439,6 +440,59 @@ TEST(OnnxImporter, RefusesLayerNormalizationOfAScalar) {
   EXPECT_EQ(model.code(), Error::kInvalidArgument);
   EXPECT_THAT(model.status().message(), HasSubstr("(LayerNormalization"));
   EXPECT_THAT(model.status().message(), HasSubstr("has rank 0; at least 1 is needed"));
+}
+
+// Found by the QDQ import fuzzer (test/fuzz/corpus/qdq_import): a QDQ convolution with
+// a bias whose weights' scale has no element. The pass compared the bias's scale with
+// the weights' first scale, read past the empty one; such a group is not fused now.
+TEST(OnnxImporter, KeepsAQdqConvolutionWhoseWeightScaleIsEmpty) {
+  std::ifstream in(PLUGRT_FUZZ_CORPUS_DIR "/qdq_import/crash-qdq-empty-weight-scale-with-bias.onnx", std::ios::binary);
+  ASSERT_TRUE(in.good());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<ImportedModel> model = import_onnx_bytes(Span<const uint8_t>(bytes.data(), bytes.size()), "model.onnx");
+  if (!model.is_ok()) {
+    EXPECT_EQ(model.code(), Error::kInvalidArgument) << model.status().to_string();
+    return;
+  }
+  EXPECT_THAT(op_types(graph_of(*model)), Not(Contains("QLinearConv")));
+}
+
+/// The QDQ convolution of qdq_conv_model, its weights' scale per channel with a scale
+/// more (or fewer) than the weights' output channels, or its zero point per tensor.
+onnx::ModelProto qdq_conv_with_weight_scales(const std::vector<float>& scales, int64_t zero_points) {
+  onnx::ModelProto model = qdq_conv_model(0.5f);
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (onnx::TensorProto& t : *graph->mutable_initializer()) {
+    if (t.name() == "ws") {
+      t.clear_float_data(), t.clear_dims();
+      t.add_dims(static_cast<int64_t>(scales.size()));
+      for (float s : scales) t.add_float_data(s);
+    }
+    if (t.name() == "wz") {
+      t.clear_dims();
+      if (zero_points > 0) t.add_dims(zero_points);
+      t.set_raw_data(std::string(static_cast<size_t>(std::max<int64_t>(zero_points, 1)), '\0'));
+    }
+  }
+  // Without the bias, whose scale would no longer be the product.
+  for (onnx::NodeProto& node : *graph->mutable_node()) {
+    if (node.op_type() == "Conv") node.mutable_input()->RemoveLast();
+  }
+  return model;
+}
+
+// The pass fuses only weights whose per-channel scale and zero point have one element per
+// output channel: otherwise the group stays as written (and the importer judges it).
+TEST(OnnxImporter, KeepsAQdqConvolutionWhoseWeightScalesAreNotOnePerChannel) {
+  for (const auto& [scales, zero_points] : std::vector<std::pair<std::vector<float>, int64_t>>{
+           {{0.25f, 0.125f, 0.5f, 0.5f}, 4}, {{0.25f, 0.125f}, 2}, {{0.25f, 0.125f, 0.5f}, 0}}) {
+    Result<ImportedModel> imported = import_model(qdq_conv_with_weight_scales(scales, zero_points));
+    if (!imported.is_ok()) continue;  // refused as it is: a DequantizeLinear of mismatched shapes
+    EXPECT_THAT(op_types(graph_of(*imported)), Not(Contains("QLinearConv"))) << scales.size() << " scales";
+  }
+  Result<ImportedModel> fused = import_model(qdq_conv_with_weight_scales({0.25f, 0.125f, 0.5f}, 3));
+  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*fused)), Contains("QLinearConv"));
 }
 
 // Found by the ONNX importer fuzzer: the Conv1d net with its second kernel grown to 14,
