@@ -5,12 +5,15 @@
 #   format  scripts/check-format.sh: clang-format 14 and the SPDX license lines; and
 #         scripts/check-layers.sh: each part includes only the layers it may;
 #   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
-#         included) in build-asan, and the whole ctest suite there;
+#         included) in build-asan, and the whole ctest suite there, its differential
+#         test on PLUGRT_ASAN_DIFFERENTIAL_GRAPHS random graphs per backend (default
+#         1000, half of the plain build's: some 80 and 65 s under ASan on 2 cores; the
+#         long run below checks the numbers on far more);
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 45: 13 targets in about 10 minutes of CI) on its corpus in test/fuzz/corpus/;
+#         (default 40: 14 targets in about 9 minutes of CI) on its corpus in test/fuzz/corpus/;
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 60000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores; each graph
@@ -29,7 +32,7 @@ cd "$(dirname "$0")/.."
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
-fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-45}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-40}"
 
 # UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
 # turns any report into a failing exit code. A failed allocation must be handled, as in
@@ -66,7 +69,8 @@ install_clang() {
 run_asan() {
   step "asan: configure and build" bash -c "cmake --preset asan >/dev/null && cmake --build --preset asan --parallel $jobs" ||
     return 1
-  step "asan: ctest (all tests)" ctest --preset asan --parallel "$jobs"
+  PLUGRT_DIFFERENTIAL_GRAPHS="${PLUGRT_ASAN_DIFFERENTIAL_GRAPHS:-1000}" \
+    step "asan: ctest (all tests)" ctest --preset asan --parallel "$jobs"
 }
 
 run_tsan() {
