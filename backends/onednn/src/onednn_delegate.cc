@@ -231,27 +231,17 @@ Q quantize(float x, float scale, int32_t zero_point) {
   return static_cast<Q>(value < lo ? lo : value > hi ? hi : value);
 }
 
-/// Per axis: `count` elements as rows of `inner`, row r on index r % n of the axis.
 template <typename Q>
-void quantize_per_axis(const Step& step) {
-  const float* in = static_cast<const float*>(step.source.get_data_handle());
-  Q* out = static_cast<Q*>(step.destination.get_data_handle());
-  const auto inner = static_cast<int64_t>(step.inner), rows = static_cast<int64_t>(step.count / step.inner);
-  const auto channels = static_cast<int64_t>(step.scales.size());
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (static_cast <int64_t>(step.count) >= (int64_t{1} << 16))
-#endif
-  for (int64_t r = 0; r < rows; ++r) {
-    const float scale = step.scales[static_cast<size_t>(r % channels)];
-    const int32_t zero_point = step.zero_points[static_cast<size_t>(r % channels)];
-    for (int64_t i = r * inner; i < (r + 1) * inner; ++i) out[i] = quantize<Q>(in[i], scale, zero_point);
-  }
+float dequantize(Q x, float scale, int32_t zero_point) {
+  return static_cast<float>(static_cast<int32_t>(x) - zero_point) * scale;
 }
 
-template <typename Q>
-void dequantize_per_axis(const Step& step) {
-  const Q* in = static_cast<const Q*>(step.source.get_data_handle());
-  float* out = static_cast<float*>(step.destination.get_data_handle());
+/// Per axis: `count` elements as rows of `inner`, row r on index r % n of the axis, each
+/// element `convert(x, scale, zero_point)` with its row's scale and zero point.
+template <typename In, typename Out, typename Convert>
+void per_axis_step(const Step& step, Convert convert) {
+  const In* in = static_cast<const In*>(step.source.get_data_handle());
+  Out* out = static_cast<Out*>(step.destination.get_data_handle());
   const auto inner = static_cast<int64_t>(step.inner), rows = static_cast<int64_t>(step.count / step.inner);
   const auto channels = static_cast<int64_t>(step.scales.size());
 #ifdef _OPENMP
@@ -260,15 +250,13 @@ void dequantize_per_axis(const Step& step) {
   for (int64_t r = 0; r < rows; ++r) {
     const float scale = step.scales[static_cast<size_t>(r % channels)];
     const int32_t zero_point = step.zero_points[static_cast<size_t>(r % channels)];
-    for (int64_t i = r * inner; i < (r + 1) * inner; ++i) {
-      out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zero_point) * scale;
-    }
+    for (int64_t i = r * inner; i < (r + 1) * inner; ++i) out[i] = convert(in[i], scale, zero_point);
   }
 }
 
 template <typename Q>
 void quantize_step(const Step& step) {
-  if (!step.scales.empty()) return quantize_per_axis<Q>(step);
+  if (!step.scales.empty()) return per_axis_step<float, Q>(step, quantize<Q>);
   const float* in = static_cast<const float*>(step.source.get_data_handle());
   Q* out = static_cast<Q*>(step.destination.get_data_handle());
   const auto count = static_cast<int64_t>(step.count);
@@ -283,7 +271,7 @@ void quantize_step(const Step& step) {
 /// ONNX's DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact).
 template <typename Q>
 void dequantize_step(const Step& step) {
-  if (!step.scales.empty()) return dequantize_per_axis<Q>(step);
+  if (!step.scales.empty()) return per_axis_step<Q, float>(step, dequantize<Q>);
   const Q* in = static_cast<const Q*>(step.source.get_data_handle());
   float* out = static_cast<float*>(step.destination.get_data_handle());
   const auto count = static_cast<int64_t>(step.count);
@@ -292,7 +280,7 @@ void dequantize_step(const Step& step) {
 #ifdef _OPENMP
 #pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
 #endif
-  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zero_point) * scale;
+  for (int64_t i = 0; i < count; ++i) out[i] = dequantize<Q>(in[i], scale, zero_point);
 }
 
 }  // namespace
