@@ -28,6 +28,7 @@
 
 #include "host_abi.h"
 #include "isolation.h"
+#include "kit_backend_options.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/isolation/isolated_plugin.h"
@@ -301,6 +302,7 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
     pargs.graph_size = c.graph.size();
     pargs.node_taken = taken.data();
     pargs.num_nodes = taken.size();
+    give_compile_specs(&pargs);
     tried += (tried.empty() ? "" : ", ") + c.description;
     const plugrt_status partitioned = aot->partition(backend->context, host.plugrt_table(), &pargs);
     if (partitioned != PLUGRT_STATUS_OK) {
@@ -315,6 +317,7 @@ SampleResult make_sample(const plugrt_backend* backend, MockHostServices& host) 
     play_size(&args, host_abi().preprocess_args_size());
     args.graph = c.graph.data();
     args.graph_size = c.graph.size();
+    give_compile_specs(&args);
     plugrt_status status = aot->preprocess(backend->context, host.plugrt_table(), &args);
     if (status != PLUGRT_STATUS_OK) {
       result.why_not = "partition took " + c.description + " but preprocess failed with " + name_of(status) + ": " +
@@ -485,6 +488,7 @@ plugrt_init_args init_args(const std::vector<uint8_t>& blob) {
   play_size(&args, host_abi().init_args_size());
   args.blob = blob.empty() ? nullptr : blob.data();
   args.blob_size = blob.size();
+  give_init_options(&args);
   return args;
 }
 
@@ -561,6 +565,7 @@ TEST_F(PluginContract, LoadInitDestroyUnload100Times) {
     for (const std::string& name : info_.metadata.backends) {
       const plugrt_backend* backend = plugin.backend(name);
       if (backend == nullptr) continue;
+      select_kit_backend(name);
       SampleResult sample = make_sample(backend, host);
       print_sample_use(name, sample);
       if (sample.sample) blobs.emplace_back(name, sample.sample->blob);
@@ -576,6 +581,7 @@ TEST_F(PluginContract, LoadInitDestroyUnload100Times) {
         for (const auto& [name, blob] : blobs) {
           const plugrt_backend* backend = plugin.backend(name);
           if (backend == nullptr) return "backend " + name + " vanished on cycle " + std::to_string(cycle);
+          select_kit_backend(name);
           plugrt_init_args args = init_args(blob);
           plugrt_delegate_handle handle = nullptr;
           plugrt_status status = backend->init(backend->context, host.table(), &args, &handle);
@@ -711,6 +717,7 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
   }
 
   void set_up() {
+    select_kit_backend(GetParam());
     plugin_ = load_plugin(host_.plugrt_table());
     ASSERT_EQ(plugin_.error, "");
     backend_ = plugin_.backend(GetParam());
@@ -761,6 +768,7 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
     args.graph_size = graph.size();
     args.node_taken = taken.data();
     args.num_nodes = 1;
+    give_compile_specs(&args);
     return backend_->aot->partition(backend_->context, host_.plugrt_table(), &args) == PLUGRT_STATUS_OK && taken[0];
   }
 
@@ -772,6 +780,7 @@ class BackendContract : public ::testing::TestWithParam<std::string> {
     play_size(&args, host_abi().preprocess_args_size());
     args.graph = graph.data();
     args.graph_size = graph.size();
+    give_compile_specs(&args);
     if (host_abi().offers_constants_by_name()) args.flags = flags;
     const plugrt_status status = backend_->aot->preprocess(backend_->context, host_.plugrt_table(), &args);
     if (status != PLUGRT_STATUS_OK) return status;
@@ -1072,6 +1081,7 @@ TEST_P(BackendContract, ABlobThatNamesConstantsReadsThemFromTheHost) {
   init.blob_size = blob.size();
   init.constants = lent;
   init.num_constants = 1;
+  give_init_options(&init);
   plugrt_delegate_handle handle = nullptr;
   const plugrt_status status = runtime_->init(runtime_->context, host_.plugrt_table(), &init, &handle);
   ASSERT_EQ(status, PLUGRT_STATUS_OK) << "init refused a blob that names constants, with them lent: " << name_of(status)
@@ -1368,6 +1378,12 @@ INSTANTIATE_TEST_SUITE_P(Plugin, BackendContract, ::testing::ValuesIn(backend_na
 
 int run_contract_tests(const ContractConfig& contract, int argc, char** argv) {
   config() = contract;
+  const std::string options_error =
+      set_kit_backend_options(contract.compile_specs, contract.runtime_options, backend_names());
+  if (!options_error.empty()) {
+    std::cerr << "plugrt-contract-test: " << options_error << "\n";
+    return 2;
+  }
   if (contract.host_abi_minor >= 0) {
     if (contract.isolated) {
       std::cerr << "plugrt-contract-test: --host-abi plays the host in this process; --isolate runs the backends "
@@ -1401,6 +1417,15 @@ int run_contract_tests(int argc, char** argv) {
       return false;
     };
     if (value("--plugin", &contract.plugin_path) || value("--blob", &contract.blob_path)) continue;
+    std::string option;
+    if (value("--compile-spec", &option)) {
+      contract.compile_specs.push_back(option);
+      continue;
+    }
+    if (value("--runtime-option", &option)) {
+      contract.runtime_options.push_back(option);
+      continue;
+    }
     if (arg == "--isolate") {
       contract.isolated = true;
       continue;
@@ -1433,7 +1458,8 @@ int run_contract_tests(int argc, char** argv) {
     }
     if (arg == "--help" || arg == "-h") {
       std::cout << "usage: plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
-                   "                            [--check-timeout SECONDS] [--host-abi 1.N] [--gtest_filter=...]\n"
+                   "                            [--check-timeout SECONDS] [--host-abi 1.N] [--compile-spec N.K=V]\n"
+                   "                            [--runtime-option N.K=V] [--gtest_filter=...]\n"
                    "Checks that a plugrt plugin keeps the backend contract (see sdk/README.md), its results\n"
                    "included: each op kind its partition takes, against the built-in portable backend, with\n"
                    "outputs filled with NaN before every execute. Each per-backend check runs in a child\n"
@@ -1441,7 +1467,10 @@ int run_contract_tests(int argc, char** argv) {
                    "seconds) fails as a hang. With --isolate, its backends run in a plugrt-backend-host\n"
                    "process, as the runtime's --isolate runs them; with --require-available, a backend that\n"
                    "says it is unavailable fails instead of skipping. --host-abi 1.N plays a host of that older\n"
-                   "ABI minor: its struct sizes (the bytes past them hold a pattern) and what it offers.\n";
+                   "ABI minor: its struct sizes (the bytes past them hold a pattern) and what it offers.\n"
+                   "--compile-spec NAME.KEY=VALUE and --runtime-option NAME.KEY=VALUE (repeatable) give backend\n"
+                   "NAME that compile spec (partition, preprocess, init) or runtime option (init), as plugrt\n"
+                   "compile --backend-option and plugrt run --backend-option do.\n";
       return 0;
     }
     if (arg.rfind("--gtest_", 0) != 0) {  // a typo in a vendor's CI must not pass
