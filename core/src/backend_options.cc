@@ -60,10 +60,17 @@ std::vector<plugrt_option> BackendOptions::for_backend(std::string_view backend)
   return options;
 }
 
+std::string BackendOptions::first_option_of(std::string_view backend) const {
+  for (const Entry& entry : entries_) {
+    if (entry.backend == backend) return entry.backend + "." + entry.key + "=" + entry.value;
+  }
+  return std::string(backend);
+}
+
 Status BackendOptions::check_backends(const std::vector<std::string>& known) const {
   for (const std::string& name : backends()) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return Status(Error::kNotFound, "--backend-option names backend '" + name +
+      return Status(Error::kNotFound, "backend option '" + first_option_of(name) + "' names backend '" + name +
                                           "', which is not among the backends found (" + joined(known) + ")");
     }
   }

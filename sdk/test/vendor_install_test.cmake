@@ -143,4 +143,4 @@ run("${PYTHON}" "${SOURCE_DIR}/sdk/test/scale_shift_model.py" "${WORK_DIR}")
 run("${kit}" --plugin "${WORK_DIR}/scale_shift/libplugrt_scale_shift.so" --model "${WORK_DIR}/scale_shift.onnx"
     --input "x=${WORK_DIR}/x.npy" --expect "y=${WORK_DIR}/y.npy" --dim n=1..8)
 expect_in("${output}" "names its constants" "the scale_shift example on a model")
-expect_in("${output}" "y matches" "the scale_shift example on a model")
+expect_in("${output}" "output 'y': matches" "the scale_shift example on a model")

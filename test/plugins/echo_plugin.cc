@@ -2,8 +2,8 @@
 // Backend "echo" (plugin echo): says what options reach it, for the tests of
 // `--backend-option NAME.KEY=VALUE`. It takes nothing unless told: its partition takes the
 // float32 nodes of the op its compile spec `take` names (Relu or Tanh), one node per
-// partition. preprocess keeps its compile spec `greeting` in the blob; init logs (at info
-// level) "echo: preprocess saw greeting=...; init saw greeting=... and mood=..."
+// partition. preprocess keeps its compile spec `greeting` in the blob; init logs (a warning,
+// which PLUGRT_LOG shows) "echo: preprocess saw greeting=...; init saw greeting=... and mood=..."
 // (compile spec `greeting`, runtime option `mood`), and refuses the blob when the runtime
 // option `refuse` is set, with its value as the reason. execute computes the op.
 #include <cmath>
@@ -78,8 +78,8 @@ class EchoBackend : public sdk::Backend {
     }
     const size_t at = sdk::BlobFormat::kHeaderSize + 1;
     const std::string kept(reinterpret_cast<const char*>(c.bytes()) + at, c.blob_size - at);
-    c.host.info("echo: preprocess saw greeting=" + kept + "; init saw greeting=" +
-                c.compile_specs.get_string("greeting") + " and mood=" + c.runtime_options.get_string("mood"));
+    c.host.warning("echo: preprocess saw greeting=" + kept + "; init saw greeting=" +
+                   c.compile_specs.get_string("greeting") + " and mood=" + c.runtime_options.get_string("mood"));
     if (c.runtime_options.contains("refuse")) {
       return sdk::Status::incompatible_blob("echo refuses: " + c.runtime_options.get_string("refuse"));
     }

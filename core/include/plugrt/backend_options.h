@@ -36,6 +36,8 @@ class BackendOptions {
   struct Entry {
     std::string backend, key, value;
   };
+  /// "NAME.KEY=VALUE" of the first option addressed to `backend`.
+  std::string first_option_of(std::string_view backend) const;
   std::vector<Entry> entries_;
 };
 

@@ -169,7 +169,8 @@ check compile-bad-placement 105 "placement" -- \
 # test backend takes the op its compile spec `take` names and logs what reached it.
 echo_dir="$plugins/echo"
 check backend-option-compile 0 "echo:[0-9]+: 1 node" -- "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/echo.prt" \
-  --plugin-dir "$echo_dir" --backends echo --backend-option echo.take=Relu --backend-option echo.greeting=hello
+  --plugin-dir "$echo_dir" --backends echo --placement first --backend-option echo.take=Relu \
+  --backend-option echo.greeting=hello
 check backend-option-compile-none 0 "portable:0: 17 nodes" -- "$plugrt" compile "$models/tiny_cnn.onnx" \
   -o "$dir/x.prt" --plugin-dir "$echo_dir" --backends echo
 check backend-option-run 0 "echo: preprocess saw greeting=hello; init saw greeting=hello and mood=calm" -- \
@@ -182,12 +183,12 @@ check backend-option-bench 0 "init saw greeting=hello and mood=quiet" -- env PLU
   --backend-option echo.mood=quiet
 check backend-option-portable-gets-none 0 "init saw greeting=hello and mood=$" -- env PLUGRT_LOG=1 "$plugrt" run \
   "$dir/echo.prt" --plugin-dir "$echo_dir" --placement as-compiled --backend-option portable.mood=calm
-check backend-option-compile-unknown 1 "^plugrt compile: --backend-option names backend 'npu', which is not among" -- \
+check backend-option-compile-unknown 1 "^plugrt compile: .*backend option 'npu.take=Relu' names backend 'npu', which is not among the backends found \(echo, portable\)" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --plugin-dir "$echo_dir" --backends echo \
   --backend-option npu.take=Relu
 check backend-option-compile-malformed 2 "^plugrt compile: backend option 'echo' is not NAME.KEY=VALUE" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --plugin-dir "$echo_dir" --backend-option echo
-check backend-option-run-unknown 1 "--backend-option names backend 'npu', which is not among the backends found" -- \
+check backend-option-run-unknown 1 "backend option 'npu.mood=calm' names backend 'npu', which is not among the backends found" -- \
   "$plugrt" run "$dir/echo.prt" --plugin-dir "$echo_dir" --backend-option npu.mood=calm
 check backend-option-run-malformed 1 "backend option 'echo.=x' is not NAME.KEY=VALUE: the key is empty" -- \
   "$plugrt" run "$dir/echo.prt" --plugin-dir "$echo_dir" --backend-option echo.=x
