@@ -42,12 +42,14 @@ struct Step {
 
 // ---- Partition: which nodes it takes ---------------------------------------------------
 
-/// Whether dimension `d` of `value` is the same at every call (no symbol in it).
+/// Whether dimension `d` of `value` is the same at every call: no expression (a static
+/// dimension has no words), or a constant one.
 bool is_static_dim(const plugrt::ir::Value& value, size_t d) {
   if (value.dims() == nullptr) return true;
-  const auto* words =
-      d < value.dims()->size() ? value.dims()->Get(static_cast<flatbuffers::uoffset_t>(d))->words() : nullptr;
-  return words != nullptr && words->size() == 1 && sdk::dim_word_op(words->Get(0)) == sdk::DimOp::kConstant;
+  if (d >= value.dims()->size()) return false;
+  const auto* words = value.dims()->Get(static_cast<flatbuffers::uoffset_t>(d))->words();
+  if (words == nullptr || words->size() == 0) return true;
+  return words->size() == 1 && sdk::dim_word_op(words->Get(0)) == sdk::DimOp::kConstant;
 }
 
 int32_t refuse(std::string* why, const char* reason) {
