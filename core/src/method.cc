@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "call_threads.h"
+#include "plugrt/backend_options.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/common/symbol_binder.h"
 #include "plugrt/graph_constants.h"
@@ -138,13 +139,23 @@ bool is_allowed(const MethodOptions& options, std::string_view backend) {
   return false;
 }
 
+/// The runtime options `backend`'s init gets: the method's, then those addressed to it.
+std::vector<plugrt_option> runtime_options_for(const MethodOptions& options, std::string_view backend) {
+  std::vector<plugrt_option> all(options.runtime_options.begin(), options.runtime_options.end());
+  if (options.backend_options != nullptr) {
+    const std::vector<plugrt_option> own = options.backend_options->for_backend(backend);
+    all.insert(all.end(), own.begin(), own.end());
+  }
+  return all;
+}
+
 InitOptions init_options(Span<const uint8_t> blob, const std::vector<plugrt_option>& specs,
-                         const MethodOptions& options) {
+                         const std::vector<plugrt_option>& runtime_options, const MethodOptions& options) {
   InitOptions init;
   init.blob = blob.data();
   init.blob_size = blob.size();
   init.compile_specs = Span<const plugrt_option>(specs.data(), specs.size());
-  init.runtime_options = options.runtime_options;
+  init.runtime_options = Span<const plugrt_option>(runtime_options.data(), runtime_options.size());
   init.num_threads = resolve_thread_budget(options.num_threads);
   return init;
 }
@@ -183,7 +194,8 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
   } else if (Availability availability = backend->is_available(); !availability.available) {
     reason = "backend '" + backend_name + "' is unavailable: " + availability.reason;
   } else {
-    InitOptions init = init_options(program.segment(delegate.blob_segment()), specs, options);
+    const std::vector<plugrt_option> runtime_options = runtime_options_for(options, backend_name);
+    InitOptions init = init_options(program.segment(delegate.blob_segment()), specs, runtime_options, options);
     // A blob that names constants reads them from its portable graph, where they are stored.
     std::vector<plugrt_named_constant> constants;
     if (delegate.blob_names_constants()) {
@@ -215,7 +227,8 @@ Result<DelegateHandle> resolve_delegate(const internal::ProgramData& program, co
   Result<RegisteredBackend> portable = registry.find_backend(kPortableBackendName);
   const RegisteredBackend fallback = portable.is_ok() ? *portable : builtin_portable_backend();
   Span<const uint8_t> fallback_blob = program.segment(static_cast<uint32_t>(delegate.fallback_segment()));
-  Result<DelegateHandle> handle = fallback.init(init_options(fallback_blob, {}, options));
+  const std::vector<plugrt_option> fallback_options = runtime_options_for(options, kPortableBackendName);
+  Result<DelegateHandle> handle = fallback.init(init_options(fallback_blob, {}, fallback_options, options));
   if (!handle.is_ok()) return handle.status().with_context(where + ": its portable fallback");
   placement->backend = kPortableBackendName;
   placement->origin = fallback.plugin().origin;

@@ -77,8 +77,25 @@ Result<ChosenBackends> choose_backends(Registry& registry, const CompileOptions&
     chosen.backends.push_back(*backend);
   }
   chosen.portable = chosen.names.size() - 1;
+  if (options.compile_specs != nullptr) PLUGRT_RETURN_IF_ERROR(options.compile_specs->check_backends(chosen.names));
   if (options.backends.empty() && options.profile != nullptr) prefer_measured(*options.profile, chosen);
   return chosen;
+}
+
+/// The compile specs options.compile_specs addresses to `backend`, as the ABI passes them.
+std::vector<plugrt_option> specs_for(const CompileOptions& options, std::string_view backend) {
+  return options.compile_specs == nullptr ? std::vector<plugrt_option>() : options.compile_specs->for_backend(backend);
+}
+
+/// The same, as the program stores them with a delegate.
+std::vector<CompileSpec> stored_specs(const CompileOptions& options, std::string_view backend) {
+  std::vector<CompileSpec> stored;
+  for (const plugrt_option& spec : specs_for(options, backend)) {
+    const auto* value = static_cast<const uint8_t*>(spec.value);
+    stored.push_back(
+        CompileSpec{std::string(spec.key.data, spec.key.size), std::vector<uint8_t>(value, value + spec.value_size)});
+  }
+  return stored;
 }
 
 /// Nodes that two or more backends besides the fallback take: where costs choose a backend.
@@ -160,7 +177,9 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
       for (size_t n = 0; n < num_nodes; ++n) taken[b][n] = portable_reasons[n].empty();
       continue;
     }
-    Result<std::vector<bool>> answer = chosen.backends[b].partition(graph_bytes, num_nodes);
+    const std::vector<plugrt_option> specs = specs_for(options, chosen.names[b]);
+    Result<std::vector<bool>> answer =
+        chosen.backends[b].partition(graph_bytes, num_nodes, Span<const plugrt_option>(specs.data(), specs.size()));
     if (!answer.is_ok()) return answer.status();
     taken[b] = std::move(answer).value();
     to_tune.push_back({chosen.backends[b], taken[b]});  // the fallback is never chosen on cost
@@ -287,7 +306,10 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
       if (found) break;
       // With the fallback kept, the backend may name its weights there instead of copying them.
       const bool offer = options.fallback && partition.backend != chosen.portable && graph_constants(subgraph).is_ok();
-      Result<PreprocessedBlob> blob = backend.preprocess(subgraph, {}, offer ? PLUGRT_PREPROCESS_CONSTANTS_BY_NAME : 0);
+      const std::vector<plugrt_option> specs = specs_for(options, backend_name);
+      Result<PreprocessedBlob> blob =
+          backend.preprocess(subgraph, Span<const plugrt_option>(specs.data(), specs.size()),
+                             offer ? PLUGRT_PREPROCESS_CONSTANTS_BY_NAME : 0);
       if (!blob.is_ok() && blob.status().code() == Error::kNotSupported && partition.backend != chosen.portable) {
         partition.backend = chosen.portable;
         continue;
@@ -311,7 +333,7 @@ Result<CompiledModel> compile_graph(Span<const uint8_t> imported_bytes, Registry
     for (int32_t v : partition.inputs) inputs.push_back(value_of(v));
     for (int32_t v : partition.outputs) outputs.push_back(value_of(v));
     const uint32_t delegate =
-        method.add_delegate(name, backend_name, blob, {},
+        method.add_delegate(name, backend_name, blob, stored_specs(options, backend_name),
                             with_fallback ? Span<const uint8_t>(subgraph) : Span<const uint8_t>(), names_constants);
     method.add_instruction(delegate, std::move(inputs), std::move(outputs));
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compiler.h"
+#include "plugrt/backend_options.h"
 #include "plugrt/builtin_backends.h"
 #include "plugrt/common/dim_expr.h"
 #include "plugrt/dtype.h"
@@ -254,6 +255,10 @@ Result<Method> Runtime::load_method(const Program& program, const std::string& m
   }
   options.verify = settings.verify;
   if (placer.cache() != nullptr) options.verdicts = &placer;
+  BackendOptions backend_options;
+  PLUGRT_RETURN_IF_ERROR(backend_options.add_all(settings.backend_options));
+  PLUGRT_RETURN_IF_ERROR(backend_options.check_backends(registry_.backend_names()));
+  options.backend_options = &backend_options;
   std::lock_guard<std::mutex> lock(load_mutex_);
   return Method::load(program, method_name, registry_, options);
 }

@@ -11,12 +11,36 @@
 # Installing: `cmake --install` puts the plugin into the plugin directory the loader
 # searches, <prefix>/${PLUGRT_PLUGIN_INSTALL_DIR} (lib/plugrt/plugins unless set), or
 # INSTALL_DIR. Backends built against an installed SDK (find_package(plugrt)) install
-# by default; inside the plugrt tree only those that say INSTALL do.
+# by default, and a project configured without CMAKE_INSTALL_PREFIX gets the prefix of
+# the plugrt it found (PLUGRT_PREFIX), so that a plain `cmake --install` lands in that
+# plugrt's plugin directory; `--prefix` or -DCMAKE_INSTALL_PREFIX choose another.
+# Inside the plugrt tree only those that say INSTALL install.
+#
+# plugrt::plugin_exports: the version script alone, for a plugin built with a plain
+# add_library(... MODULE ...): target_link_libraries(<target> PRIVATE plugrt::plugin_exports).
 #
 # NO_AOT: an on-device build. Defines PLUGRT_SDK_NO_AOT, so the plugin hands the host no
 # ahead-of-time table; leave the partition/preprocess sources out of SOURCES and guard
 # their declarations with `#if PLUGRT_SDK_HAS_AOT`.
 set(_PLUGRT_EXPORTS_MAP "${CMAKE_CURRENT_LIST_DIR}/plugin_exports.map")
+if(NOT TARGET plugrt::plugin_exports)
+  add_library(plugrt::plugin_exports INTERFACE IMPORTED)
+  set_target_properties(plugrt::plugin_exports PROPERTIES
+    INTERFACE_LINK_OPTIONS "LINKER:--version-script=${_PLUGRT_EXPORTS_MAP}")
+endif()
+
+# Built against an installed plugrt, with no install prefix chosen: install into it.
+function(_plugrt_default_install_prefix)
+  get_property(chosen GLOBAL PROPERTY _PLUGRT_PREFIX_CHOSEN)
+  if(PLUGRT_ADD_BACKEND_INSTALLS_BY_DEFAULT AND PLUGRT_PREFIX AND CMAKE_INSTALL_PREFIX_INITIALIZED_TO_DEFAULT
+     AND NOT chosen)
+    set(CMAKE_INSTALL_PREFIX "${PLUGRT_PREFIX}" CACHE PATH "Install prefix: the plugrt this backend is built against"
+        FORCE)
+    set_property(GLOBAL PROPERTY _PLUGRT_PREFIX_CHOSEN ON)
+    message(STATUS "plugrt: installing into ${PLUGRT_PREFIX} (the plugrt found), plugins into "
+                   "${PLUGRT_PREFIX}/${PLUGRT_PLUGIN_INSTALL_DIR}")
+  endif()
+endfunction()
 
 function(plugrt_add_backend)
   cmake_parse_arguments(ARG "INSTALL;NO_INSTALL;NO_AOT" "NAME;OUTPUT_DIRECTORY;INSTALL_DIR" "SOURCES" ${ARGN})
@@ -48,6 +72,7 @@ function(plugrt_add_backend)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   endif()
 
+  _plugrt_default_install_prefix()
   set(install_it "${PLUGRT_ADD_BACKEND_INSTALLS_BY_DEFAULT}")
   if(ARG_INSTALL)
     set(install_it ON)

@@ -415,3 +415,42 @@ TEST(ContractKit, RefusesAFileThatIsNotAPlugin) {
 }
 
 }  // namespace
+
+namespace plugrt::kit_test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string echo_plugin() { return std::string(TEST_PLUGIN_DIR) + "/echo/libplugrt_echo.so"; }
+
+TEST(ContractKitOptions, CompileSpecsReachPartitionAndPreprocess) {
+  // Without its compile spec the echo backend takes nothing, so the checks that need a
+  // sample skip; with it, its partition takes Relu.
+  RunResult plain = run_kit(echo_plugin(), "--gtest_filter=*FullCycle*");
+  EXPECT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_THAT(plain.output, Not(HasSubstr("uses Relu on float32[2,3]")));
+  RunResult told = run_kit(echo_plugin(), "--compile-spec echo.take=Relu --gtest_filter=*FullCycle*");
+  EXPECT_EQ(told.exit_code, 0) << told.output;
+  EXPECT_THAT(told.output, HasSubstr("[ SAMPLES  ] backend 'echo': uses Relu on float32[2,3]"));
+}
+
+TEST(ContractKitOptions, RuntimeOptionsReachInit) {
+  RunResult r = run_kit(echo_plugin(),
+                        "--compile-spec echo.take=Relu --runtime-option 'echo.refuse=as asked' "
+                        "--gtest_filter=*FullCycle*");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("echo refuses: as asked"));
+}
+
+TEST(ContractKitOptions, AMalformedOptionOrAnUnknownBackendIsAUsageError) {
+  RunResult malformed = run_kit(echo_plugin(), "--compile-spec take=Relu");
+  EXPECT_EQ(malformed.exit_code, 2) << malformed.output;
+  EXPECT_THAT(malformed.output, HasSubstr("--compile-spec: backend option 'take=Relu' is not NAME.KEY=VALUE"));
+  RunResult unknown = run_kit(echo_plugin(), "--runtime-option npu.mood=calm");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_THAT(unknown.output, HasSubstr("--runtime-option names backend 'npu', which this plugin does not provide"));
+}
+
+}  // namespace
+}  // namespace plugrt::kit_test

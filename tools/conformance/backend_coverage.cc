@@ -29,7 +29,8 @@ std::string Coverage::describe() const {
   return text;
 }
 
-Result<Coverage> partition_coverage(Registry& registry, const std::string& backend, Span<const uint8_t> graph) {
+Result<Coverage> partition_coverage(Registry& registry, const std::string& backend, Span<const uint8_t> graph,
+                                    Span<const plugrt_option> compile_specs) {
   flatbuffers::Verifier verifier(graph.data(), graph.size());
   if (graph.empty() || !ir::VerifyGraphBuffer(verifier)) {
     return Status(Error::kInvalidArgument, "not a graph IR buffer");
@@ -39,7 +40,7 @@ Result<Coverage> partition_coverage(Registry& registry, const std::string& backe
   PLUGRT_ASSIGN_OR_RETURN(RegisteredBackend found, registry.find_backend(backend));
   Coverage coverage;
   if (num_nodes == 0) return coverage;
-  PLUGRT_ASSIGN_OR_RETURN(std::vector<bool> taken, found.partition(graph, num_nodes));
+  PLUGRT_ASSIGN_OR_RETURN(std::vector<bool> taken, found.partition(graph, num_nodes, compile_specs));
   for (size_t n = 0; n < num_nodes; ++n) {
     const std::string label = node_label(*root.nodes()->Get(static_cast<flatbuffers::uoffset_t>(n)));
     (n < taken.size() && taken[n] ? coverage.taken : coverage.refused).push_back(label);

@@ -25,7 +25,8 @@ struct Coverage {
 /// Asks `backend`'s partition about every node of the graph IR buffer `graph` (as the
 /// importer wrote it). Errors: kNotFound for a backend the registry lacks, kInvalidArgument
 /// for a buffer that is not a graph IR, and what partition returns.
-Result<Coverage> partition_coverage(Registry& registry, const std::string& backend, Span<const uint8_t> graph);
+Result<Coverage> partition_coverage(Registry& registry, const std::string& backend, Span<const uint8_t> graph,
+                                    Span<const plugrt_option> compile_specs = {});
 
 /// Empty when every partition of `summary` is on `backend`; otherwise which ops the
 /// program runs elsewhere ("Identity x1 on portable").

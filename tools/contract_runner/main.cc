@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "plugrt/backend_options.h"
 #include "plugrt/sdk/testing/contract.h"
 #include "runner_modes.h"
 
@@ -19,7 +20,8 @@ namespace {
 constexpr char kUsage[] =
     "usage:\n"
     "  plugrt-contract-test --plugin PATH [--blob FILE] [--isolate] [--require-available]\n"
-    "                       [--check-timeout SECONDS] [--host-abi 1.N] [--gtest_filter=...]\n"
+    "                       [--check-timeout SECONDS] [--host-abi 1.N] [--compile-spec NAME.KEY=VALUE ...]\n"
+    "                       [--runtime-option NAME.KEY=VALUE ...] [--gtest_filter=...]\n"
     "      the contract checks (see sdk/README.md): loading, metadata, exported symbols, blobs\n"
     "      refused, host allocations, silence, concurrency, and results: the kit's samples of each\n"
     "      op kind the backend's partition takes (Gemm, MatMul, Conv, pooling, Softmax,\n"
@@ -36,6 +38,7 @@ constexpr char kUsage[] =
     "      handle given a budget of 1, then 2, executes\n"
     "  plugrt-contract-test --plugin PATH [--backend NAME] [--isolate] --model M.onnx\n"
     "                       --input NAME=FILE.npy ... --expect NAME=FILE.npy ... [--dim NAME=MIN..MAX ...]\n"
+    "                       [--compile-spec NAME.KEY=VALUE ...] [--runtime-option NAME.KEY=VALUE ...]\n"
     "      your model through the plugin alone (partition, preprocess, init, execute), each\n"
     "      expected output compared (float: |got - want| <= 1e-5 + 1e-3 * |want|; others exact).\n"
     "      The inputs' shapes fix the model's dynamic dimensions, except those --dim keeps\n"
@@ -106,7 +109,8 @@ int main(int argc, char** argv) {
     if (value("--plugin", &model.plugin_path) || value("--backend", &model.backend) || value("--model", &model.model) ||
         values("--input", &model.inputs) || values("--expect", &model.expected) || values("--dim", &model.dims) ||
         value("--onnx-test-data", &conformance.data) || value("--json", &conformance.json) ||
-        value("--threads", &threads) || value("--blob", &ignored)) {
+        value("--threads", &threads) || value("--blob", &ignored) || values("--compile-spec", &model.compile_specs) ||
+        values("--runtime-option", &model.runtime_options)) {
       continue;
     }
     unknown.push_back(arg);
@@ -136,7 +140,16 @@ int main(int argc, char** argv) {
     std::cerr << "plugrt-contract-test: --model and --conformance are separate runs\n";
     return 2;
   }
-  if (!model.model.empty()) return plugrt::contract_runner::run_model_check(model);
+  if (!model.model.empty()) {
+    plugrt::BackendOptions parsed;
+    for (const std::vector<std::string>* texts : {&model.compile_specs, &model.runtime_options}) {
+      if (plugrt::Status added = parsed.add_all(*texts); !added.is_ok()) {
+        std::cerr << "plugrt-contract-test: " << added.message() << "\n";
+        return 2;
+      }
+    }
+    return plugrt::contract_runner::run_model_check(model);
+  }
 
   conformance.plugin_path = model.plugin_path;
   conformance.backend = model.backend;

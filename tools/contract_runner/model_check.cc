@@ -17,6 +17,7 @@
 #include "npy.h"
 #include "onnx_importer.h"
 #include "plugin_session.h"
+#include "plugrt/backend_options.h"
 #include "plugrt/method.h"
 #include "plugrt/program.h"
 #include "plugrt/runtime/runtime.h"
@@ -122,7 +123,12 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 int check_backend(PluginSession& session, const std::string& backend, const ModelCheckOptions& options,
                   const std::vector<uint8_t>& graph, const std::map<std::string, tools::NpyArray>& expected) {
   std::cout << "backend '" << backend << "':\n";
-  Result<conformance::Coverage> coverage = conformance::partition_coverage(session.registry(), backend, graph);
+  BackendOptions compile_specs, runtime_options;
+  if (Status added = compile_specs.add_all(options.compile_specs); !added.is_ok()) return fail(added.message());
+  if (Status added = runtime_options.add_all(options.runtime_options); !added.is_ok()) return fail(added.message());
+  const std::vector<plugrt_option> specs = compile_specs.for_backend(backend);
+  Result<conformance::Coverage> coverage = conformance::partition_coverage(
+      session.registry(), backend, graph, Span<const plugrt_option>(specs.data(), specs.size()));
   if (!coverage.is_ok()) return fail("partition: " + coverage.status().to_string());
   std::cout << "  partition " << coverage->describe() << "\n";
   for (const std::string& node : coverage->taken) std::cout << "    took " << node << "\n";
@@ -134,6 +140,7 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
   compiler::CompileOptions compile_options;
   compile_options.backends = {backend};
   compile_options.producer = "plugrt-contract-test";
+  compile_options.compile_specs = &compile_specs;
   Result<compiler::CompiledModel> compiled = compiler::compile_graph(graph, session.registry(), compile_options);
   if (!compiled.is_ok()) return fail("preprocess: " + compiled.status().message());
   if (std::string elsewhere = conformance::placed_elsewhere(compiled->summary, backend); !elsewhere.empty()) {
@@ -151,6 +158,7 @@ int check_backend(PluginSession& session, const std::string& backend, const Mode
   MethodOptions method_options;
   method_options.allowed_backends = {backend};
   method_options.verify = true;
+  method_options.backend_options = &runtime_options;
   Result<Method> method = Method::load(*program, "forward", session.run_registry(), method_options);
   if (!method.is_ok()) return fail("init: " + method.status().to_string());
   for (const DelegatePlacement& placement : method->report().delegates) {

@@ -27,6 +27,9 @@ struct ModelCheckOptions {
   /// those bounds (as `plugrt compile --dim`); the inputs give each call's size
   std::vector<std::string> dims;
   bool isolated = false;  ///< run the plugin in plugrt-backend-host processes
+  /// NAME.KEY=VALUE each (--compile-spec, --runtime-option), as the contract checks take them
+  std::vector<std::string> compile_specs;
+  std::vector<std::string> runtime_options;
 };
 
 struct ConformanceOptions {

@@ -91,6 +91,9 @@ void add_load_options(CLI::App& command, LoadSettings& settings) {
                    "Run each delegated partition once at load on seeded inputs against its portable fallback, and "
                    "keep it on the fallback when they disagree; verdicts are kept in the blob cache (default: "
                    "PLUGRT_VERIFY)");
+  command.add_option("--backend-option", settings.backend_options,
+                     "NAME.KEY=VALUE: a runtime option for backend NAME, given to its init (repeatable; the backend "
+                     "defines its keys)");
 }
 
 Result<std::unique_ptr<Runtime>> make_runtime(const PluginSearchOptions& plugins) {

@@ -10,6 +10,7 @@
 #include "command_runtime.h"
 #include "commands.h"
 #include "compiler.h"
+#include "plugrt/backend_options.h"
 #include "text.h"
 
 namespace plugrt::tools {
@@ -29,10 +30,11 @@ struct CompileCommandOptions {
   double tune_seconds = 120;
   double measure_seconds = 10;
   bool no_profile = false;
-  std::vector<std::string> input_shapes;  // NAME=D0,D1,...
-  std::vector<std::string> dims;          // NAME=MIN..MAX
-  std::vector<std::string> input_values;  // NAME=V0,V1,...
-  std::string compute_dtype = "float32";  // of float16 and bfloat16 models: float32 or as-given
+  std::vector<std::string> input_shapes;     // NAME=D0,D1,...
+  std::vector<std::string> dims;             // NAME=MIN..MAX
+  std::vector<std::string> input_values;     // NAME=V0,V1,...
+  std::string compute_dtype = "float32";     // of float16 and bfloat16 models: float32 or as-given
+  std::vector<std::string> backend_options;  // NAME.KEY=VALUE: compile specs
   PluginSearchOptions plugins;
   bool json = false;
 };
@@ -117,6 +119,12 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.placement =
       options.placement == "first" ? compiler::PlacementRule::kFirstTaker : compiler::PlacementRule::kCost;
   compile_options.producer = "plugrt compile " PLUGRT_VERSION;
+  BackendOptions compile_specs;
+  if (Status added = compile_specs.add_all(options.backend_options); !added.is_ok()) {
+    std::cerr << "plugrt compile: " << added.message() << "\n";
+    return 2;
+  }
+  compile_options.compile_specs = &compile_specs;
 
   // The machine's cost profile: read unless told not to, written back after --tune.
   placement::CostProfile profile;
@@ -301,6 +309,9 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   command->add_option("--dim", options->dims,
                       "NAME=MIN..MAX: keep the ONNX symbolic dimension NAME (a dim_param), which takes sizes from "
                       "MIN to MAX at run time (repeatable)");
+  command->add_option("--backend-option", options->backend_options,
+                      "NAME.KEY=VALUE: a compile spec for backend NAME, given to its partition and preprocess and "
+                      "stored with its blobs for its init (repeatable; the backend defines its keys)");
   add_plugin_search_options(*command, options->plugins);
   command->add_flag("--json", options->json, "Print the summary as JSON");
   command->callback([options, &result] { result.exit_code = run_compile(*options); });

@@ -34,6 +34,7 @@
 namespace plugrt {
 
 class MethodPlacer;
+class BackendOptions;
 
 /// Whose placement a method runs.
 enum class PlacementPolicy {
@@ -60,6 +61,9 @@ struct MethodOptions {
   std::vector<std::string> allowed_backends;
   /// Passed to every backend's init (key and bytes). Borrowed during load().
   Span<const plugrt_option> runtime_options;
+  /// Passed to one backend's init each, after runtime_options: those that name it
+  /// (`--backend-option NAME.KEY=VALUE`). Borrowed during load(); null: none.
+  const BackendOptions* backend_options = nullptr;
   /// kAuto needs `placer`. When placing again fails, the method loads as compiled and the
   /// report's placement_note says why.
   PlacementPolicy placement = PlacementPolicy::kAsCompiled;

@@ -32,7 +32,8 @@
 ///   - MAJOR bump: anything else (a field removed, reordered or retyped, a changed
 ///     meaning, a changed function signature). The entry symbol carries the major, so a
 ///     host never calls a plugin built for another major; it refuses it by its metadata.
-///   The changelog is core/ABI_CHANGELOG.md; a change to this header updates it.
+///   The changelog is ABI_CHANGELOG.md (installed with the SDK in share/doc/plugrt/sdk/);
+///   a change to this header updates it.
 
 #ifndef PLUGRT_PLUGRT_ABI_H_
 #define PLUGRT_PLUGRT_ABI_H_
@@ -70,7 +71,7 @@ extern "C" {
 // ---- Errors -----------------------------------------------------------------
 
 /// A status code. 0 is success; codes are grouped in ranges by area. The C++ enum
-/// plugrt::Error has the same values (core/include/plugrt/status.h).
+/// plugrt::Error has the same values; plugrt/sdk/status_name.h names them.
 typedef int32_t plugrt_status;
 
 enum {
@@ -302,7 +303,7 @@ typedef struct plugrt_execute_args {
 /// Arguments of plugrt_aot_backend.partition. Filled by the host.
 typedef struct plugrt_partition_args {
   size_t struct_size;
-  /// The whole graph, a graph IR flatbuffer (core/schema/graph_ir.fbs). Valid during the call.
+  /// The whole graph, a graph IR flatbuffer (plugrt/schema/graph_ir.fbs). Valid during the call.
   const void* graph;
   size_t graph_size;
   const plugrt_option* compile_specs;
@@ -381,7 +382,7 @@ typedef uint64_t plugrt_backend_capabilities;
 /// serialises the calls on each handle (separate handles always may run in parallel).
 #define PLUGRT_BACKEND_CAP_CONCURRENT_EXECUTE ((uint64_t)1 << 0)
 /// (1.5) The backend reads graph IR version 2, whose dimensions may vary within bounds
-/// (core/FORMAT.md: Graph.symbols, Value.dims). Only such a backend is given a graph
+/// (plugrt/schema/graph_ir.fbs: Graph.symbols, Value.dims). Only such a backend is given a graph
 /// with symbols: `partition` then says, node by node, what it takes with dimensions
 /// that vary; `preprocess` receives the bounds in the graph, and a blob it writes from
 /// one receives each call's actual shapes in `execute`'s DLTensor views. Without it

@@ -163,6 +163,35 @@ check compile-json-estimate 0 '"estimated_us"' -- \
   "$plugrt" compile --json "$models/tiny_cnn.onnx" -o "$dir/x.prt" --backends portable
 check compile-bad-placement 105 "placement" -- \
   "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --placement fastest
+
+# --backend-option NAME.KEY=VALUE: compile specs reach the named backend's partition,
+# preprocess and (stored in the program) init; run's and bench's reach its init. The echo
+# test backend takes the op its compile spec `take` names and logs what reached it.
+echo_dir="$plugins/echo"
+check backend-option-compile 0 "echo:[0-9]+: 1 node" -- "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/echo.prt" \
+  --plugin-dir "$echo_dir" --backends echo --placement first --backend-option echo.take=Relu \
+  --backend-option echo.greeting=hello
+check backend-option-compile-none 0 "portable:0: 17 nodes" -- "$plugrt" compile "$models/tiny_cnn.onnx" \
+  -o "$dir/x.prt" --plugin-dir "$echo_dir" --backends echo
+check backend-option-run 0 "echo: preprocess saw greeting=hello; init saw greeting=hello and mood=calm" -- \
+  env PLUGRT_LOG=1 "$plugrt" run "$dir/echo.prt" --plugin-dir "$echo_dir" --placement as-compiled \
+  --backend-option echo.mood=calm
+check backend-option-run-refused 0 "echo refuses: as asked" -- "$plugrt" run "$dir/echo.prt" \
+  --plugin-dir "$echo_dir" --placement as-compiled --report --backend-option "echo.refuse=as asked"
+check backend-option-bench 0 "init saw greeting=hello and mood=quiet" -- env PLUGRT_LOG=1 "$plugrt" bench \
+  "$dir/echo.prt" --plugin-dir "$echo_dir" --placement as-compiled --iterations 1 --warmup 0 \
+  --backend-option echo.mood=quiet
+check backend-option-portable-gets-none 0 "init saw greeting=hello and mood=$" -- env PLUGRT_LOG=1 "$plugrt" run \
+  "$dir/echo.prt" --plugin-dir "$echo_dir" --placement as-compiled --backend-option portable.mood=calm
+check backend-option-compile-unknown 1 "^plugrt compile: .*backend option 'npu.take=Relu' names backend 'npu', which is not among the backends found \(echo, portable\)" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --plugin-dir "$echo_dir" --backends echo \
+  --backend-option npu.take=Relu
+check backend-option-compile-malformed 2 "^plugrt compile: backend option 'echo' is not NAME.KEY=VALUE" -- \
+  "$plugrt" compile "$models/tiny_cnn.onnx" -o "$dir/x.prt" --plugin-dir "$echo_dir" --backend-option echo
+check backend-option-run-unknown 1 "backend option 'npu.mood=calm' names backend 'npu', which is not among the backends found" -- \
+  "$plugrt" run "$dir/echo.prt" --plugin-dir "$echo_dir" --backend-option npu.mood=calm
+check backend-option-run-malformed 1 "backend option 'echo.=x' is not NAME.KEY=VALUE: the key is empty" -- \
+  "$plugrt" run "$dir/echo.prt" --plugin-dir "$echo_dir" --backend-option echo.=x
 # --tune writes this machine's cost profile (portable, the fallback, is never measured);
 # a damaged profile is ignored with a warning naming it.
 check compile-tune 0 "tune: 0 measured in [0-9.]+ s, .* profile .*/cache/costs-[0-9a-f]{16}\.tsv" -- \

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "plugrt/backend_options.h"
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/tuner.h"
 #include "plugrt/registry.h"
@@ -85,6 +86,11 @@ struct CompileOptions {
   std::string producer = "plugrt compile";
   /// Asked for each partition's blob before its backend lowers it. Null: lower them all.
   BlobSource* blobs = nullptr;
+  /// Compile specs, each for the backend it names (`--backend-option NAME.KEY=VALUE`):
+  /// passed to that backend's partition and preprocess and stored with each of its
+  /// delegates, for its init. Null: none. An option naming a backend not considered is
+  /// kNotFound.
+  const BackendOptions* compile_specs = nullptr;
 };
 
 struct PartitionSummary {

@@ -53,6 +53,9 @@ struct LoadSettings {
   double measure_seconds = 5;
   /// Check each delegated partition against its portable fallback at load (MethodOptions::verify).
   bool verify = false;
+  /// Runtime options for one backend each, "NAME.KEY=VALUE" (MethodOptions::backend_options):
+  /// a malformed one, or one naming a backend the runtime does not know, fails the load.
+  std::vector<std::string> backend_options;
 };
 
 /// Everything a Runtime is built from. The defaults are the `plugrt` command's.

@@ -2,8 +2,14 @@
 // The smallest real plugrt backend, written against the SDK alone: element-wise Relu, Add
 // and Mul on float32 tensors of equal, static shapes.
 //
-// Blob format (all little-endian, version 1):
-//   header   "PRTEW001" (8 bytes), then uint32: num_values, num_inputs, num_outputs, num_ops
+// It follows the SDK's advice (share/doc/plugrt/sdk/docs/reading_blobs.md): a versioned
+// blob header checked first in init, sdk::GraphView in partition and preprocess, and the
+// statuses of that page's table: another format or version is Status::incompatible_blob
+// (the runtime then runs the portable fallback), a damaged blob Status::invalid_argument.
+//
+// Blob format (all little-endian):
+//   header   the 16-byte sdk::BlobFormat header "PRTELEMW", version 1, then
+//            uint32: num_values, num_inputs, num_outputs, num_ops
 //   values   num_values x { uint32 rank (<= 8), int64 dims[rank] }
 //   inputs   num_inputs x uint32 value index; outputs likewise
 //   ops      num_ops x { uint32 opcode (1 Relu, 2 Add, 3 Mul), uint32 a, uint32 b, uint32 out }
@@ -15,13 +21,17 @@
 #include <vector>
 
 #include "plugrt/sdk/backend.h"
-#include "plugrt/sdk/graph.h"
+#include "plugrt/sdk/blob_header.h"
+#include "plugrt/sdk/graph_view.h"
 
 namespace {
 
 namespace sdk = plugrt::sdk;
 
-constexpr char kMagic[8] = {'P', 'R', 'T', 'E', 'W', '0', '0', '1'};
+using View = sdk::GraphView;
+
+// Raise the version whenever a reader of the older one would misread the payload.
+constexpr sdk::BlobFormat kFormat{"PRTELEMW", "elementwise", 1, 1};
 constexpr uint32_t kMaxRank = 8;
 constexpr uint32_t kMaxCount = 1u << 16;            // values, inputs, outputs or ops
 constexpr int64_t kMaxElements = int64_t{1} << 28;  // per value
@@ -57,6 +67,7 @@ class Writer {
 
 class Reader {
  public:
+  // Starts after the header, which init checks first.
   Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   bool read(void* out, size_t n) {
     if (n > size_ - at_) return false;
@@ -70,7 +81,7 @@ class Reader {
  private:
   const uint8_t* data_;
   size_t size_;
-  size_t at_ = 0;
+  size_t at_ = sdk::BlobFormat::kHeaderSize;
 };
 
 // ---- The delegate -------------------------------------------------------------------
@@ -115,7 +126,8 @@ class Program : public sdk::Delegate {
   }
 };
 
-sdk::Status bad_blob(const std::string& why) { return sdk::Status::incompatible_blob("elementwise blob: " + why); }
+// This format and version, but damaged: out of range or inconsistent.
+sdk::Status bad_blob(const std::string& why) { return sdk::Status::invalid_argument("elementwise blob: " + why); }
 
 class ElementwiseBackend : public sdk::Backend {
  public:
@@ -124,11 +136,9 @@ class ElementwiseBackend : public sdk::Backend {
   static constexpr bool kHasAot = true;
 
   sdk::Expected<std::unique_ptr<sdk::Delegate>> init(const sdk::InitContext& context) override {
+    // Another format, or a version this build does not read: Status::incompatible_blob.
+    PLUGRT_SDK_RETURN_IF_ERROR(kFormat.check_header(context.blob, context.blob_size));
     Reader in(context.bytes(), context.blob_size);
-    char magic[8];
-    if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(magic)) != 0) {
-      return bad_blob("wrong magic or too short (not a version 1 elementwise blob)");
-    }
     uint32_t num_values = 0, num_inputs = 0, num_outputs = 0, num_ops = 0;
     if (!in.u32(&num_values) || !in.u32(&num_inputs) || !in.u32(&num_outputs) || !in.u32(&num_ops)) {
       return bad_blob("truncated header");
@@ -197,69 +207,62 @@ class ElementwiseBackend : public sdk::Backend {
   }
 
   sdk::Status partition(const sdk::PartitionRequest& request) override {
-    PLUGRT_SDK_ASSIGN_OR_RETURN(const plugrt::ir::Graph* graph, sdk::read_graph(request.graph, request.graph_size));
-    if (sdk::num_nodes(*graph) != request.num_nodes) return sdk::Status::invalid_argument("num_nodes disagrees");
-    for (size_t n = 0; n < request.num_nodes; ++n) {
-      request.node_taken[n] = supported(*graph, *graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n))) ? 1 : 0;
-    }
-    return sdk::Status::ok();
+    PLUGRT_SDK_ASSIGN_OR_RETURN(const View graph, View::open(request.graph, request.graph_size));
+    return sdk::take_nodes(request, graph, kName, [&](size_t n) { return why_not(graph, graph.node(n)); });
   }
 
   sdk::Expected<std::vector<uint8_t>> preprocess(const sdk::PreprocessRequest& request) override {
-    PLUGRT_SDK_ASSIGN_OR_RETURN(const plugrt::ir::Graph* graph, sdk::read_graph(request.graph, request.graph_size));
+    PLUGRT_SDK_ASSIGN_OR_RETURN(const View graph, View::open(request.graph, request.graph_size));
     Writer out;
-    out.bytes(kMagic, sizeof(kMagic));
-    const std::vector<int32_t> inputs = sdk::indices(graph->inputs());
-    const std::vector<int32_t> outputs = sdk::indices(graph->outputs());
-    out.u32(static_cast<uint32_t>(sdk::num_values(*graph)));
+    std::vector<uint8_t> header(sdk::BlobFormat::kHeaderSize);
+    kFormat.write_header(header.data());
+    out.bytes(header.data(), header.size());
+    const std::vector<int32_t> inputs = sdk::indices(graph.graph().inputs());
+    const std::vector<int32_t> outputs = sdk::indices(graph.graph().outputs());
+    const size_t num_values = sdk::num_values(graph.graph());
+    out.u32(static_cast<uint32_t>(num_values));
     out.u32(static_cast<uint32_t>(inputs.size()));
     out.u32(static_cast<uint32_t>(outputs.size()));
-    out.u32(static_cast<uint32_t>(sdk::num_nodes(*graph)));
-    for (size_t v = 0; v < sdk::num_values(*graph); ++v) {
-      const std::vector<int64_t> shape = sdk::shape_of(*sdk::value_at(*graph, static_cast<int32_t>(v)));
+    out.u32(static_cast<uint32_t>(graph.num_nodes()));
+    for (size_t v = 0; v < num_values; ++v) {
+      const std::vector<int64_t> shape = graph.shape(static_cast<int32_t>(v));
       out.u32(static_cast<uint32_t>(shape.size()));
       for (int64_t d : shape) out.i64(d);
     }
     for (int32_t id : inputs) out.u32(static_cast<uint32_t>(id));
     for (int32_t id : outputs) out.u32(static_cast<uint32_t>(id));
-    for (size_t n = 0; n < sdk::num_nodes(*graph); ++n) {
-      const plugrt::ir::Node& node = *graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
-      if (!supported(*graph, node)) {
-        return sdk::Status::not_supported("node " + std::to_string(n) + " (" + node.op_type()->str() +
-                                          ") is not one this backend takes");
+    for (size_t n = 0; n < graph.num_nodes(); ++n) {
+      const plugrt::ir::Node& node = graph.node(n);
+      if (const std::string why = why_not(graph, node); !why.empty()) {
+        return sdk::Status::not_supported("node " + std::to_string(n) + " (" + node.op_type()->str() + "): " + why);
       }
-      const std::vector<int32_t> ins = sdk::indices(node.inputs());
       out.u32(static_cast<uint32_t>(opcode_of(node.op_type()->str())));
-      out.u32(static_cast<uint32_t>(ins[0]));
-      out.u32(static_cast<uint32_t>(ins.size() > 1 ? ins[1] : ins[0]));
-      out.u32(static_cast<uint32_t>(node.outputs()->Get(0)));
+      out.u32(static_cast<uint32_t>(View::input(node, 0)));
+      out.u32(static_cast<uint32_t>(View::num_inputs(node) > 1 ? View::input(node, 1) : View::input(node, 0)));
+      out.u32(static_cast<uint32_t>(View::output(node, 0)));
     }
     // init checks the rest (index ranges, order, shapes); a blob it refuses is a bug here.
     return out.take();
   }
 
  private:
-  // A node this backend runs: Relu, Add or Mul on non-constant float32 values of one
-  // static shape.
-  static bool supported(const plugrt::ir::Graph& graph, const plugrt::ir::Node& node) {
+  // Why this backend leaves a node; "" for one it runs: Relu, Add or Mul on non-constant
+  // float32 values of one static shape.
+  static std::string why_not(const View& graph, const plugrt::ir::Node& node) {
     const int code = opcode_of(node.op_type()->str());
-    const std::vector<int32_t> ins = sdk::indices(node.inputs());
-    const std::vector<int32_t> outs = sdk::indices(node.outputs());
-    if (code == 0 || outs.size() != 1 || ins.size() != (code == kRelu ? 1u : 2u)) return false;
-    const plugrt::ir::Value* out = sdk::value_at(graph, outs[0]);
-    if (out == nullptr || out->dtype() != plugrt::ir::DType::Float32 || out->data() != nullptr) return false;
-    const std::vector<int64_t> shape = sdk::shape_of(*out);
-    for (int64_t d : shape) {
-      if (d < 0) return false;
+    if (code == 0) return "Relu, Add and Mul only";
+    if (View::num_outputs(node) != 1 || View::num_inputs(node) != (code == kRelu ? 1u : 2u)) {
+      return "one output and its op's inputs only";
     }
-    for (int32_t id : ins) {
-      const plugrt::ir::Value* in = sdk::value_at(graph, id);
-      if (in == nullptr || in->dtype() != plugrt::ir::DType::Float32 || in->data() != nullptr ||
-          sdk::shape_of(*in) != shape) {
-        return false;
-      }
+    const int32_t out = View::output(node, 0);
+    if (!graph.is_float(out) || graph.is_constant(out)) return "float32 only";
+    const std::vector<int64_t> shape = graph.shape(out);
+    for (size_t i = 0; i < View::num_inputs(node); ++i) {
+      const int32_t in = View::input(node, i);
+      if (!graph.is_float(in) || graph.is_constant(in)) return "float32 values, no constants";
+      if (graph.shape(in) != shape) return "no broadcasting";
     }
-    return true;
+    return "";
   }
 };
 

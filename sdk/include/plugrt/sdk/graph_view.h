@@ -10,9 +10,11 @@
 ///     const int64_t axis = sdk::GraphView::int_attribute(node, "axis", 1);  // ONNX's default
 ///   }
 ///
-/// The importer stores only the attributes a model sets: pass ONNX's default as the
-/// fallback. open() checks everything an index or a size read later depends on, so the
-/// accessors below need no further bounds checks beyond valid(). take_nodes() is the
+/// `plugrt compile`'s importer writes each attribute a model leaves out with the ONNX
+/// schema's default when that default is an int, float, string or a list of them (see
+/// the SDK's README.md); other producers of graph IR, the contract kit's samples among
+/// them, may leave attributes out, so pass ONNX's default as the fallback. open() checks everything an index or a size
+/// read later depends on, so the accessors below need no further bounds checks beyond valid(). take_nodes() is the
 /// usual body of partition over such a view.
 ///
 /// A graph whose dimensions vary (IR version 2, with symbols) opens for given symbol

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plugrt/plugrt_abi.h"
 #include "plugrt/sdk/status.h"
@@ -110,6 +111,36 @@ class Options {
 
   const plugrt_option* options_ = nullptr;
   size_t count_ = 0;
+  std::string_view what_ = "option";
+};
+
+/// A copy of Options that outlives the call that lent them (init's are valid during init
+/// only): for a delegate that calls preprocess or init again later, as PerShapeDelegate
+/// does. Movable; view() stays valid until the copy is destroyed.
+class OwnedOptions {
+ public:
+  OwnedOptions() = default;
+  OwnedOptions(const Options& options, std::string_view what) : what_(what) {
+    for (size_t i = 0; i < options.size(); ++i) {
+      entries_.push_back({std::string(options.key(i)), std::string(options.value(i))});
+    }
+    for (const Entry& entry : entries_) {
+      options_.push_back({{entry.key.data(), entry.key.size()}, entry.value.data(), entry.value.size()});
+    }
+  }
+  OwnedOptions(OwnedOptions&&) = default;
+  OwnedOptions& operator=(OwnedOptions&&) = default;
+  OwnedOptions(const OwnedOptions&) = delete;
+  OwnedOptions& operator=(const OwnedOptions&) = delete;
+
+  Options view() const { return Options(options_.data(), options_.size(), what_); }
+
+ private:
+  struct Entry {
+    std::string key, value;
+  };
+  std::vector<Entry> entries_;  // never resized after construction: options_ points into it
+  std::vector<plugrt_option> options_;
   std::string_view what_ = "option";
 };
 

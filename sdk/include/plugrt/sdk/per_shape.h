@@ -18,7 +18,9 @@
 ///                 return sdk::PerShapeDelegate::create(*this, kVaryingFormat, context);
 ///
 /// A call at values the graph does not lower at is refused with
-/// Status::incompatible_blob: the host runs that call on the portable fallback.
+/// Status::incompatible_blob: the host runs that call on the portable fallback. The
+/// handle keeps a copy of init's compile specs and runtime options: each specialization's
+/// preprocess gets the same compile specs, and its init the same specs and options.
 #ifndef PLUGRT_SDK_PER_SHAPE_H_
 #define PLUGRT_SDK_PER_SHAPE_H_
 
@@ -186,7 +188,11 @@ class PerShapeDelegate final : public Delegate {
   };
 
   PerShapeDelegate(Backend& backend, const InitContext& context)
-      : backend_(&backend), host_(context.host), num_threads_(context.num_threads) {}
+      : backend_(&backend),
+        host_(context.host),
+        num_threads_(context.num_threads),
+        compile_specs_(context.compile_specs, "compile spec"),
+        runtime_options_(context.runtime_options, "runtime option") {}
 
   static Status invalid(const std::string& why) {
     return Status(PLUGRT_STATUS_INVALID_PROGRAM, "the varying-shape blob is damaged: " + why);
@@ -199,7 +205,7 @@ class PerShapeDelegate final : public Delegate {
   /// The backend's own preprocess at `values`: the static blob, and whether it names
   /// the graph's constants.
   Expected<std::pair<std::vector<uint8_t>, bool>> lower(const std::vector<int64_t>& values) const {
-    PreprocessRequest request{host_, graph_, graph_size_, Options()};
+    PreprocessRequest request{host_, graph_, graph_size_, compile_specs_.view()};
     plugrt_blob_flags flags = 0;
     request.constants_by_name_offered = !constants_.empty();
     request.blob_flags_ = &flags;
@@ -218,8 +224,8 @@ class PerShapeDelegate final : public Delegate {
     const InitContext context{host_,
                               result.blob.data(),
                               result.blob.size(),
-                              Options(),
-                              Options(),
+                              compile_specs_.view(),
+                              runtime_options_.view(),
                               num_threads_,
                               named ? NamedConstants(constants_.data(), constants_.size()) : NamedConstants()};
     PLUGRT_SDK_ASSIGN_OR_RETURN(result.handle, backend_->init(context));
@@ -229,6 +235,9 @@ class PerShapeDelegate final : public Delegate {
   Backend* backend_;
   Host host_;
   size_t num_threads_ = 0;
+  // init's options, kept: each specialization is lowered and initialised with them.
+  OwnedOptions compile_specs_;
+  OwnedOptions runtime_options_;
   const uint8_t* graph_ = nullptr;  // in the blob, which outlives the handle
   size_t graph_size_ = 0;
   std::vector<plugrt_named_constant> constants_;  // the graph's, by name

@@ -12,6 +12,7 @@
 #define PLUGRT_SDK_TESTING_CONTRACT_H_
 
 #include <string>
+#include <vector>
 
 namespace plugrt::sdk::testing {
 
@@ -39,9 +40,17 @@ struct ContractConfig {
   /// zeros), and what that host lacks is not offered (constants by name before 1.4,
   /// graphs with symbols before 1.5). -1: this kit's own minor. Not with `isolated`.
   int host_abi_minor = -1;
+  /// "NAME.KEY=VALUE" each (`--compile-spec`, `--runtime-option`): backend NAME's
+  /// partition and preprocess get its compile specs, its init its compile specs and
+  /// runtime options, as `plugrt compile --backend-option` and `plugrt run
+  /// --backend-option` pass them. A malformed one, or one naming a backend the plugin does
+  /// not provide, is a usage error.
+  std::vector<std::string> compile_specs;
+  std::vector<std::string> runtime_options;
 };
 
-/// Parses --plugin, --blob, --isolate, --require-available, --check-timeout and --host-abi
+/// Parses --plugin, --blob, --isolate, --require-available, --check-timeout, --host-abi,
+/// --compile-spec and --runtime-option
 /// out of argv (and --help), sets up the suite, runs every test through GoogleTest (which
 /// reads the remaining flags, e.g. --gtest_filter).
 /// Returns the process exit code: 0 when every check passed.
