@@ -182,20 +182,27 @@ TEST(ContractKit, FailsAnExecuteThatHangsAsAHang) {
 }
 
 TEST(ContractKit, FailsABackendThatRunsMoreThreadsThanItsBudget) {
-  RunResult r = run_kit(test_plugin("sdk_extra_threads"), "--gtest_filter=*ThreadBudget*");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.ExecuteStaysWithinItsThreadBudget/relu"));
-  for (const char* budget : {"1", "2"}) {
-    EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string("given a thread budget of ") + budget +
-                                                   " \\(plugrt_init_args.num_threads\\), the backend ran [3-9] "
-                                                   "threads at once"));
+  // In process, and under --isolate, where the threads are counted in the backend host.
+  for (const std::string mode : {"", " --isolate"}) {
+    SCOPED_TRACE(mode);
+    RunResult r = run_kit(test_plugin("sdk_extra_threads"), "--gtest_filter=*ThreadBudget*" + mode);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("[  FAILED  ] Plugin/BackendContract.ExecuteStaysWithinItsThreadBudget/relu"));
+    for (const char* budget : {"1", "2"}) {
+      EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string("given a thread budget of ") + budget +
+                                                     " \\(plugrt_init_args.num_threads\\), the backend ran [3-9] "
+                                                     "threads at once"));
+    }
   }
 }
 
 TEST(ContractKit, ABackendWithinItsThreadBudgetPassesTheThreadCheck) {
-  RunResult r = run_kit(test_plugin("sdk_good"), "--gtest_filter=*ThreadBudget*");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.ExecuteStaysWithinItsThreadBudget/relu"));
+  for (const std::string mode : {"", " --isolate"}) {
+    SCOPED_TRACE(mode);
+    RunResult r = run_kit(test_plugin("sdk_good"), "--gtest_filter=*ThreadBudget*" + mode);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("[       OK ] Plugin/BackendContract.ExecuteStaysWithinItsThreadBudget/relu"));
+  }
 }
 
 TEST(ContractKit, PlaysTheHostOfEveryMinorOfItsMajor) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Counting the threads of the process while a backend runs, for the kit's thread-budget
-// check: a watcher thread reads /proc/self/task over and over and keeps the largest count.
+// Counting threads while a backend runs, for the kit's thread-budget check: a watcher
+// thread reads /proc over and over and keeps the largest count. In process, it counts
+// the process's own threads (/proc/self/task); under --isolate, where the backend runs in
+// backend host processes the kit started, the threads of this process's children.
 #ifndef PLUGRT_SDK_CONTRACT_THREAD_WATCH_H_
 #define PLUGRT_SDK_CONTRACT_THREAD_WATCH_H_
 
@@ -9,15 +11,20 @@
 
 namespace plugrt::sdk::testing {
 
-/// The number of threads of this process now (the entries of /proc/self/task), or -1
-/// when /proc cannot be read.
-int count_threads();
+/// Whose threads to count.
+enum class ThreadScope {
+  kThisProcess,  ///< the entries of /proc/self/task
+  kChildren,     ///< num_threads of every process whose parent is this one
+};
 
-/// Watches the process's thread count from its construction (which returns once the
+/// The number of threads in `scope` now, or -1 when /proc cannot be read.
+int count_threads(ThreadScope scope = ThreadScope::kThisProcess);
+
+/// Watches the thread count of `scope` from its construction (which returns once the
 /// first count is in) to stop(). The watcher's own thread is not counted.
 class ThreadWatch {
  public:
-  ThreadWatch();
+  explicit ThreadWatch(ThreadScope scope = ThreadScope::kThisProcess);
   ~ThreadWatch();
   ThreadWatch(const ThreadWatch&) = delete;
   ThreadWatch& operator=(const ThreadWatch&) = delete;
