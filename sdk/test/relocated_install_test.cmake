@@ -4,13 +4,7 @@
 # and checks that the moved install still works: its `plugrt` searches its own plugin directory
 # and lists the plugins there, and a backend still builds against it with find_package(plugrt)
 # and with pkg-config.
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT code EQUAL 0)
-    message(FATAL_ERROR "failed (${code}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/script_helpers.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(first "${WORK_DIR}/prefix")

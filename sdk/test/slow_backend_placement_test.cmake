@@ -8,13 +8,7 @@
 # auto` on programs compiled for portable (an MLP and a CNN) must measure the nodes the new
 # backend contests, give it none of them, and say in the load report what it measured.
 # (The latency against oneDNN alone is measured by bench/slow_plugin_placement.py.)
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT code EQUAL 0)
-    message(FATAL_ERROR "failed (${code}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/script_helpers.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
