@@ -13,12 +13,6 @@ Status malformed(std::string_view text, const std::string& why) {
   return Status(Error::kInvalidArgument, "backend option '" + std::string(text) + "' is not NAME.KEY=VALUE: " + why);
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "none" : text;
-}
-
 }  // namespace
 
 Status BackendOptions::add(std::string_view text) {
@@ -71,7 +65,8 @@ Status BackendOptions::check_backends(const std::vector<std::string>& known) con
   for (const std::string& name : backends()) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       return Status(Error::kNotFound, "backend option '" + first_option_of(name) + "' names backend '" + name +
-                                          "', which is not among the backends found (" + joined(known) + ")");
+                                          "', which is not among the backends found (" +
+                                          (known.empty() ? "none" : join_names(known)) + ")");
     }
   }
   return Status::ok();

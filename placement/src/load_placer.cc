@@ -18,6 +18,7 @@
 #include "plugrt/builtin_backends.h"
 #include "plugrt/common/graph_ir.h"
 #include "plugrt/mapped_file.h"
+#include "plugrt/names.h"
 #include "plugrt/placement/compile.h"
 #include "plugrt/placement/cost_profile.h"
 #include "plugrt/placement/method_graph.h"
@@ -101,12 +102,6 @@ bool is_allowed(const MethodOptions& options, const std::string& backend) {
   return options.allowed_backends.empty() || backend == kPortableBackendName ||
          std::find(options.allowed_backends.begin(), options.allowed_backends.end(), backend) !=
              options.allowed_backends.end();
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
 }
 
 std::string format_us(double us) {
@@ -417,7 +412,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
       as_compiled ? Result<Program>(program) : Program::from_bytes(compiled->program, program.origin());
   if (!placed_program.is_ok()) return placed_program.status();
   PlacedProgram placed{std::move(placed_program).value(), {}, {}, {}, {}, measured};
-  const std::string backends = join(compiled->summary.backends);
+  const std::string backends = join_names(compiled->summary.backends);
   for (size_t d = 0; d < partitions.size(); ++d) {
     std::string reason;
     if (as_compiled) {
@@ -433,7 +428,7 @@ Result<PlacedProgram> LoadPlacer::place(const Program& program, std::string_view
         reason = cost_reason(partitions[d], backends);
       }
     }
-    if (!skipped.empty()) reason += "; not considered: " + join(skipped);
+    if (!skipped.empty()) reason += "; not considered: " + join_names(skipped);
     placed.placement_reasons.push_back(std::move(reason));
   }
   if (cache_ != nullptr) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "plugrt/names.h"
 #include "plugrt/plugins/plugin_library.h"
 #include "worker_spin.h"
 
@@ -21,12 +22,6 @@ std::string canonical(const std::string& path) {
   std::string result(resolved);
   free(resolved);
   return result;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
 }
 
 // Opens `path` with its trust checked (ownership and permissions of the file and of
@@ -250,10 +245,10 @@ Status PluginLoader::load_locked(Candidate& candidate) {
   std::sort(promised.begin(), promised.end());
   if (registered != promised || plugin_name != candidate.metadata->name) {
     (void)registry_.unregister_plugin(*id);
-    refuse_locked(candidate, Status(Error::kPluginInvalid, candidate.path + ": its metadata says plugin '" +
-                                                               candidate.metadata->name + "' with backends [" +
-                                                               join(promised) + "], its entry function says '" +
-                                                               plugin_name + "' with [" + join(registered) + "]"));
+    refuse_locked(candidate, Status(Error::kPluginInvalid,
+                                    candidate.path + ": its metadata says plugin '" + candidate.metadata->name +
+                                        "' with backends [" + join_names(promised) + "], its entry function says '" +
+                                        plugin_name + "' with [" + join_names(registered) + "]"));
     return candidate.refusal;
   }
   candidate.id = *id;

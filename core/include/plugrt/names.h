@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The naming rule for plugins and backends, shared by every reader of names.
+// The naming rule for plugins and backends, shared by every reader of names, and how
+// messages list names.
 #ifndef PLUGRT_NAMES_H_
 #define PLUGRT_NAMES_H_
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace plugrt {
 
@@ -19,6 +22,13 @@ constexpr bool is_valid_name(std::string_view name) {
     if (!ok) return false;
   }
   return true;
+}
+
+/// Names as a message lists them: "a, b, c" (empty for none).
+inline std::string join_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
 }  // namespace plugrt
