@@ -13,16 +13,17 @@
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 40: 14 targets in about 9 minutes of CI) on its corpus in test/fuzz/corpus/;
+#         (default 30: 13 targets in about 7 minutes of CI) on its corpus in test/fuzz/corpus/;
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
-#         (default 60000: about 3 minutes on oneDNN, 1 on XNNPACK, on 2 cores; each graph
-#         runs on two threads and on one, oneDNN also with its plan for two capped) a backend,
-#         about a quarter of them quantized graphs, which made ctest's 2000 oneDNN graphs
-#         take a fifth more CPU time (120 s against 100 s on a loaded 2-core machine): about
-#         3.6 minutes on oneDNN now, so the budget stays 60000, well within CI's 60 minutes,
-#         from seed PLUGRT_DIFFERENTIAL_SEED (default 1000000, past the seeds ctest checks),
-#         with the build scripts/test.sh made.
+#         (default 40000 a backend, about a quarter of them quantized; each graph runs on two
+#         threads and on one, oneDNN also with its plan for two capped: about 2 minutes on
+#         oneDNN and 1 on XNNPACK on 2 cores), from seed PLUGRT_DIFFERENTIAL_SEED (default
+#         1000000, past the seeds ctest checks), with the build scripts/test.sh made.
+# The budget, on 2 cores: scripts/test.sh about 14 minutes, then asan about 20, tsan 4,
+# fuzz 11 (build and runs), differential 3: .ci/run stays near 50 of CI's 60 minutes.
+# Sanitizer builds keep line tables only (-g1): enough for every report's stack, and a
+# third less compile time and half the disk of full debug information.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
 # parts (default: format asan tsan fuzz). Sanitizer builds use -O1 and skip the benchmarks
 # (CMakePresets.json).
@@ -32,7 +33,7 @@ cd "$(dirname "$0")/.."
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
-fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-40}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-30}"
 
 # UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
 # turns any report into a failing exit code. A failed allocation must be handled, as in
@@ -149,13 +150,13 @@ run_fuzzers() {
 }
 
 run_differential() {
-  local build="${PLUGRT_BUILD_DIR:-build}" backend rc=0
+  local build="${PLUGRT_BUILD_DIR:-build}" graphs="${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-40000}" backend rc=0
   local runner="$build/test/differential/plugrt_differential"
   step "differential: build" cmake --build "$build" --parallel "$jobs" --target plugrt_differential_run || return 1
   mkdir -p "$build/differential-failures"
   for backend in onednn xnnpack; do
-    step "differential: $backend, ${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-60000} graphs" "$runner" --backend "$backend" \
-      --graphs "${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-60000}" --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
+    step "differential: $backend, $graphs graphs" "$runner" --backend "$backend" \
+      --graphs "$graphs" --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
       --failures "$build/differential-failures" || rc=1
   done
   return $rc
