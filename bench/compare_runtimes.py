@@ -31,7 +31,8 @@ thread count, and writes everything to a JSON file.
 
 --check-only exports, compiles and checks, without ONNX Runtime or timing (the ctest
 subset runs this). Exported models are kept in WORK/models (default build/zoo/models) and
-exported again when models/export_zoo.py or export_models.py change, or with --reexport.
+exported again when models/export_zoo.py, export_models.py or zoo_architectures.py
+change, or with --reexport.
 
 Needs: a build of plugrt (scripts/build.sh), Debian's python3-torch, python3-torchvision
 and python3-onnx, and for timing Node.js with npm.
@@ -96,7 +97,7 @@ def exporter_digest():
     """A digest of the export scripts: an export made by other versions of them is redone."""
     import hashlib
     digest = hashlib.sha256()
-    for script in ("export_zoo.py", "export_models.py"):
+    for script in ("export_zoo.py", "export_models.py", "zoo_architectures.py"):
         with open(os.path.join(REPO, "models", script), "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()

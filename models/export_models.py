@@ -273,10 +273,20 @@ def export(name, make, shape, out):
     export_model(name, make, {"input": shape}, out)
 
 
+def seeded_input(rng, spec):
+    """A float32 input uniform in [-1, 1) of shape spec, or int64 token ids when spec has a
+    vocabulary (zoo_architectures.TokenIds)."""
+    vocabulary = getattr(spec, "vocabulary", None)
+    if vocabulary is not None:
+        return torch.from_numpy(rng.integers(0, vocabulary, size=spec.shape, dtype=np.int64))
+    return torch.from_numpy(rng.uniform(-1, 1, size=spec).astype(np.float32))
+
+
 def export_model(name, make, input_shapes, out):
     """Exports make() to OUT/NAME.onnx with seeded inputs and PyTorch's outputs.
 
-    input_shapes maps each input's name to its shape, in the order forward() takes them.
+    input_shapes maps each input's name to its shape (or TokenIds), in the order forward()
+    takes them. The model is exported at opset OPSET, or at its onnx_opset attribute.
     Writes OUT/NAME.<input name>.npy and OUT/NAME.<output name>.npy; the output is named
     "output", or output_0, output_1... when forward() returns a tuple. A model exported
     with dimensions that vary also gets, for each of its sample_shapes (one input), the
@@ -291,7 +301,7 @@ def export_model(name, make, input_shapes, out):
             module.running_mean.uniform_(-0.5, 0.5)
             module.running_var.uniform_(0.5, 1.5)
     rng = np.random.default_rng(0)
-    inputs = {n: torch.from_numpy(rng.uniform(-1, 1, size=s).astype(np.float32)) for n, s in input_shapes.items()}
+    inputs = {n: seeded_input(rng, s) for n, s in input_shapes.items()}
     with torch.no_grad():
         y = model(*inputs.values())
     outputs = list(y) if isinstance(y, (tuple, list)) else [y]
@@ -299,7 +309,8 @@ def export_model(name, make, input_shapes, out):
     path = os.path.join(out, name + ".onnx")
     # A scripted model keeps its Python control flow as ONNX If and Loop nodes.
     exported = torch.jit.script(model) if getattr(model, "onnx_script", False) else model
-    torch.onnx.export(exported, tuple(inputs.values()), path, opset_version=OPSET, input_names=list(inputs),
+    opset = getattr(model, "onnx_opset", OPSET)
+    torch.onnx.export(exported, tuple(inputs.values()), path, opset_version=opset, input_names=list(inputs),
                       output_names=output_names, do_constant_folding=True,
                       dynamic_axes=getattr(model, "onnx_dynamic_axes", None))
     for tensor_name, tensor in list(inputs.items()) + list(zip(output_names, outputs)):

@@ -3,12 +3,14 @@
 """Exports the model zoo: public architectures with random weights, inputs and PyTorch's outputs.
 
 The zoo is what bench/compare_runtimes.py times and checks: torchvision classification,
-segmentation and video models, transformer stacks from torch.nn, and a dense classifier,
-all with random weights (weights=None, so nothing is downloaded). Inputs are kept small
-enough that the whole benchmark runs in about half an hour on 2 cores. For each model
+segmentation, detection and video models, transformer stacks from torch.nn, a dense
+classifier, and the families of zoo_architectures.py (a U-Net, a BERT-style encoder on
+token ids, LSTM and GRU taggers, a 1-D audio network), all with random weights
+(weights=None, so nothing is downloaded). Inputs are kept small
+enough that the whole benchmark runs in about 45 minutes on 2 cores. For each model
 NAME it writes, into --out (a build directory: these files are never committed):
 
-    NAME.onnx                 the model (opset 13)
+    NAME.onnx                 the model (opset 13; swin_t_opset17 at 17)
     NAME.<input>.npy          a seeded input, one file per model input
     NAME.<output>.npy         what PyTorch computes for it, one file per output
     NAME.json                 the manifest: family, input and output names, shapes and files;
@@ -30,6 +32,8 @@ import traceback
 from torch import nn
 
 from export_models import EncoderLayer, Mlp3, export_model
+from zoo_architectures import (AudioM5, BertEncoder, GruSpeechTagger, LstmTokenTagger, SsdliteNetwork, TokenIds,
+                               UNetSmall)
 
 IMAGE = (1, 3, 224, 224)
 SEGMENTATION_IMAGE = (1, 3, 128, 128)
@@ -116,6 +120,15 @@ def classification(name, **kwargs):
     return ("classification", lambda: torchvision_model(name, **kwargs), {"input": IMAGE})
 
 
+def at_opset(make, opset):
+    """make, exported at another opset than the zoo's (a second export of one family)."""
+    def made():
+        model = make()
+        model.onnx_opset = opset
+        return model
+    return made
+
+
 SEQUENCE = {"input": (1, SOURCE_LENGTH, D_MODEL)}
 
 # name: (family, constructor, {input name: shape}), in the order the benchmark prints them.
@@ -136,14 +149,23 @@ ZOO = {
     "convnext_tiny": classification("convnext_tiny"),
     "vit_b_32": classification("vit_b_32"),
     "swin_t": classification("swin_t"),
+    "swin_t_opset17": ("classification", at_opset(lambda: torchvision_model("swin_t"), 17), {"input": IMAGE}),
+    "maxvit_t": classification("maxvit_t"),
+    "regnet_x_400mf": classification("regnet_x_400mf"),
     "fcn_resnet50": ("segmentation", segmentation_model("fcn_resnet50"), {"input": SEGMENTATION_IMAGE}),
     "deeplabv3_mobilenet_v3_large": ("segmentation", segmentation_model("deeplabv3_mobilenet_v3_large"),
                                      {"input": SEGMENTATION_IMAGE}),
     "lraspp_mobilenet_v3_large": ("segmentation", segmentation_model("lraspp_mobilenet_v3_large"),
                                   {"input": SEGMENTATION_IMAGE}),
+    "unet_small": ("segmentation", UNetSmall, {"input": SEGMENTATION_IMAGE}),
+    "ssdlite320_network": ("detection", SsdliteNetwork, {"input": (1, 3, 320, 320)}),
     "r3d_18": ("video", video_model("r3d_18"), {"input": CLIP}),
     "r2plus1d_18": ("video", video_model("r2plus1d_18"), {"input": CLIP}),
     "mlp3": ("dense", Mlp3, {"input": (16, 784)}),
+    "audio_m5": ("audio", AudioM5, {"input": (1, 1, 16000)}),
+    "lstm_tagger": ("recurrent", LstmTokenTagger, {"input": TokenIds((1, 64), 5000)}),
+    "gru_speech": ("recurrent", GruSpeechTagger, {"input": (1, 100, 40)}),
+    "bert_encoder": ("transformer", BertEncoder, {"input": TokenIds((1, 128), 8000)}),
     "encoder_layer": ("transformer", EncoderLayer, SEQUENCE),
     "transformer_encoder": ("transformer", lambda: encoder_stack(4), SEQUENCE),
     "transformer_decoder": ("transformer", DecoderStack,
@@ -178,6 +200,13 @@ def export_one(name, out):
     return None
 
 
+def describe(spec):
+    """1x3x224x224, or int64[1x128] for token ids."""
+    if isinstance(spec, TokenIds):
+        return f"int64[{'x'.join(map(str, spec.shape))}]"
+    return "x".join(map(str, spec))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="zoo", help="output directory (default: ./zoo)")
@@ -186,7 +215,7 @@ def main():
     args = parser.parse_args()
     if args.list:
         for name, (family, _, shapes) in ZOO.items():
-            print(f"{name}\t{family}\t" + " ".join(f"{n}={'x'.join(map(str, s))}" for n, s in shapes.items()))
+            print(f"{name}\t{family}\t" + " ".join(f"{n}={describe(s)}" for n, s in shapes.items()))
         return 0
     names = [n for n in args.only.split(",") if n] if args.only else list(ZOO)
     unknown = [n for n in names if n not in ZOO]
