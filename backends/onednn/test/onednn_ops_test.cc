@@ -332,6 +332,35 @@ const std::vector<OpCase>& own_cases() {
          ValueId scaled = g.node("Mul", {scores, g.scalar(0.125f)}, {4, 32, 32});
          return g.finish({g.node("Add", {scaled, g.constant({32, 32})}, {4, 32, 32})});
        }},
+      {"WindowMaskOnAttentionScores",
+       [] {
+         // swin's shifted-window mask: [1, windows, 1, L, L] on [1, windows, heads, L, L].
+         // oneDNN's optimised kernels take it only as [windows, 1, L * L] on
+         // [windows, heads, L * L]; then Softmax reads the sum in its own shape.
+         TestGraph g;
+         ValueId scores = g.input({1, 4, 3, 7, 7});
+         ValueId masked = g.node("Add", {scores, g.constant({1, 4, 1, 7, 7})}, {1, 4, 3, 7, 7});
+         ValueId relu = g.node("Relu", {masked}, {1, 4, 3, 7, 7});
+         return g.finish({g.node("Softmax", {relu}, {1, 4, 3, 7, 7}, {I("axis", -1)})});
+       }},
+      {"WindowMaskAfterMatMul",
+       [] {
+         // The mask as a post-op of the scores' MatMul, which runs as a step of its own
+         // on [4, 3, 49] and [4, 1, 49], with the Relu after it fused there.
+         TestGraph g;
+         ValueId q = g.input({1, 4, 3, 7, 8});
+         ValueId scores = g.node("MatMul", {q, g.constant({8, 7})}, {1, 4, 3, 7, 7});
+         ValueId masked = g.node("Add", {scores, g.constant({1, 4, 1, 7, 7})}, {1, 4, 3, 7, 7});
+         return g.finish({g.node("Relu", {masked}, {1, 4, 3, 7, 7})});
+       }},
+      {"BroadcastNoKernelCovers",
+       [] {
+         // [1, 3, 1, 1, 6] on [2, 3, 4, 5, 6], even as [1, 3, 1, 6] on [2, 3, 20, 6], has
+         // only oneDNN's reference kernel.
+         TestGraph g;
+         ValueId a = g.input({2, 3, 4, 5, 6});
+         return g.finish({g.node("Mul", {a, g.constant({1, 3, 1, 1, 6})}, {2, 3, 4, 5, 6})});
+       }},
       {"SqueezeExcitationScale",
        [] {
          // A [1, C, 1, 1] gate computed in nhwc scales a feature map blocked by 8: mixed
