@@ -98,7 +98,16 @@ std::string resolve_transposed_window(const ir::Node& node, const std::vector<in
       out[i] = natural - pads[i] - pads[i + 2];
     }
     if (out[i] < 1) return "the pads leave no output along spatial axis " + std::to_string(i);
+    // The 2022 XNNPACK splits a strided deconvolution into stride x stride
+    // subconvolutions, each starting up to stride - 1 into the output, and sizes each as
+    // (output - start) / stride in unsigned arithmetic: an output shorter than the stride
+    // wraps around and is written far out of bounds (found by the differential test).
+    if (out[i] < strides[i]) {
+      return "the output is shorter than the stride along spatial axis " + std::to_string(i) +
+             " (XNNPACK's subconvolutions would overflow)";
+    }
     end[i] = base - begin[i] - out[i];
+    if (begin[i] > kMax || end[i] > kMax) return "a pad is too large";
     adjust[i] = 0;
     if (end[i] < 0) {
       adjust[i] = -end[i];

@@ -110,7 +110,8 @@ bool deconvolution_consistent(const blob::Blob& root, const blob::Node& node) {
       return false;
     }
     const uint64_t full = stride * (in - 1) + adjust + (kernel - 1) * dilation + 1;
-    if (full <= pads || y[1 + i] != full - pads) return false;
+    // An output shorter than the stride overflows XNNPACK's subconvolution sizes.
+    if (full <= pads || y[1 + i] != full - pads || y[1 + i] < stride) return false;
   }
   return true;
 }
