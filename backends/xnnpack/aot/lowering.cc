@@ -43,6 +43,86 @@ std::string resolve_window(const ir::Node& node, const std::vector<int64_t>& inp
   return "";
 }
 
+/// A 2-D ConvTranspose's geometry in XNNPACK's deconvolution terms. XNNPACK's output is
+/// stride x (input - 1) + adjustment + extent - top - bottom: the full result, with
+/// `adjustment` rows (columns) of bias alone added at its end, cropped by the pads.
+struct TransposedWindow {
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t top = 0, left = 0, bottom = 0, right = 0;
+  int64_t adjust_h = 0, adjust_w = 0;
+  int64_t oh = 0, ow = 0;
+};
+
+/// ONNX's rules for ConvTranspose, as the portable kernel applies them: `pads`, or the
+/// padding `auto_pad` or `output_shape` implies (the odd one at the end for SAME_UPPER,
+/// at the beginning otherwise; none where the output is longer than the natural size).
+/// The output then begins `begin` into the full result and ends `base - begin - out`
+/// before its end: a crop at the end where that is positive; otherwise the output reaches
+/// past it into bias alone, which XNNPACK's adjustment gives only when shorter than the
+/// stride.
+std::string resolve_transposed_window(const ir::Node& node, const std::vector<int64_t>& input,
+                                      const std::vector<int64_t>& kernel, TransposedWindow* w) {
+  const std::vector<int64_t> strides = GraphView::ints_attribute(node, "strides", {1, 1});
+  const std::vector<int64_t> dilations = GraphView::ints_attribute(node, "dilations", {1, 1});
+  const std::vector<int64_t> pads = GraphView::ints_attribute(node, "pads", {0, 0, 0, 0});
+  const std::vector<int64_t> extra = GraphView::ints_attribute(node, "output_padding", {0, 0});
+  std::vector<int64_t> shape = GraphView::ints_attribute(node, "output_shape", {});
+  if (shape.size() == 4) shape.erase(shape.begin(), shape.begin() + 2);  // N and C given too
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 || extra.size() != 2 ||
+      (!shape.empty() && shape.size() != 2)) {
+    return "strides, dilations, pads, output_padding or output_shape do not have 2 spatial values";
+  }
+  const std::string auto_pad = GraphView::string_attribute(node, "auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!same && auto_pad != "NOTSET" && auto_pad != "VALID") return "auto_pad '" + auto_pad + "' is unknown";
+  // XNNPACK's parameters are 32-bit; these bounds also keep the sums below from overflowing.
+  constexpr int64_t kMax = 65535;
+  auto outside = [](int64_t v, int64_t lo) { return v < lo || v > kMax; };
+  int64_t begin[2], end[2], adjust[2], out[2];
+  for (size_t i = 0; i < 2; ++i) {
+    if (outside(kernel[i], 1) || outside(strides[i], 1) || outside(dilations[i], 1) || outside(pads[i], 0) ||
+        outside(pads[i + 2], 0) || outside(extra[i], 0) || (!shape.empty() && outside(shape[i], 1))) {
+      return "a kernel, stride, dilation, pad, output_padding or output_shape value is out of range";
+    }
+    if (input[2 + i] > kMax) return "the input is too large";
+    const int64_t base = strides[i] * (input[2 + i] - 1) + (kernel[i] - 1) * dilations[i] + 1;
+    const int64_t natural = base + extra[i];
+    begin[i] = 0;
+    out[i] = natural;
+    if (!shape.empty() || same) {
+      out[i] = shape.empty() ? input[2 + i] * strides[i] : shape[i];
+      const int64_t total = std::max<int64_t>(0, natural - out[i]);
+      begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (auto_pad == "NOTSET") {
+      begin[i] = pads[i];
+      out[i] = natural - pads[i] - pads[i + 2];
+    }
+    if (out[i] < 1) return "the pads leave no output along spatial axis " + std::to_string(i);
+    // The 2022 XNNPACK splits a strided deconvolution into stride x stride
+    // subconvolutions, each starting up to stride - 1 into the output, and sizes each as
+    // (output - start) / stride in unsigned arithmetic: an output shorter than the stride
+    // wraps around and is written far out of bounds (found by the differential test).
+    if (out[i] < strides[i]) {
+      return "the output is shorter than the stride along spatial axis " + std::to_string(i) +
+             " (XNNPACK's subconvolutions would overflow)";
+    }
+    end[i] = base - begin[i] - out[i];
+    if (begin[i] > kMax || end[i] > kMax) return "a pad is too large";
+    adjust[i] = 0;
+    if (end[i] < 0) {
+      adjust[i] = -end[i];
+      end[i] = 0;
+      if (adjust[i] >= strides[i]) {
+        return "output_padding or output_shape lengthens the output by a stride or more past the pads (XNNPACK's "
+               "adjustment is below the stride)";
+      }
+    }
+  }
+  *w = TransposedWindow{strides[0], strides[1], dilations[0], dilations[1], begin[0], begin[1],
+                        end[0],     end[1],     adjust[0],    adjust[1],    out[0],   out[1]};
+  return "";
+}
+
 std::vector<uint32_t> u32(std::initializer_list<int64_t> values) {
   std::vector<uint32_t> out;
   for (int64_t v : values) out.push_back(static_cast<uint32_t>(v));
@@ -170,6 +250,7 @@ std::string Lowering::lower(const ir::Node& node) {
   }
   if (std::string why = check_activation(GraphView::output(node, 0), "output"); !why.empty()) return why;
   if (op == "Conv") return lower_conv(node);
+  if (op == "ConvTranspose") return lower_conv_transpose(node);
   if (op == "Gemm") return lower_gemm(node);
   if (op == "MatMul") return lower_matmul(node);
   if (op == "Add") return lower_binary(node, NodeKind::Add);
@@ -258,6 +339,66 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   lowered.group_input_channels = static_cast<uint64_t>(group_in);
   lowered.group_output_channels = static_cast<uint64_t>(out_channels / group);
   lowered.depth_multiplier = depthwise ? static_cast<uint32_t>(out_channels / channels) : 0;
+  return "";
+}
+
+std::string Lowering::lower_conv_transpose(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
+  const int32_t y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 4) return "only 2-D transposed convolution (a 4-D input) is taken";
+  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
+  const std::vector<int64_t> ws = graph_.shape(w);
+  if (ws.size() != 4) return "the weights are not 4-D";
+  const int64_t group = GraphView::int_attribute(node, "group", 1);
+  // ONNX's weights are [C, M / group, kh, kw]: input channels first.
+  const int64_t channels = xs[1];
+  if (group < 1 || ws[0] != channels || channels % group != 0 || ws[1] < 1 || ws[1] > (int64_t{1} << 24) / group) {
+    return "group, input channels and weights do not agree";
+  }
+  const int64_t group_in = channels / group, group_out = ws[1], out_channels = group_out * group;
+  const int64_t kh = ws[2], kw = ws[3];
+  if (GraphView::ints_attribute(node, "kernel_shape", {kh, kw}) != std::vector<int64_t>{kh, kw}) {
+    return "kernel_shape does not match the weights";
+  }
+  TransposedWindow window;
+  if (std::string why = resolve_transposed_window(node, xs, {kh, kw}, &window); !why.empty()) return why;
+  const std::vector<int64_t> expected = {xs[0], out_channels, window.oh, window.ow};
+  if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  std::vector<float> bias(static_cast<size_t>(out_channels), 0.0f);
+  if (b != -1) {
+    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+    }
+    bias = graph_.floats(b);
+  }
+  const std::vector<float> weights = graph_.floats(w);
+  if (weights.empty()) return "the weights' data does not match their shape";
+
+  // [C, M / g, kh, kw] -> [M, kh, kw, C / g]: output channel g x M / g + m of group g
+  // reads input channels g x C / g + c.
+  std::vector<float> filter(weights.size());
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t m = 0; m < group_out; ++m)
+        for (int64_t i = 0; i < kh * kw; ++i)
+          filter[static_cast<size_t>(((g * group_out + m) * kh * kw + i) * group_in + c)] =
+              weights[static_cast<size_t>(((g * group_in + c) * group_out + m) * kh * kw + i)];
+  const uint32_t input = activation(x);
+  const uint32_t filter_id = add_static({static_cast<uint64_t>(out_channels), static_cast<uint64_t>(kh),
+                                         static_cast<uint64_t>(kw), static_cast<uint64_t>(group_in)},
+                                        std::move(filter));
+  const uint32_t bias_id = add_static({static_cast<uint64_t>(out_channels)}, std::move(bias));
+  Node& lowered = add(NodeKind::Deconvolution2d, node, {input, filter_id, bias_id}, {activation(y)});
+  lowered.padding = u32({window.top, window.right, window.bottom, window.left});
+  lowered.adjustment = u32({window.adjust_h, window.adjust_w});
+  lowered.kernel = u32({kh, kw});
+  lowered.strides = u32({window.sh, window.sw});
+  lowered.dilations = u32({window.dh, window.dw});
+  lowered.groups = static_cast<uint32_t>(group);
+  lowered.group_input_channels = static_cast<uint64_t>(group_in);
+  lowered.group_output_channels = static_cast<uint64_t>(group_out);
   return "";
 }
 
@@ -674,6 +815,7 @@ std::vector<uint8_t> Lowering::finish(std::string* error) {
     auto kernel = builder.CreateVector(node.kernel);
     auto strides = builder.CreateVector(node.strides);
     auto dilations = builder.CreateVector(node.dilations);
+    auto adjustment = builder.CreateVector(node.adjustment);
     auto pre = builder.CreateVector(node.pre_paddings);
     auto post = builder.CreateVector(node.post_paddings);
     auto shape = builder.CreateVector(node.new_shape);
@@ -698,6 +840,7 @@ std::vector<uint8_t> Lowering::finish(std::string* error) {
     nb.add_padding_value(node.padding_value);
     nb.add_new_shape(shape);
     nb.add_name(name);
+    if (!node.adjustment.empty()) nb.add_adjustment(adjustment);
     nodes.push_back(nb.Finish());
   }
   auto tensor_vector = builder.CreateVector(tensors);

@@ -48,7 +48,7 @@ class Lowering {
   struct Node {
     blob::NodeKind kind;
     std::vector<uint32_t> inputs, outputs;
-    std::vector<uint32_t> padding, kernel, strides, dilations;
+    std::vector<uint32_t> padding, kernel, strides, dilations, adjustment;
     uint32_t groups = 0;
     uint64_t group_input_channels = 0, group_output_channels = 0;
     uint32_t depth_multiplier = 0;
@@ -63,6 +63,7 @@ class Lowering {
 
   std::string lower(const ir::Node& node);
   std::string lower_conv(const ir::Node& node);
+  std::string lower_conv_transpose(const ir::Node& node);
   std::string lower_gemm(const ir::Node& node);
   std::string lower_matmul(const ir::Node& node);
   std::string lower_binary(const ir::Node& node, blob::NodeKind kind);

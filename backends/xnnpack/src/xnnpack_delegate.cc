@@ -78,6 +78,44 @@ std::vector<uint64_t> dims_of(const blob::Blob& root, uint32_t tensor) {
   return std::vector<uint64_t>(dims->begin(), dims->end());
 }
 
+/// Whether a deconvolution's filter, bias and output have the dims its parameters give.
+/// XNNPACK's define call checks ranks only, and its operator writes the output it
+/// computes from the parameters, whatever the tensor holds. Indices and the window's
+/// lengths are checked by the caller.
+bool deconvolution_consistent(const blob::Blob& root, const blob::Node& node) {
+  constexpr uint64_t kMax = 65535, kMaxDim = uint64_t{1} << 31;
+  const auto* adjustment = node.adjustment();
+  if (adjustment == nullptr || adjustment->size() != 2 || length(node.inputs()) != 3) return false;
+  const std::vector<uint64_t> x = dims_of(root, node.inputs()->Get(0));
+  const std::vector<uint64_t> filter = dims_of(root, node.inputs()->Get(1));
+  const std::vector<uint64_t> bias = dims_of(root, node.inputs()->Get(2));
+  const std::vector<uint64_t> y = dims_of(root, node.outputs()->Get(0));
+  const uint64_t groups = node.groups(), group_in = node.group_input_channels();
+  const uint64_t group_out = node.group_output_channels();
+  if (x.size() != 4 || y.size() != 4 || groups == 0 || groups > kMax || group_in > kMaxDim || group_out > kMaxDim) {
+    return false;
+  }
+  const uint64_t kh = node.kernel()->Get(0), kw = node.kernel()->Get(1);
+  if (filter != std::vector<uint64_t>{groups * group_out, kh, kw, group_in} ||
+      bias != std::vector<uint64_t>{groups * group_out} || x[3] != groups * group_in || y[0] != x[0] ||
+      y[3] != groups * group_out) {
+    return false;
+  }
+  for (flatbuffers::uoffset_t i = 0; i < 2; ++i) {
+    const uint64_t in = x[1 + i], kernel = node.kernel()->Get(i), stride = node.strides()->Get(i);
+    const uint64_t dilation = node.dilations()->Get(i), adjust = adjustment->Get(i);
+    const uint64_t pads = uint64_t{node.padding()->Get(i == 0 ? 0 : 3)} + node.padding()->Get(i == 0 ? 2 : 1);
+    if (in == 0 || in > kMaxDim || kernel == 0 || kernel > kMax || stride == 0 || stride > kMax || dilation == 0 ||
+        dilation > kMax || adjust >= stride) {
+      return false;
+    }
+    const uint64_t full = stride * (in - 1) + adjust + (kernel - 1) * dilation + 1;
+    // An output shorter than the stride overflows XNNPACK's subconvolution sizes.
+    if (full <= pads || y[1 + i] != full - pads || y[1 + i] < stride) return false;
+  }
+  return true;
+}
+
 /// Whether a node's output has the shape its inputs give, for the element-wise and
 /// reshaping kinds. XNNPACK's define calls do not check it, and the 2022 snapshot then
 /// crashes setting the runtime up. Indices are checked by the caller.
@@ -113,6 +151,7 @@ bool output_shape_consistent(const blob::Blob& root, const blob::Node& node) {
     }
     case NodeKind::GlobalAveragePooling2d:
       return a.size() == 4 && out.size() == 4 && out[0] == a[0] && out[1] == 1 && out[2] == 1 && out[3] == a[3];
+    case NodeKind::Deconvolution2d: return deconvolution_consistent(root, node);
     default:  // convolutions, fully connected, windowed pooling and padding: XNNPACK checks them
       return true;
   }
@@ -381,7 +420,8 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
   uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   const NodeKind kind = node->kind();
   const bool spatial = kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d ||
-                       kind == NodeKind::MaxPooling2d || kind == NodeKind::AveragePooling2d;
+                       kind == NodeKind::Deconvolution2d || kind == NodeKind::MaxPooling2d ||
+                       kind == NodeKind::AveragePooling2d;
   if (spatial) {
     if (length(node->padding()) != 4 || !pair(node->kernel(), &kh, &kw) || !pair(node->strides(), &sh, &sw) ||
         !pair(node->dilations(), &dh, &dw)) {
@@ -390,7 +430,8 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
     for (flatbuffers::uoffset_t i = 0; i < 4; ++i) pad[i] = node->padding()->Get(i);
   }
   const size_t needed_inputs =
-      kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d || kind == NodeKind::FullyConnected
+      kind == NodeKind::Convolution2d || kind == NodeKind::DepthwiseConvolution2d ||
+              kind == NodeKind::Deconvolution2d || kind == NodeKind::FullyConnected
           ? 3
       : kind == NodeKind::Add || kind == NodeKind::Subtract || kind == NodeKind::Multiply || kind == NodeKind::Divide
           ? 2
@@ -413,6 +454,13 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
                                               node->depth_multiplier(), channels, lo, hi, in[0], in[1], in[2], y, 0);
       break;
     }
+    case NodeKind::Deconvolution2d:
+      // output_shape_consistent checked the adjustment: two values, each below its stride.
+      status = xnn_define_deconvolution_2d(subgraph, pad[0], pad[1], pad[2], pad[3], node->adjustment()->Get(0),
+                                           node->adjustment()->Get(1), kh, kw, sh, sw, dh, dw, node->groups(),
+                                           node->group_input_channels(), node->group_output_channels(), lo, hi, in[0],
+                                           in[1], in[2], y, 0);
+      break;
     case NodeKind::FullyConnected:
       status = xnn_define_fully_connected(subgraph, lo, hi, in[0], in[1], in[2], y, 0);
       break;

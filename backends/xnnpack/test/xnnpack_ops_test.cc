@@ -8,9 +8,137 @@
 namespace plugrt::xnnpack_test {
 namespace {
 
-// Every case of the shared catalogue (test/backend_support/op_catalogue.h): it has none of
-// its own.
-const std::vector<OpCase>& taken_cases() { return op_catalogue(); }
+/// ConvTranspose of a fresh input with constant weights (and bias when `bias`).
+std::vector<uint8_t> conv_transpose(Ints x_shape, Ints w_shape, Ints y_shape, std::vector<Attribute> attrs,
+                                    bool bias = false, int64_t group = 1) {
+  TestGraph g;
+  ValueId x = g.input(x_shape);
+  std::vector<ValueId> inputs = {x, g.constant(w_shape)};
+  if (bias) inputs.push_back(g.constant({w_shape[1] * group}));
+  attrs.push_back(I("group", group));
+  return g.finish({g.node("ConvTranspose", inputs, y_shape, attrs)});
+}
+
+// Output sizes in the comments: stride x (input - 1) + output_padding + (kernel - 1) x
+// dilation + 1 - pads, per spatial axis.
+std::vector<OpCase> own_cases() {
+  return {
+      {"ConvTransposeUpsampling2x2WithBias",
+       [] {  // U-Net's upsampling: 2 x 5 + 2
+         return conv_transpose({2, 8, 6, 6}, {8, 4, 2, 2}, {2, 4, 12, 12}, {Is("strides", {2, 2})}, true);
+       }},
+      {"ConvTransposeWiderChannels",
+       [] {  // enough channels for XNNPACK's blocked kernels: 2 x 7 + 3 + 1 - 2
+         return conv_transpose({1, 16, 8, 8}, {16, 24, 3, 3}, {1, 24, 16, 16},
+                               {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1}), Is("output_padding", {1, 1})}, true);
+       }},
+      {"ConvTransposeStride1",
+       [] {  // 4 + 3 - 2
+         return conv_transpose({1, 3, 5, 5}, {3, 4, 3, 3}, {1, 4, 5, 5}, {Is("pads", {1, 1, 1, 1})});
+       }},
+      {"ConvTransposeAsymmetricPadsAndStrides",
+       [] {  // H: 2 x 4 + 3 - 0 - 1, W: 3 x 3 + 2 - 2 - 0
+         return conv_transpose({1, 3, 5, 4}, {3, 4, 3, 2}, {1, 4, 10, 9},
+                               {Is("strides", {2, 3}), Is("pads", {0, 2, 1, 0})}, true);
+       }},
+      {"ConvTransposeOutputPaddingPastTheEndPadWithBias",
+       [] {  // the end pad less output_padding is negative along H: bias alone in the last row
+         return conv_transpose({2, 6, 5, 4}, {6, 4, 3, 3}, {2, 4, 11, 8},
+                               {Is("strides", {2, 2}), Is("pads", {1, 0, 0, 1}), Is("output_padding", {1, 0})}, true);
+       }},
+      {"ConvTransposeDilations",
+       [] {  // H: 4 + 2 x 2 + 1 - 0 - 2, W: 2 x 4 + 3 - 1 - 0
+         return conv_transpose({1, 3, 5, 5}, {3, 2, 3, 3}, {1, 2, 7, 10},
+                               {Is("strides", {1, 2}), Is("dilations", {2, 1}), Is("pads", {0, 1, 2, 0})});
+       }},
+      {"ConvTransposeDilationStrideAndOutputPadding",
+       [] {
+         return conv_transpose(
+             {2, 2, 4, 3}, {2, 3, 2, 3}, {2, 3, 10, 9},
+             {Is("strides", {2, 2}), Is("dilations", {2, 2}), Is("output_padding", {1, 1}), Is("pads", {0, 1, 0, 0})},
+             true);
+       }},
+      {"ConvTransposeGroupedMoreOutputsThanInputsPerGroup",
+       [] {  // [C, M / g, k, k]: 2 input and 3 output channels per group
+         return conv_transpose({1, 4, 4, 4}, {4, 3, 2, 2}, {1, 6, 8, 8}, {Is("strides", {2, 2})}, true, 2);
+       }},
+      {"ConvTransposeGroupedFewerOutputsThanInputsPerGroup",
+       [] {
+         return conv_transpose({2, 9, 3, 5}, {9, 2, 3, 1}, {2, 6, 3, 5}, {Is("pads", {1, 0, 1, 0})}, false, 3);
+       }},
+      {"ConvTransposeDepthwise",
+       [] {
+         return conv_transpose({1, 8, 5, 5}, {8, 1, 4, 4}, {1, 8, 10, 10},
+                               {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1})}, true, 8);
+       }},
+      {"ConvTransposeDepthwiseMultiplier2",
+       [] {  // 2 x 4 + 3 + 1 - 2
+         return conv_transpose({1, 4, 5, 5}, {4, 2, 3, 3}, {1, 8, 10, 10},
+                               {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1}), Is("output_padding", {1, 1})}, false,
+                               4);
+       }},
+      {"ConvTransposeSameUpper",
+       [] {  // natural 2 x 4 + 3 = 11, asked 10: the odd pad at the end
+         return conv_transpose({1, 3, 5, 5}, {3, 2, 3, 3}, {1, 2, 10, 10},
+                               {Is("strides", {2, 2}), S("auto_pad", "SAME_UPPER")}, true);
+       }},
+      {"ConvTransposeSameLower",
+       [] {  // the odd pad at the beginning
+         return conv_transpose({1, 3, 5, 5}, {3, 2, 3, 3}, {1, 2, 10, 10},
+                               {Is("strides", {2, 2}), S("auto_pad", "SAME_LOWER")});
+       }},
+      {"ConvTransposeSameLongerThanNatural",
+       [] {  // natural 3 x 4 + 2 = 14, asked 15: the last row and column hold the bias
+         return conv_transpose({1, 2, 5, 5}, {2, 3, 2, 2}, {1, 3, 15, 15},
+                               {Is("strides", {3, 3}), S("auto_pad", "SAME_UPPER")}, true);
+       }},
+      {"ConvTransposeValid",
+       [] {  // H: 2 x 3 + 3, W: 3 + 3
+         return conv_transpose({1, 2, 4, 4}, {2, 3, 3, 3}, {1, 3, 9, 6},
+                               {Is("strides", {2, 1}), S("auto_pad", "VALID")}, true);
+       }},
+      {"ConvTransposeOutputShape",
+       [] {  // natural size 9, asked 8: one pad, at the beginning
+         return conv_transpose({1, 3, 4, 4}, {3, 2, 3, 3}, {1, 2, 8, 9},
+                               {Is("strides", {2, 2}), Is("output_shape", {8, 9})});
+       }},
+      {"ConvTransposeOutputShapeLongerThanNatural",
+       [] {  // natural size 9, asked 10: the last row holds the bias
+         return conv_transpose({1, 3, 4, 4}, {3, 2, 3, 3}, {1, 2, 10, 9},
+                               {Is("strides", {2, 2}), Is("output_shape", {1, 2, 10, 9})}, true);
+       }},
+      {"ConvTransposeThenRelu",
+       [] {  // XNNPACK fuses the clamp into the deconvolution
+         TestGraph g;
+         ValueId x = g.input({1, 4, 5, 5});
+         ValueId up = g.node("ConvTranspose", {x, g.constant({4, 3, 3, 3}), g.constant({3})}, {1, 3, 9, 9},
+                             {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1})});
+         return g.finish({g.node("Relu", {up}, {1, 3, 9, 9})});
+       }},
+      {"ConvTransposeThenClip",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 4, 5, 5});
+         ValueId up = g.node("ConvTranspose", {x, g.constant({4, 6, 2, 2})}, {1, 6, 10, 10}, {Is("strides", {2, 2})});
+         return g.finish({g.node("Clip", {up, g.scalar(-0.5f), g.scalar(0.5f)}, {1, 6, 10, 10})});
+       }},
+      {"ConvDownThenConvTransposeUpWithSkip",
+       [] {  // an encoder step and its decoder step, the skip added
+         TestGraph g;
+         ValueId x = g.input({1, 4, 8, 8});
+         ValueId down = g.node("Conv", {x, g.constant({8, 4, 3, 3}), g.constant({8})}, {1, 8, 4, 4},
+                               {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1})});
+         ValueId relu = g.node("Relu", {down}, {1, 8, 4, 4});
+         ValueId up = g.node("ConvTranspose", {relu, g.constant({8, 4, 2, 2}), g.constant({4})}, {1, 4, 8, 8},
+                             {Is("strides", {2, 2})});
+         ValueId sum = g.node("Add", {up, x}, {1, 4, 8, 8});
+         return g.finish({g.node("Relu", {sum}, {1, 4, 8, 8})});
+       }},
+  };
+}
+
+// Every case of the shared catalogue (test/backend_support/op_catalogue.h) and its own.
+std::vector<OpCase> taken_cases() { return joined(op_catalogue(), own_cases()); }
 
 class XnnpackOpTest : public ::testing::TestWithParam<OpCase> {
  protected:
@@ -90,6 +218,34 @@ const std::vector<RefusedCase>& refused_cases() {
       {"Tanh", "Tanh",
        [] {
          return unary("Tanh", {2, 8});
+       }},
+      {"ConvTranspose1d", "ConvTranspose",
+       [] {
+         return conv_transpose({1, 2, 8}, {2, 3, 3}, {1, 3, 10}, {});
+       }},
+      {"ConvTranspose3d", "ConvTranspose",
+       [] {
+         return conv_transpose({1, 2, 3, 4, 3}, {2, 3, 2, 2, 2}, {1, 3, 6, 5, 6}, {Is("strides", {2, 1, 2})});
+       }},
+      {"ConvTransposeRunTimeWeights", "ConvTranspose",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 2, 4, 4}), w = g.input({2, 3, 3, 3});
+         return g.finish({g.node("ConvTranspose", {x, w}, {1, 3, 6, 6})});
+       }},
+      {"ConvTransposeOutputLongerByAStride", "ConvTranspose",
+       [] {  // natural 6 at stride 1, asked 7: XNNPACK's adjustment stays below the stride
+         return conv_transpose({1, 2, 4, 4}, {2, 3, 3, 3}, {1, 3, 7, 6}, {Is("output_shape", {7, 6})}, true);
+       }},
+      {"ConvTransposeOutputShorterThanTheStride", "ConvTranspose",
+       [] {  // W: 3 x 0 + 3 - 2 = 1 column at stride 3 (the differential test's seed 14,333)
+         return conv_transpose({2, 3, 5, 1}, {3, 7, 3, 3}, {2, 7, 15, 1},
+                               {Is("strides", {3, 3}), Is("pads", {0, 0, 0, 2})}, true);
+       }},
+      {"ConvTransposeOutputPaddingAtStride1", "ConvTranspose",
+       [] {  // output_padding below the dilation, not the stride: 3 + 2 x 2 + 1 + 1
+         return conv_transpose({1, 2, 4, 4}, {2, 3, 3, 3}, {1, 3, 9, 8},
+                               {Is("dilations", {2, 2}), Is("output_padding", {1, 0})});
        }},
   };
   return cases;
