@@ -100,6 +100,12 @@ std::vector<OpCase> model_cases() {
        [] {
          return einsum("ijb,jkb->ikb", {{'b', 3}, {'i', 5}, {'j', 7}, {'k', 4}});
        }},
+      {"GramOfOneValue",  // both operands one tensor, read through two views
+       [] {
+         TestGraph g;
+         ValueId x = g.input({2, 5, 8});
+         return g.finish({g.node("Einsum", {x, x}, {2, 5, 5}, {S("equation", "bid,bjd->bij")})});
+       }},
       {"DotProduct", [] { return einsum_shapes("i,i->", {7}, {7}, {}); }},
       {"OuterProduct",
        [] {
