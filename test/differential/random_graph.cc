@@ -21,7 +21,8 @@ std::string shape_text(const Shape& shape) {
 
 RandomGraph Generator::generate() {
   Random choice(graph_.seed ^ 0x51a7e5c0de5eedULL);
-  return choice.chance(0.25) ? run_quantized() : run();
+  if (choice.chance(0.25)) return run_quantized();
+  return choice.chance(0.1) ? run_einsum() : run();
 }
 
 RandomGraph Generator::run() {

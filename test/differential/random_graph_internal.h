@@ -48,8 +48,9 @@ std::string shape_text(const Shape& shape);
 class Generator {
  public:
   explicit Generator(uint64_t seed) : random_(seed) { graph_.seed = seed; }
-  /// A quantized graph for about one seed in four (chosen from a stream of its own, so
-  /// that the other seeds keep the float graphs they always had), else a float one.
+  /// A quantized graph for about one seed in four, an Einsum graph for about one in
+  /// thirteen (both chosen from a stream of their own, so that the other seeds keep the
+  /// float graphs they always had), else a float one.
   RandomGraph generate();
 
  private:
@@ -85,6 +86,13 @@ class Generator {
   Value node(const std::string& op, const std::vector<Value>& inputs, Shape shape, const std::vector<Attr>& attrs = {},
              ElementType type = ElementType::kFloat);
   void reduces(int64_t length) { graph_.reduction_length = std::max(graph_.reduction_length, length); }
+
+  // ---- Einsum graphs (einsum_graph.cc).
+  RandomGraph run_einsum();
+  /// An Einsum of two values whose equation is drawn as a batched matrix product.
+  Value einsum();
+  /// `text` in a random order.
+  void shuffle(std::string* text);
 
   // ---- Quantized graphs (quantized_graph.cc).
   /// An 8-bit value with its quantization, and how many quanta a fast backend's value

@@ -10,11 +10,15 @@ namespace plugrt::onednn {
 
 namespace {
 
-/// The oldest format version that reads `list`: 8 with a per-axis QuantizeLinear or
+/// The oldest format version that reads `list`: 9 with a matmul that reads its tensors
+/// through views (an Einsum), 8 with a per-axis QuantizeLinear or
 /// DequantizeLinear, 7 with a per-tensor one, 6 with a quantized op, 5 with a channel shuffle or a nearest
 /// resampling, 4 with a deconvolution, else 3, so an older plugin still takes the blobs
 /// that need nothing newer.
 uint32_t blob_version(const OpList& list) {
+  for (const Op& op : list.ops) {
+    if (!op.views.empty()) return 9;
+  }
   for (const Op& op : list.ops) {
     if (!op.zero_points.empty()) return 8;
   }
@@ -87,6 +91,15 @@ std::vector<uint8_t> write_blob(const OpList& list) {
     if (!op.scales.empty()) scales = builder.CreateVector(op.scales);
     flatbuffers::Offset<flatbuffers::Vector<int32_t>> zero_points;
     if (!op.zero_points.empty()) zero_points = builder.CreateVector(op.zero_points);
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<blob::OperandView>>> views;
+    if (!op.views.empty()) {
+      std::vector<flatbuffers::Offset<blob::OperandView>> each;
+      for (const OperandView& view : op.views) {
+        each.push_back(
+            blob::CreateOperandView(builder, builder.CreateVector(view.dims), builder.CreateVector(view.perm)));
+      }
+      views = builder.CreateVector(each);
+    }
     blob::OpBuilder ob(builder);
     ob.add_kind(op.kind);
     ob.add_algorithm(op.algorithm);
@@ -113,6 +126,7 @@ std::vector<uint8_t> write_blob(const OpList& list) {
       ob.add_dst_zero_point(op.dst_zero_point);
     }
     if (!op.zero_points.empty()) ob.add_zero_points(zero_points);
+    if (!op.views.empty()) ob.add_views(views);
     ops.push_back(ob.Finish());
   }
   auto tensor_vector = builder.CreateVector(tensors);

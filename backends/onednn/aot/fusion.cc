@@ -30,6 +30,19 @@ bool commutative(Algorithm algorithm) {
 
 bool has_bias(const Op& op) { return op.inputs.size() >= 3 && op.inputs[2] >= 0; }
 
+/// Whether the op writes its result as the tensor's dims say: no view (an Einsum's matmul
+/// may write through a permuted or merged one), or one that changes nothing. Only then do
+/// a bias and binary post-ops, in the result's dims, fit the primitive's.
+bool writes_in_order(const Op& op, const std::vector<Tensor>& tensors) {
+  if (op.views.size() < 3) return true;
+  const OperandView& dst = op.views[2];
+  if (dst.dims != tensors[static_cast<size_t>(op.outputs[0])].dims) return false;
+  for (size_t i = 0; i < dst.perm.size(); ++i) {
+    if (dst.perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 /// Whether `operand` holds one value per channel (dim 1) of `out`, broadcast from the
 /// right: [C], [C, 1...] or [1, C, 1...].
 bool per_channel(const std::vector<int64_t>& operand, const std::vector<int64_t>& out) {
@@ -167,12 +180,14 @@ void fuse_post_ops(OpList* list) {
         } else {
           const int32_t other = op.inputs[1 - s];
           if (tensors[static_cast<size_t>(t)].dims != tensors[static_cast<size_t>(out)].dims) continue;
+          if (!writes_in_order(target, tensors)) continue;
           if (!ready_before(other, p)) continue;
           const Tensor& operand = tensors[static_cast<size_t>(other)];
           const int64_t n = tensors[static_cast<size_t>(out)].dims.back();
           bool row = operand.constant && operand.dims.back() == n;
           for (size_t d = 0; d + 1 < operand.dims.size(); ++d) row &= operand.dims[d] == 1;
           const bool bias = op.algorithm == Algorithm::Add && row && target.post_ops.empty() && !has_bias(target) &&
+                            target.views.empty() &&
                             (target.kind == OpKind::MatMul || target.kind == OpKind::InnerProduct);
           if (bias) {
             Tensor& b = tensors[static_cast<size_t>(other)];

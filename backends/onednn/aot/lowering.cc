@@ -195,6 +195,7 @@ std::string Lowering::lower(const ir::Node& node) {
   if (op == "ConvTranspose") return lower_conv_transpose(node);
   if (op == "Gemm") return lower_gemm(node);
   if (op == "MatMul") return lower_matmul(node);
+  if (op == "Einsum") return lower_einsum(node);
   if (op == "Add") return lower_binary(node, Algorithm::Add);
   if (op == "Sub") return lower_binary(node, Algorithm::Sub);
   if (op == "Mul") return lower_binary(node, Algorithm::Mul);

@@ -59,6 +59,8 @@ class Lowering {
   std::string lower_conv_transpose(const ir::Node& node);
   std::string lower_gemm(const ir::Node& node);
   std::string lower_matmul(const ir::Node& node);
+  /// Einsum as one matmul through strided views (aot/lowering_einsum.cc).
+  std::string lower_einsum(const ir::Node& node);
   std::string lower_binary(const ir::Node& node, blob::Algorithm algorithm);
   std::string lower_unary(const ir::Node& node, const std::string& op);
   std::string lower_clip(const ir::Node& node);

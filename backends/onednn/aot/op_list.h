@@ -21,6 +21,12 @@ struct PostOp {
   int32_t operand = -1;
 };
 
+/// How a MatMul reads one of its tensors: its plain bytes under `dims`, matmul axis i
+/// being axis perm[i] of those (schema/onednn_blob.fbs, OperandView).
+struct OperandView {
+  std::vector<int64_t> dims, perm;
+};
+
 struct Op {
   blob::OpKind kind = blob::OpKind::Eltwise;
   blob::Algorithm algorithm = blob::Algorithm::None;
@@ -41,6 +47,9 @@ struct Op {
   int32_t dst_zero_point = 0;
   /// Quantize, Dequantize per axis: a zero point per scale, along `axis`.
   std::vector<int32_t> zero_points;
+  /// MatMul: the views of src, weights and dst (empty: each tensor as it is), as Einsum
+  /// lowers to.
+  std::vector<OperandView> views;
 };
 
 struct Tensor {

@@ -313,6 +313,9 @@ class Builder {
   dnnl::memory reshaped(const dnnl::memory& memory, const dims_t& dims);
   /// A matmul whose weights have no batch: its batch dims folded into M.
   bool build_folded_matmul(const blob::Op& op);
+  /// How matmul `op` reads tensor `t` as its operand `which` (0 src, 1 weights, 2 dst):
+  /// the tensor's plain layout, or the strided layout of its view, checked.
+  desc_t matmul_operand(const blob::Op& op, flatbuffers::uoffset_t which, int32_t t) const;
   /// A convolution's window and weight dims (grouped: [g, O/g, I/g, k...]), checked.
   struct ConvWindow {
     int64_t groups = 1, out_channels = 0;
@@ -860,10 +863,58 @@ bool Builder::build_folded_matmul(const blob::Op& op) {
   return true;
 }
 
+desc_t Builder::matmul_operand(const blob::Op& op, flatbuffers::uoffset_t which, int32_t t) const {
+  if (length(op.views()) == 0) return plain(dims(t));
+  const blob::OperandView* view = op.views()->Get(which);
+  const std::vector<int64_t> view_dims = longs(view->dims()), perm = longs(view->perm());
+  require(view_dims.size() >= 2 && view_dims.size() <= kMaxRank && perm.size() == view_dims.size(),
+          "a matmul view has a bad rank");
+  const int64_t elements = product(dims(t));
+  int64_t count = 1;
+  for (int64_t d : view_dims) {
+    require(d >= 1 && d <= elements / count, "a matmul view does not fit its tensor");
+    count *= d;
+  }
+  require(count == elements, "a matmul view does not fit its tensor");
+  dims_t strides(view_dims.size(), 1);
+  for (size_t d = view_dims.size(); d-- > 1;) strides[d - 1] = strides[d] * view_dims[d];
+  std::vector<bool> seen(perm.size(), false);
+  dims_t md_dims, md_strides;
+  for (int64_t p : perm) {
+    require(p >= 0 && static_cast<size_t>(p) < perm.size() && !seen[static_cast<size_t>(p)],
+            "a matmul view's perm is not a permutation");
+    seen[static_cast<size_t>(p)] = true;
+    md_dims.push_back(view_dims[static_cast<size_t>(p)]);
+    md_strides.push_back(strides[static_cast<size_t>(p)]);
+  }
+  // A dim of 1 is never stepped along, but oneDNN's GEMM checks its stride as a leading
+  // dimension (a row of 1 with stride 1 next to a unit-stride column is refused at run
+  // time): a batch dim of 1 gets the outermost stride, a matrix dim of 1 the stride
+  // that makes the matrix look dense, row-major or transposed.
+  const size_t rows = md_dims.size() - 2, columns = md_dims.size() - 1;
+  int64_t outermost = 1;
+  for (size_t d = 0; d < md_dims.size(); ++d) outermost = std::max(outermost, md_dims[d] * md_strides[d]);
+  for (size_t d = 0; d < rows; ++d) {
+    if (md_dims[d] == 1) md_strides[d] = outermost;
+  }
+  if (md_dims[rows] == 1 && md_dims[columns] == 1) {
+    md_strides[rows] = md_strides[columns] = 1;
+  } else if (md_dims[rows] == 1) {
+    md_strides[rows] = md_strides[columns] == 1 ? md_dims[columns] : 1;
+  } else if (md_dims[columns] == 1) {
+    md_strides[columns] = md_strides[rows] == 1 ? md_dims[rows] : 1;
+  }
+  return desc_t(md_dims, dnnl::memory::data_type::f32, md_strides);
+}
+
 void Builder::build_matmul(const blob::Op& op) {
-  if (build_folded_matmul(op)) return;
+  const bool viewed = length(op.views()) > 0;
+  if (!viewed && build_folded_matmul(op)) return;
   const int32_t a = input(op, 0), b = input(op, 1), bias = input(op, 2, true), y = output(op);
-  const dims_t &as = dims(a), &bs = dims(b), &ys = dims(y);
+  require(!viewed || length(op.views()) == 3, "a matmul has not three views");
+  // With views (an Einsum), each tensor is read and written in place through strides.
+  const desc_t a_view = matmul_operand(op, 0, a), b_view = matmul_operand(op, 1, b), y_view = matmul_operand(op, 2, y);
+  const dims_t as = a_view.dims(), bs = b_view.dims(), ys = y_view.dims();
   require(as.size() >= 2 && as.size() == bs.size() && ys.size() == as.size(), "bad matmul ranks");
   const size_t rank = as.size();
   require(as[rank - 1] == bs[rank - 2] && ys[rank - 2] == as[rank - 2] && ys[rank - 1] == bs[rank - 1],
@@ -872,11 +923,10 @@ void Builder::build_matmul(const blob::Op& op) {
     require((as[d] == ys[d] || as[d] == 1) && (bs[d] == ys[d] || bs[d] == 1), "the batch dims do not broadcast");
   }
   const bool constant_b = is_constant(b);
-  if (bias >= 0) require(is_constant(bias) && broadcasts(dims(bias), ys), "bad matmul bias");
-  const desc_t a_md = plain(as), y_md = plain(ys);
-  const desc_t b_md = constant_b ? any(bs) : plain(bs);
-  const dnnl::matmul::desc desc =
-      bias >= 0 ? dnnl::matmul::desc(a_md, b_md, plain(dims(bias)), y_md) : dnnl::matmul::desc(a_md, b_md, y_md);
+  // A bias and binary post-ops are in the result's dims: only where the view writes it
+  // in order.
+  const bool in_order = y_view == plain(dims(y));
+  if (bias >= 0) require(!viewed && is_constant(bias) && broadcasts(dims(bias), ys), "bad matmul bias");
   const float scale = op.alpha() == 0.0f ? 1.0f : op.alpha();
   // The post-ops fuse when oneDNN has an optimised kernel with them: all of them, else the
   // element-wise ones before the first binary one, else none (the rest run as steps).
@@ -886,40 +936,73 @@ void Builder::build_matmul(const blob::Op& op) {
          op.post_ops()->Get(static_cast<flatbuffers::uoffset_t>(eltwise_prefix))->kind() == blob::PostOpKind::Eltwise) {
     ++eltwise_prefix;
   }
-  std::vector<size_t> candidates = {post_op_count};
-  if (eltwise_prefix < post_op_count) candidates.push_back(eltwise_prefix);
+  std::vector<size_t> candidates;
+  if (in_order) candidates.push_back(post_op_count);
+  if (eltwise_prefix < post_op_count || !in_order) candidates.push_back(eltwise_prefix);
   if (candidates.back() > 0) candidates.push_back(0);
+  // Strided operands oneDNN has only its reference kernel for are copied to plain ones
+  // (and the result back) around the fast kernel instead.
+  bool copies = false;
   std::unordered_map<int, dnnl::memory> args;
   dnnl::matmul::primitive_desc pd;
-  bool have = false;
   size_t fused = 0;
-  for (size_t count : candidates) {
-    std::unordered_map<int, dnnl::memory> candidate_args;
-    dnnl::primitive_attr attr = attributes();
-    if (scale != 1.0f) attr.set_output_scales(0, {scale});
-    const size_t set = set_post_ops(op, ys, &attr, &candidate_args, count);
-    dnnl::matmul::primitive_desc candidate;
-    try {
-      candidate = dnnl::matmul::primitive_desc(desc, attr, engine_);
-    } catch (const dnnl::error&) {
-      if (count == 0 && !have) throw;
-      continue;
+  for (bool plain_operands : {false, true}) {
+    if (plain_operands && (!viewed || !is_reference(pd.impl_info_str()))) break;
+    const desc_t a_md = plain_operands ? plain(as) : a_view, y_md = plain_operands ? plain(ys) : y_view;
+    const desc_t b_md = constant_b ? any(bs) : plain_operands ? plain(bs) : b_view;
+    const dnnl::matmul::desc desc =
+        bias >= 0 ? dnnl::matmul::desc(a_md, b_md, plain(dims(bias)), y_md) : dnnl::matmul::desc(a_md, b_md, y_md);
+    bool have = false;
+    for (size_t count : candidates) {
+      std::unordered_map<int, dnnl::memory> candidate_args;
+      dnnl::primitive_attr attr = attributes();
+      if (scale != 1.0f) attr.set_output_scales(0, {scale});
+      const size_t set = set_post_ops(op, ys, &attr, &candidate_args, count);
+      dnnl::matmul::primitive_desc candidate;
+      try {
+        candidate = dnnl::matmul::primitive_desc(desc, attr, engine_);
+      } catch (const dnnl::error&) {
+        if (count == 0 && !have && !plain_operands) throw;
+        continue;
+      }
+      const bool reference = is_reference(candidate.impl_info_str());
+      if ((!have && !plain_operands) || !reference) {
+        pd = candidate;
+        args = std::move(candidate_args);
+        fused = set;
+        have = true;
+        copies = plain_operands;
+      }
+      if (!reference) break;
     }
-    const bool reference = is_reference(candidate.impl_info_str());
-    if (!have || !reference) {
-      pd = candidate;
-      args = std::move(candidate_args);
-      fused = set;
-      have = true;
-    }
-    if (!reference) break;
   }
-  args[DNNL_ARG_SRC] = as_plain(a);
-  args[DNNL_ARG_WEIGHTS] = constant_b ? constant_in(b, pd.weights_desc()) : as_plain(b);
+  if (constant_b && viewed) read_constant_as(b, b_view);
+  const dnnl::memory a_memory = viewed ? view_of(as_plain(a), a_view) : as_plain(a);
+  if (copies) {
+    args[DNNL_ARG_SRC] = view(new_storage(StorageKind::kArena, 0, plain(as).get_size()), plain(as));
+    add_reorder(a_memory, args[DNNL_ARG_SRC]);
+  } else {
+    args[DNNL_ARG_SRC] = a_memory;
+  }
+  if (constant_b) {
+    args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
+  } else {
+    const dnnl::memory b_memory = viewed ? view_of(as_plain(b), b_view) : as_plain(b);
+    if (copies) {
+      args[DNNL_ARG_WEIGHTS] = view(new_storage(StorageKind::kArena, 0, plain(bs).get_size()), plain(bs));
+      add_reorder(b_memory, args[DNNL_ARG_WEIGHTS]);
+    } else {
+      args[DNNL_ARG_WEIGHTS] = b_memory;
+    }
+  }
   if (bias >= 0) args[DNNL_ARG_BIAS] = current(bias);
-  dnnl::memory dst = define(y, y_md);
-  args[DNNL_ARG_DST] = dst;
+  dnnl::memory dst = define(y, plain(dims(y)));
+  const dnnl::memory y_memory = viewed ? view_of(dst, y_view) : dst;
+  dnnl::memory result = y_memory;
+  if (copies && !in_order) result = view(new_storage(StorageKind::kArena, 0, plain(ys).get_size()), plain(ys));
+  args[DNNL_ARG_DST] = result;
   add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  if (result.get() != y_memory.get()) add_reorder(result, y_memory);
   if (fused < post_op_count) add_post_op_steps(op, dst, fused);
   publish(y);
 }
@@ -1750,6 +1833,10 @@ void Builder::verify_tensors() {
                 elements_aligned(op->kernel()) && elements_aligned(op->perm()) && elements_aligned(op->starts()) &&
                 elements_aligned(op->steps()),
             "the blob has misaligned op attributes");
+    for (flatbuffers::uoffset_t i = 0; i < length(op->views()); ++i) {
+      require(elements_aligned(op->views()->Get(i)->dims()) && elements_aligned(op->views()->Get(i)->perm()),
+              "the blob has misaligned op attributes");
+    }
   }
   dims_.resize(count);
   values_.resize(count);

@@ -906,9 +906,10 @@ uint32_t blob_version(OnednnEnvironment& env, const std::vector<uint8_t>& graph)
   return version;
 }
 
-// A blob says the oldest format that reads it: 5 where it holds a channel shuffle or a
-// nearest resampling, 4 where it holds a deconvolution (so a version 3 plugin refuses
-// it), else 3, so the others still run on an older plugin.
+// A blob says the oldest format that reads it: 9 where it holds an Einsum (a matmul
+// through views), 5 where it holds a channel shuffle or a nearest resampling, 4 where it
+// holds a deconvolution (so a version 3 plugin refuses it), else 3, so the others still
+// run on an older plugin.
 TEST(OnednnBlobFormat, OnlyABlobWithANewerOpNeedsANewerVersion) {
   OnednnEnvironment env;
   EXPECT_EQ(blob_version(env, conv_transpose({1, 4, 5, 5}, {4, 3, 3, 3}, {1, 3, 7, 7}, {})), 4u);
@@ -922,6 +923,16 @@ TEST(OnednnBlobFormat, OnlyABlobWithANewerOpNeedsANewerVersion) {
     TestGraph g;
     ValueId x = g.input({1, 4, 5, 5});
     EXPECT_EQ(blob_version(env, g.finish({g.node("Conv", {x, g.constant({3, 4, 3, 3})}, {1, 3, 3, 3})})), 3u);
+  }
+  {
+    TestGraph g;
+    ValueId a = g.input({2, 5, 4}), b = g.input({2, 6, 4});
+    EXPECT_EQ(blob_version(env, g.finish({g.node("Einsum", {a, b}, {2, 5, 6}, {S("equation", "bid,bjd->bij")})})), 9u);
+  }
+  {
+    TestGraph g;
+    ValueId a = g.input({2, 5, 4}), b = g.input({2, 4, 6});
+    EXPECT_EQ(blob_version(env, g.finish({g.node("MatMul", {a, b}, {2, 5, 6})})), 3u);
   }
   {
     TestGraph g;
