@@ -139,9 +139,13 @@ Status check_before_inference(const onnx::NodeProto& node, const std::vector<con
   return Status::ok();
 }
 
-/// Einsum's dimensions, which ONNX 1.12 leaves unknown (it infers the rank only).
+/// Einsum's type and dimensions, in place of ONNX 1.12's inference, which gives only a
+/// rank and writes past the end of an array (ending the process) for an implicit output
+/// whose letters are capitals ("BIJ,BJK"). Sets `failure` for an equation that does not
+/// fit the inputs; leaves the output unknown when an input's rank is.
 void infer_einsum(const onnx::NodeProto& node, const std::vector<const onnx::TypeProto*>& input_types,
-                  std::vector<onnx::TypeProto>* outputs) {
+                  std::vector<onnx::TypeProto>* outputs, std::string* failure) {
+  outputs->assign(static_cast<size_t>(node.output_size()), onnx::TypeProto());
   std::string equation;
   for (const onnx::AttributeProto& attribute : node.attribute()) {
     if (attribute.name() == "equation" && attribute.type() == onnx::AttributeProto::STRING) equation = attribute.s();
@@ -155,7 +159,11 @@ void infer_einsum(const onnx::NodeProto& node, const std::vector<const onnx::Typ
     }
   }
   std::vector<int64_t> dims;
-  if (shapes.empty() || !einsum_output_dims(equation, shapes, &dims)) return;
+  if (outputs->empty() || shapes.empty()) return;
+  if (!einsum_output_dims(equation, shapes, &dims)) {
+    *failure = "the equation '" + equation + "' does not fit its " + std::to_string(shapes.size()) + " inputs' ranks";
+    return;
+  }
   onnx::TypeProto::Tensor* out = (*outputs)[0].mutable_tensor_type();
   out->set_elem_type(input_types[0]->tensor_type().elem_type());
   onnx::TensorShapeProto* shape = out->mutable_shape();
@@ -255,6 +263,10 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
       return Status::ok();
     }
   }
+  if (node.op_type() == "Einsum") {
+    infer_einsum(node, input_types, outputs, failure);
+    return Status::ok();
+  }
   onnx::NodeProto copy = node;  // the context wants a mutable node
   const std::unordered_map<std::string, const onnx::SparseTensorProto*> no_sparse_data;
   try {
@@ -270,7 +282,6 @@ Status infer_node(const onnx::NodeProto& node, const onnx::OpSchema* schema,
     *failure = e.what();
     outputs->assign(static_cast<size_t>(node.output_size()), onnx::TypeProto());
   }
-  if (node.op_type() == "Einsum" && failure->empty() && !outputs->empty()) infer_einsum(node, input_types, outputs);
   return Status::ok();
 }
 

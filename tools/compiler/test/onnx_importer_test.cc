@@ -1403,6 +1403,28 @@ TEST(OnnxImporter, EinsumGetsStaticDimensions) {
   EXPECT_THAT(value_shape(graph, graph.outputs()->Get(0)), ElementsAre(2, 4, 6, 3));
 }
 
+TEST(OnnxImporter, EinsumWithCapitalLettersAndAnImplicitOutput) {
+  // ONNX 1.12's own Einsum inference writes past an array for "BIJ,BJK" (the process
+  // ended); the importer infers Einsum itself: B and J are summed, the output is "IK".
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "a", {2, 3, 4});
+  add_input(model, "b", {2, 4, 5});
+  onnx::NodeProto* node = add_node(model, "Einsum", "capitals", {"a", "b"}, {"y"});
+  onnx::AttributeProto* equation = node->add_attribute();
+  equation->set_name("equation");
+  equation->set_type(onnx::AttributeProto::STRING);
+  equation->set_s("BIJ,BJK");
+  add_output(model, "y", {-1, -1});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_THAT(value_shape(graph_of(*imported), graph_of(*imported).outputs()->Get(0)), ElementsAre(3, 5));
+
+  equation->set_s("BIJ,BJKL");  // four letters for a rank-3 input
+  Result<ImportedModel> refused = import_model(model);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("the equation 'BIJ,BJKL' does not fit its 2 inputs' ranks"));
+}
+
 /// y = If(c) then Relu(x) + t (t a branch initializer) else Neg(x): x [2], c a bool.
 onnx::ModelProto if_model(bool constant_condition, bool condition) {
   onnx::ModelProto model = make_model(13);
