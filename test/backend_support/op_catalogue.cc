@@ -9,6 +9,16 @@
 
 namespace plugrt::backend_test {
 
+std::vector<uint8_t> conv_transpose(Ints x_shape, Ints w_shape, Ints y_shape, std::vector<Attribute> attrs, bool bias,
+                                    int64_t group) {
+  TestGraph g;
+  ValueId x = g.input(x_shape);
+  std::vector<ValueId> inputs = {x, g.constant(w_shape)};
+  if (bias) inputs.push_back(g.constant({w_shape[1] * group}));
+  attrs.push_back(I("group", group));
+  return g.finish({g.node("ConvTranspose", inputs, y_shape, attrs)});
+}
+
 const std::vector<OpCase>& op_catalogue() {
   static const std::vector<OpCase> cases = {
       {"Conv3x3PadBias",
@@ -59,6 +69,48 @@ const std::vector<OpCase>& op_catalogue() {
          TestGraph g;
          ValueId x = g.input({1, 16, 5, 5});
          return g.finish({g.node("Conv", {x, g.constant({8, 16, 1, 1}), g.constant({8})}, {1, 8, 5, 5})});
+       }},
+      // Output sizes in the comments: stride x (input - 1) + output_padding + (kernel - 1) x
+      // dilation + 1 - pads, per spatial axis.
+      {"ConvTransposeOutputPaddingPastTheEndPadWithBias",
+       [] {  // the end pad less output_padding is negative along H: bias alone in the last row
+         return conv_transpose({2, 6, 5, 4}, {6, 4, 3, 3}, {2, 4, 11, 8},
+                               {Is("strides", {2, 2}), Is("pads", {1, 0, 0, 1}), Is("output_padding", {1, 0})}, true);
+       }},
+      {"ConvTransposeDilations",
+       [] {  // H: 4 + 2 x 2 + 1 - 0 - 2, W: 2 x 4 + 3 - 1 - 0
+         return conv_transpose({1, 3, 5, 5}, {3, 2, 3, 3}, {1, 2, 7, 10},
+                               {Is("strides", {1, 2}), Is("dilations", {2, 1}), Is("pads", {0, 1, 2, 0})});
+       }},
+      {"ConvTransposeDilationStrideAndOutputPadding",
+       [] {
+         return conv_transpose(
+             {2, 2, 4, 3}, {2, 3, 2, 3}, {2, 3, 10, 9},
+             {Is("strides", {2, 2}), Is("dilations", {2, 2}), Is("output_padding", {1, 1}), Is("pads", {0, 1, 0, 0})},
+             true);
+       }},
+      {"ConvTransposeGroupedMoreOutputsThanInputsPerGroup",
+       [] {  // [C, M / g, k, k]: 2 input and 3 output channels per group
+         return conv_transpose({1, 4, 4, 4}, {4, 3, 2, 2}, {1, 6, 8, 8}, {Is("strides", {2, 2})}, true, 2);
+       }},
+      {"ConvTransposeGroupedFewerOutputsThanInputsPerGroup",
+       [] {
+         return conv_transpose({2, 9, 3, 5}, {9, 2, 3, 1}, {2, 6, 3, 5}, {Is("pads", {1, 0, 1, 0})}, false, 3);
+       }},
+      {"ConvTransposeDepthwise",
+       [] {
+         return conv_transpose({1, 8, 5, 5}, {8, 1, 4, 4}, {1, 8, 10, 10},
+                               {Is("strides", {2, 2}), Is("pads", {1, 1, 1, 1})}, true, 8);
+       }},
+      {"ConvTransposeOutputShape",
+       [] {  // natural size 9, asked 8: one pad, at the beginning
+         return conv_transpose({1, 3, 4, 4}, {3, 2, 3, 3}, {1, 2, 8, 9},
+                               {Is("strides", {2, 2}), Is("output_shape", {8, 9})});
+       }},
+      {"ConvTransposeOutputShapeLongerThanNatural",
+       [] {  // natural size 9, asked 10: the last row holds the bias
+         return conv_transpose({1, 3, 4, 4}, {3, 2, 3, 3}, {1, 2, 10, 9},
+                               {Is("strides", {2, 2}), Is("output_shape", {1, 2, 10, 9})}, true);
        }},
       {"GemmTransBBias",
        [] {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "op_checks.h"
+#include "test_graph.h"
 
 namespace plugrt::backend_test {
 
@@ -21,6 +22,11 @@ const std::vector<OpCase>& op_catalogue();
 /// Every case of the catalogue but those named. A name the catalogue lacks is a mistake
 /// in the test program: it throws std::invalid_argument, naming it.
 std::vector<OpCase> catalogue_except(std::initializer_list<std::string_view> names);
+
+/// A graph of one ConvTranspose of a fresh input with constant weights (and a constant
+/// bias when `bias`), `group` groups.
+std::vector<uint8_t> conv_transpose(Ints x_shape, Ints w_shape, Ints y_shape, std::vector<Attribute> attrs,
+                                    bool bias = false, int64_t group = 1);
 
 /// The cases of `first` and then `second`.
 std::vector<OpCase> joined(std::vector<OpCase> first, const std::vector<OpCase>& second);

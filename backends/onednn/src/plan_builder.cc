@@ -977,23 +977,18 @@ void Builder::build_matmul(const blob::Op& op) {
     }
   }
   if (constant_b && viewed) read_constant_as(b, b_view);
-  const dnnl::memory a_memory = viewed ? view_of(as_plain(a), a_view) : as_plain(a);
-  if (copies) {
-    args[DNNL_ARG_SRC] = view(new_storage(StorageKind::kArena, 0, plain(as).get_size()), plain(as));
-    add_reorder(a_memory, args[DNNL_ARG_SRC]);
-  } else {
-    args[DNNL_ARG_SRC] = a_memory;
-  }
+  // With `copies`, an operand is read through a plain copy of itself first.
+  const auto operand = [&](const dnnl::memory& memory, const dims_t& operand_dims) {
+    if (!copies) return memory;
+    dnnl::memory copy = view(new_storage(StorageKind::kArena, 0, plain(operand_dims).get_size()), plain(operand_dims));
+    add_reorder(memory, copy);
+    return copy;
+  };
+  args[DNNL_ARG_SRC] = operand(viewed ? view_of(as_plain(a), a_view) : as_plain(a), as);
   if (constant_b) {
     args[DNNL_ARG_WEIGHTS] = constant_in(b, pd.weights_desc());
   } else {
-    const dnnl::memory b_memory = viewed ? view_of(as_plain(b), b_view) : as_plain(b);
-    if (copies) {
-      args[DNNL_ARG_WEIGHTS] = view(new_storage(StorageKind::kArena, 0, plain(bs).get_size()), plain(bs));
-      add_reorder(b_memory, args[DNNL_ARG_WEIGHTS]);
-    } else {
-      args[DNNL_ARG_WEIGHTS] = b_memory;
-    }
+    args[DNNL_ARG_WEIGHTS] = operand(viewed ? view_of(as_plain(b), b_view) : as_plain(b), bs);
   }
   if (bias >= 0) args[DNNL_ARG_BIAS] = current(bias);
   dnnl::memory dst = define(y, plain(dims(y)));

@@ -273,15 +273,34 @@ std::string Lowering::lower(const ir::Node& node) {
 
 // ---- Convolution ---------------------------------------------------------------------
 
+std::string Lowering::check_conv_operands(int32_t x, int32_t w, const char* what, std::vector<int64_t>* xs,
+                                          std::vector<int64_t>* ws) const {
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  *xs = graph_.shape(x);
+  if (xs->size() != 4) return std::string("only 2-D ") + what + " (a 4-D input) is taken";
+  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
+  *ws = graph_.shape(w);
+  if (ws->size() != 4) return "the weights are not 4-D";
+  return "";
+}
+
+std::string Lowering::read_bias(int32_t b, int64_t out_channels, std::vector<float>* bias) const {
+  if (b == -1) {
+    bias->assign(static_cast<size_t>(out_channels), 0.0f);
+    return "";
+  }
+  if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
+    return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
+  }
+  *bias = graph_.floats(b);
+  return "";
+}
+
 std::string Lowering::lower_conv(const ir::Node& node) {
   const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
   const int32_t y = GraphView::output(node, 0);
-  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
-  const std::vector<int64_t> xs = graph_.shape(x);
-  if (xs.size() != 4) return "only 2-D convolution (a 4-D input) is taken";
-  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
-  const std::vector<int64_t> ws = graph_.shape(w);
-  if (ws.size() != 4) return "the weights are not 4-D";
+  std::vector<int64_t> xs, ws;
+  if (std::string why = check_conv_operands(x, w, "convolution", &xs, &ws); !why.empty()) return why;
   const int64_t group = GraphView::int_attribute(node, "group", 1);
   const int64_t channels = xs[1], out_channels = ws[0];
   if (group < 1 || channels % group != 0 || out_channels % group != 0 || ws[1] != channels / group) {
@@ -294,13 +313,8 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   const int64_t oh = window.oh, ow = window.ow;
   const std::vector<int64_t> expected = {xs[0], out_channels, oh, ow};
   if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
-  std::vector<float> bias(static_cast<size_t>(out_channels), 0.0f);
-  if (b != -1) {
-    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
-      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
-    }
-    bias = graph_.floats(b);
-  }
+  std::vector<float> bias;
+  if (std::string why = read_bias(b, out_channels, &bias); !why.empty()) return why;
   const std::vector<float> weights = graph_.floats(w);
   if (weights.empty()) return "the weights' data does not match their shape";
 
@@ -345,12 +359,8 @@ std::string Lowering::lower_conv(const ir::Node& node) {
 std::string Lowering::lower_conv_transpose(const ir::Node& node) {
   const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 1), b = GraphView::input(node, 2);
   const int32_t y = GraphView::output(node, 0);
-  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
-  const std::vector<int64_t> xs = graph_.shape(x);
-  if (xs.size() != 4) return "only 2-D transposed convolution (a 4-D input) is taken";
-  if (!graph_.is_constant(w) || !graph_.is_float(w)) return "the weights are not a float32 constant";
-  const std::vector<int64_t> ws = graph_.shape(w);
-  if (ws.size() != 4) return "the weights are not 4-D";
+  std::vector<int64_t> xs, ws;
+  if (std::string why = check_conv_operands(x, w, "transposed convolution", &xs, &ws); !why.empty()) return why;
   const int64_t group = GraphView::int_attribute(node, "group", 1);
   // ONNX's weights are [C, M / group, kh, kw]: input channels first.
   const int64_t channels = xs[1];
@@ -366,13 +376,8 @@ std::string Lowering::lower_conv_transpose(const ir::Node& node) {
   if (std::string why = resolve_transposed_window(node, xs, {kh, kw}, &window); !why.empty()) return why;
   const std::vector<int64_t> expected = {xs[0], out_channels, window.oh, window.ow};
   if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
-  std::vector<float> bias(static_cast<size_t>(out_channels), 0.0f);
-  if (b != -1) {
-    if (!graph_.is_constant(b) || !graph_.is_float(b) || graph_.shape(b) != std::vector<int64_t>{out_channels}) {
-      return "the bias is not a float32 constant of " + std::to_string(out_channels) + " elements";
-    }
-    bias = graph_.floats(b);
-  }
+  std::vector<float> bias;
+  if (std::string why = read_bias(b, out_channels, &bias); !why.empty()) return why;
   const std::vector<float> weights = graph_.floats(w);
   if (weights.empty()) return "the weights' data does not match their shape";
 

@@ -62,6 +62,12 @@ class Lowering {
   };
 
   std::string lower(const ir::Node& node);
+  /// What Conv and ConvTranspose check alike: a float32 input of rank 4 (`what` names
+  /// the op in the refusal) and 4-D float32 constant weights, whose shapes it returns.
+  std::string check_conv_operands(int32_t x, int32_t w, const char* what, std::vector<int64_t>* xs,
+                                  std::vector<int64_t>* ws) const;
+  /// The bias of `out_channels` elements: the constant `b`, or zeros when there is none.
+  std::string read_bias(int32_t b, int64_t out_channels, std::vector<float>* bias) const;
   std::string lower_conv(const ir::Node& node);
   std::string lower_conv_transpose(const ir::Node& node);
   std::string lower_gemm(const ir::Node& node);
