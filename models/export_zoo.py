@@ -151,6 +151,7 @@ ZOO = {
     "swin_t": classification("swin_t"),
     "swin_t_opset17": ("classification", at_opset(lambda: torchvision_model("swin_t"), 17), {"input": IMAGE}),
     "maxvit_t": classification("maxvit_t"),
+    "inception_v3": classification("inception_v3", init_weights=True, aux_logits=False),
     "regnet_x_400mf": classification("regnet_x_400mf"),
     "fcn_resnet50": ("segmentation", segmentation_model("fcn_resnet50"), {"input": SEGMENTATION_IMAGE}),
     "deeplabv3_mobilenet_v3_large": ("segmentation", segmentation_model("deeplabv3_mobilenet_v3_large"),
