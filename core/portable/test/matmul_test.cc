@@ -89,6 +89,22 @@ TEST(MatMulKernel, MatchesANaiveLoopOnALargerMatrix) {
   expect_close(run.outputs[0].floats(), naive_batched(a, b, 1, m, n, k, zero, zero));
 }
 
+TEST(MatMulKernel, MatchesANaiveLoopForOneToThreeRows) {
+  // A single row (a batch of 1) streams B once; 2 and 3 rows take narrower register
+  // tiles. 300 columns cross a column block (256) and end in a partial tile.
+  const int64_t k = 45, n = 300;
+  for (int64_t m : {1, 2, 3, 5}) {
+    const std::vector<float> a = random_floats(static_cast<size_t>(m * k), 3),
+                             b = random_floats(static_cast<size_t>(k * n), 4);
+    NodeRun run =
+        run_node({"MatMul", {}, {TestTensor::f32({m, k}, a), TestTensor::f32({k, n}, b)}, {{DType::kFloat32, {m, n}}}});
+    ASSERT_TRUE(run.ok()) << run.error;
+    auto zero = [](int64_t) { return int64_t{0}; };
+    SCOPED_TRACE(m);
+    expect_close(run.outputs[0].floats(), naive_batched(a, b, 1, m, n, k, zero, zero));
+  }
+}
+
 TEST(MatMulKernel, BroadcastsBatchDims) {
   // A [2, 1, 5, 3] x B [3, 3, 4] -> [2, 3, 5, 4]: A's batch repeats over B's 3, B's over A's 2.
   const std::vector<float> a = random_floats(2 * 5 * 3, 3), b = random_floats(3 * 3 * 4, 4);
@@ -191,6 +207,26 @@ TEST(GemmKernel, MatchesANaiveLoopWithTransposedB) {
   auto zero = [](int64_t) { return int64_t{0}; };
   std::vector<float> expected = naive_batched(x, wt, 1, m, n, k, zero, zero);
   for (size_t i = 0; i < expected.size(); ++i) expected[i] += bias[i % static_cast<size_t>(n)];
+  expect_close(run.outputs[0].floats(), expected);
+}
+
+TEST(GemmKernel, MatchesANaiveLoopForOneRowWithTransposedOperands) {
+  // One row of A given transposed ([k, 1]) times B transposed: dot products along B's rows.
+  const int64_t k = 50, n = 37;
+  const std::vector<float> a = random_floats(static_cast<size_t>(k), 10),
+                           w = random_floats(static_cast<size_t>(n * k), 11);
+  NodeRun run = run_node({"Gemm",
+                          {Attribute::Int("transA", 1), Attribute::Int("transB", 1), Attribute::Float("alpha", 0.5f)},
+                          {TestTensor::f32({k, 1}, a), TestTensor::f32({n, k}, w)},
+                          {{DType::kFloat32, {1, n}}}});
+  ASSERT_TRUE(run.ok()) << run.error;
+  std::vector<float> expected(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    double sum = 0;
+    for (int64_t p = 0; p < k; ++p)
+      sum += static_cast<double>(a[static_cast<size_t>(p)]) * w[static_cast<size_t>(j * k + p)];
+    expected[static_cast<size_t>(j)] = static_cast<float>(0.5 * sum);
+  }
   expect_close(run.outputs[0].floats(), expected);
 }
 
