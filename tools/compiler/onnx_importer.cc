@@ -46,6 +46,32 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
 
 constexpr char kMicrosoftDomain[] = "com.microsoft";
 
+/// Whether a tensor type of the main graph's inputs, outputs or value_info has no shape.
+bool lacks_shape(const onnx::ValueInfoProto& info) {
+  return info.type().has_tensor_type() && !info.type().tensor_type().has_shape();
+}
+
+/// ONNX 1.12's checker. It wants a shape on every tensor type the main graph declares,
+/// though ONNX gives a missing shape a meaning (rank unknown) and ONNX Runtime runs such
+/// models (an output whose shape the exporter did not know): it then checks a copy in
+/// which those have an empty shape. The import itself still treats them as unknown.
+void check_with_onnx(const onnx::ModelProto& model) {
+  const onnx::GraphProto& graph = model.graph();
+  const auto any_lacks = [](const auto& infos) { return std::any_of(infos.begin(), infos.end(), lacks_shape); };
+  if (!any_lacks(graph.input()) && !any_lacks(graph.output()) && !any_lacks(graph.value_info())) {
+    onnx::checker::check_model(model);
+    return;
+  }
+  onnx::ModelProto copy = model;
+  onnx::GraphProto* checked = copy.mutable_graph();
+  for (auto* infos : {checked->mutable_input(), checked->mutable_output(), checked->mutable_value_info()}) {
+    for (onnx::ValueInfoProto& info : *infos) {
+      if (lacks_shape(info)) info.mutable_type()->mutable_tensor_type()->mutable_shape();
+    }
+  }
+  onnx::checker::check_model(copy);
+}
+
 /// The com.microsoft ops imported (those ONNX Runtime's quantizer writes that the portable
 /// backend runs). They become graph IR nodes of op type "com.microsoft.<op>".
 bool is_imported_contrib_op(const onnx::NodeProto& node) {
@@ -256,7 +282,7 @@ Status Importer::prepare_inputs() {
     if (type->value_case() != onnx::TypeProto::kTensorType) {
       return error(Error::kNotSupported, "input '" + name + "' is not a tensor");
     }
-    onnx::TensorShapeProto* dims = type->mutable_tensor_type()->mutable_shape();
+    // Read before mutable_shape() below, which gives an input without a shape an empty one.
     const ValueType declared = onnx_import::value_type_of(*type);
     const size_t rank = declared.has_shape ? declared.dims.size() : 0;
     if (declared.has_shape && declared.dims.size() != shape.size()) {
@@ -279,6 +305,7 @@ Status Importer::prepare_inputs() {
                            rank);
       }
     }
+    onnx::TensorShapeProto* dims = type->mutable_tensor_type()->mutable_shape();
     dims->clear_dim();
     for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
   }
@@ -1059,7 +1086,7 @@ Result<ImportedModel> Importer::run(onnx::ModelProto& model) {
   }
   PLUGRT_RETURN_IF_ERROR(read_graph(model));
   try {
-    onnx::checker::check_model(model);
+    check_with_onnx(model);
   } catch (const std::exception& e) {
     return error(Error::kInvalidArgument, std::string("the ONNX checker refuses the model: ") + e.what());
   }

@@ -1378,6 +1378,24 @@ TEST(OnnxImporter, AListOfStringsTravelsJoinedByCommas) {
               HasSubstr("attribute 'activations' is a list of strings (one holds a comma)"));
 }
 
+TEST(OnnxImporter, TensorTypesWithoutAShapeHaveAnUnknownRank) {
+  // ONNX 1.12's checker wants a shape on every declared type; ONNX (and ONNX Runtime)
+  // read a missing one as a rank not known. An input's shape is then asked for.
+  onnx::ModelProto model = make_model(13);
+  describe(model.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, nullptr);
+  describe(model.mutable_graph()->add_output(), "y", onnx::TensorProto::FLOAT, nullptr);
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  Result<ImportedModel> refused = import_model(model);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("input 'x' has no shape"));
+
+  ImportOptions options;
+  options.input_shapes["x"] = {2, 3};
+  Result<ImportedModel> imported = import_model(model, options);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_THAT(value_shape(graph_of(*imported), graph_of(*imported).outputs()->Get(0)), ElementsAre(2, 3));
+}
+
 TEST(OnnxImporter, EinsumGetsStaticDimensions) {
   // ONNX 1.12 infers only Einsum's rank; the importer works the dimensions out.
   onnx::ModelProto model = make_model(13);
