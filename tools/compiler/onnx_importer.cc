@@ -952,7 +952,9 @@ Status Importer::import_control_flow(onnx::NodeProto& node, const std::function<
       if (alternative.elem_type != type.elem_type || alternative.dims != type.dims) {
         return node_error(Error::kNotSupported, node,
                           "its branches give output '" + output + "' as " + describe(type) + " and " +
-                              describe(alternative) + "; plugrt needs one static type");
+                              describe(alternative) + "; plugrt needs one static type. When graph inputs decide " +
+                              "its condition '" + node.input(0) + "', bind them to their values with " +
+                              "--input-value NAME=VALUE (ImportOptions::input_values), and the If folds away");
       }
     }
     if (k >= first_scan_output) {

@@ -1574,6 +1574,8 @@ TEST(OnnxImporter, RefusesAnIfWhoseBranchesDisagreeOnShape) {
   EXPECT_EQ(imported.code(), Error::kNotSupported);
   EXPECT_THAT(imported.status().message(), StartsWith("test.onnx: node 'choose' (If, opset 13): "));
   EXPECT_THAT(imported.status().message(), HasSubstr("its branches give output 'y' as FLOAT [2] and FLOAT [4]"));
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("its condition 'c', bind them to their values with --input-value"));
 }
 
 /// v, s = Loop(n, "", v0): each iteration v += w (w read from the outer graph), and s
