@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <xnnpack.h>
 
@@ -152,6 +153,36 @@ void constant_for_rank(const std::vector<int64_t>& shape, const std::vector<floa
               data[static_cast<size_t>(((in * c + ic) * h + ih) * w + iw)];
 }
 
+/// A 2-D convolution's group and window, checked against its input `xs` (NCHW), its
+/// weights `ws` (OIHW) and its output `ys`.
+std::string conv_geometry(const ir::Node& node, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
+                          const std::vector<int64_t>& ys, int64_t* group, Window* window) {
+  *group = GraphView::int_attribute(node, "group", 1);
+  const int64_t channels = xs[1], out_channels = ws[0];
+  if (*group < 1 || channels % *group != 0 || out_channels % *group != 0 || ws[1] != channels / *group) {
+    return "group, input channels and weights do not agree";
+  }
+  const std::vector<int64_t> kernel = GraphView::ints_attribute(node, "kernel_shape", {ws[2], ws[3]});
+  if (kernel.size() != 2 || kernel[0] != ws[2] || kernel[1] != ws[3]) return "kernel_shape does not match the weights";
+  if (std::string why = resolve_window(node, xs, ws[2], ws[3], true, window); !why.empty()) return why;
+  const std::vector<int64_t> expected = {xs[0], out_channels, window->oh, window->ow};
+  if (window->oh < 1 || window->ow < 1 || ys != expected) return "the output shape is not " + shape_text(expected);
+  return "";
+}
+
+/// OIHW -> OHWI, for elements of any type.
+template <typename T>
+std::vector<T> oihw_to_ohwi(const std::vector<T>& weights, int64_t out_channels, int64_t group_in, int64_t kh,
+                            int64_t kw) {
+  std::vector<T> filter(weights.size());
+  for (int64_t m = 0; m < out_channels; ++m)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t i = 0; i < kh * kw; ++i)
+        filter[static_cast<size_t>((m * kh * kw + i) * group_in + c)] =
+            weights[static_cast<size_t>((m * group_in + c) * kh * kw + i)];
+  return filter;
+}
+
 }  // namespace
 
 std::vector<uint64_t> xnn_dims(const std::vector<int64_t>& shape) {
@@ -248,6 +279,9 @@ std::string Lowering::lower(const ir::Node& node) {
   if (GraphView::num_outputs(node) != 1 || GraphView::output(node, 0) == -1) {
     return "only nodes with exactly one output are taken";
   }
+  // The quantized ops check their 8-bit output themselves.
+  if (op == "QLinearConv") return lower_qlinear_conv(node);
+  if (op == "QLinearMatMul") return lower_qlinear_matmul(node);
   if (std::string why = check_activation(GraphView::output(node, 0), "output"); !why.empty()) return why;
   if (op == "Conv") return lower_conv(node);
   if (op == "ConvTranspose") return lower_conv_transpose(node);
@@ -301,18 +335,10 @@ std::string Lowering::lower_conv(const ir::Node& node) {
   const int32_t y = GraphView::output(node, 0);
   std::vector<int64_t> xs, ws;
   if (std::string why = check_conv_operands(x, w, "convolution", &xs, &ws); !why.empty()) return why;
-  const int64_t group = GraphView::int_attribute(node, "group", 1);
-  const int64_t channels = xs[1], out_channels = ws[0];
-  if (group < 1 || channels % group != 0 || out_channels % group != 0 || ws[1] != channels / group) {
-    return "group, input channels and weights do not agree";
-  }
-  const std::vector<int64_t> kernel = GraphView::ints_attribute(node, "kernel_shape", {ws[2], ws[3]});
-  if (kernel.size() != 2 || kernel[0] != ws[2] || kernel[1] != ws[3]) return "kernel_shape does not match the weights";
+  int64_t group = 1;
   Window window;
-  if (std::string why = resolve_window(node, xs, ws[2], ws[3], true, &window); !why.empty()) return why;
-  const int64_t oh = window.oh, ow = window.ow;
-  const std::vector<int64_t> expected = {xs[0], out_channels, oh, ow};
-  if (oh < 1 || graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  if (std::string why = conv_geometry(node, xs, ws, graph_.shape(y), &group, &window); !why.empty()) return why;
+  const int64_t channels = xs[1], out_channels = ws[0];
   std::vector<float> bias;
   if (std::string why = read_bias(b, out_channels, &bias); !why.empty()) return why;
   const std::vector<float> weights = graph_.floats(w);
@@ -327,12 +353,7 @@ std::string Lowering::lower_conv(const ir::Node& node) {
       for (int64_t i = 0; i < kh * kw; ++i)
         filter[static_cast<size_t>(i * out_channels + m)] = weights[static_cast<size_t>(m * kh * kw + i)];
   } else {
-    // OIHW -> OHWI
-    for (int64_t m = 0; m < out_channels; ++m)
-      for (int64_t c = 0; c < group_in; ++c)
-        for (int64_t i = 0; i < kh * kw; ++i)
-          filter[static_cast<size_t>((m * kh * kw + i) * group_in + c)] =
-              weights[static_cast<size_t>((m * group_in + c) * kh * kw + i)];
+    filter = oihw_to_ohwi(weights, out_channels, group_in, kh, kw);
   }
   const uint32_t input = activation(x);
   const uint32_t filter_id =
@@ -754,6 +775,262 @@ std::string Lowering::lower_batch_norm(const ir::Node& node) {
   return "";
 }
 
+// ---- Quantized: QLinearConv, QLinearMatMul -----------------------------------------------
+//
+// XNNPACK's quantized convolution and fully connected operators compute ONNX's QLinearConv
+// and QLinearMatMul in one form: 8-bit activations of one type with one scale and zero
+// point each, int8 weights with zero point 0 (per tensor, or per output channel for the
+// convolution with int8 activations) and an int32 bias. They requantize in float32
+// (x_scale * w_scale / y_scale, computed in float32, times the accumulator, rounded to
+// nearest even), where ONNX's reference and the portable kernel compute in double: the
+// results may differ by one output quantum. uint8 activations are int8 inside the
+// partition: a uint8 value v with zero point z is the int8 value v - 128 with zero point
+// z - 128 (the same real numbers, and the same saturation), which the partition's edges
+// convert by flipping the top bit. So uint8 and int8 models alike run on XNNPACK's QS8
+// and QC8 (per-channel) operators, whose weights are int8 with zero point 0, as ONNX's
+// symmetric ones are. The rest stays on portable.
+
+namespace {
+
+bool is_8bit(ir::DType dtype) { return dtype == ir::DType::UInt8 || dtype == ir::DType::Int8; }
+
+/// The bytes of a constant of `element_size`-byte elements (empty when it is not one).
+std::vector<uint8_t> constant_bytes(const GraphView& graph, int32_t value, size_t element_size) {
+  if (!graph.is_constant(value)) return {};
+  const auto* data = graph.value(value).data();
+  const int64_t count = num_elements(graph.shape(value));
+  if (data == nullptr || count < 1 || data->size() != static_cast<size_t>(count) * element_size) return {};
+  return std::vector<uint8_t>(data->begin(), data->end());
+}
+
+/// XNNPACK's limits on a multiplier x_scale * w_scale / y_scale, computed as it does:
+/// below 256 (its operators refuse more) and at least 2^-32 (its Arm kernels' fixed-point
+/// form asserts that).
+bool multiplier_in_range(float x_scale, float w_scale, float y_scale) {
+  const float m = x_scale * w_scale / y_scale;
+  return std::isfinite(m) && m < 256.0f && m >= 0x1.0p-32f;
+}
+
+bool positive_normal(float v) { return v > 0.0f && std::isnormal(v); }
+
+}  // namespace
+
+std::string Lowering::read_quantization(const ir::Node& node, int32_t value, size_t scale, size_t zero_point,
+                                        const char* role, Quantization* out) const {
+  if (!graph_.valid(value)) return std::string("the ") + role + " is missing";
+  if (graph_.is_constant(value)) return std::string("the ") + role + " is a constant";
+  const ir::DType dtype = graph_.value(value).dtype();
+  if (!is_8bit(dtype)) return std::string("the ") + role + " is not uint8 or int8";
+  const std::vector<int64_t> shape = graph_.shape(value);
+  if (shape.empty() || shape.size() > XNN_MAX_TENSOR_DIMS)
+    return std::string("the ") + role + " has an unsupported rank";
+  for (int64_t dim : shape) {
+    if (dim < 1 || dim > (std::numeric_limits<int32_t>::max)())
+      return std::string("the ") + role + " has an empty dimension";
+  }
+  out->datatype = blob::DataType::QInt8;
+  out->from_uint8 = dtype == ir::DType::UInt8;
+  const std::optional<float> s = graph_.scalar(GraphView::input(node, scale));
+  if (!s) return std::string("the ") + role + "'s scale is not a float32 constant of one element";
+  if (!positive_normal(*s)) return std::string("the ") + role + "'s scale is not a positive normal float";
+  out->scale = *s;
+  out->zero_point = out->from_uint8 ? -128 : 0;
+  const int32_t z = GraphView::input(node, zero_point);
+  if (z == -1) return "";
+  if (!graph_.is_constant(z) || graph_.value(z).dtype() != dtype || graph_.shape(z).size() > 1) {
+    return std::string("the ") + role + "'s zero point is not a constant of its type";
+  }
+  const std::vector<uint8_t> bytes = constant_bytes(graph_, z, 1);
+  if (bytes.size() != 1) return std::string("the ") + role + "'s zero point is not one element";
+  out->zero_point = dtype == ir::DType::Int8 ? static_cast<int32_t>(static_cast<int8_t>(bytes[0])) : bytes[0] - 128;
+  return "";
+}
+
+std::string Lowering::read_weight_scales(const ir::Node& node, int64_t channels, const Quantization& x,
+                                         const Quantization& y, std::vector<float>* scales) const {
+  const int32_t w = GraphView::input(node, 3), ws = GraphView::input(node, 4), wz = GraphView::input(node, 5);
+  if (!graph_.is_constant(w) || graph_.value(w).dtype() != ir::DType::Int8) {
+    return "the weights are not an int8 constant (XNNPACK's quantized operators take int8 weights only)";
+  }
+  const std::vector<int64_t> scale_shape = graph_.shape(ws);
+  *scales = graph_.is_constant(ws) && graph_.is_float(ws) ? graph_.floats(ws) : std::vector<float>{};
+  const bool per_channel = scale_shape.size() == 1 && scale_shape[0] == channels && channels > 1;
+  if (scales->empty() || scale_shape.size() > 1 || !(scales->size() == 1 || per_channel)) {
+    return "the weights' scale is not a float32 constant of one or " + std::to_string(channels) + " elements";
+  }
+  if (wz != -1) {
+    if (!graph_.is_constant(wz) || graph_.value(wz).dtype() != ir::DType::Int8) {
+      return "the weights' zero point is not an int8 constant";
+    }
+    const std::vector<uint8_t> bytes = constant_bytes(graph_, wz, 1);
+    if (bytes.empty()) return "the weights' zero point has no data";
+    for (uint8_t v : bytes) {
+      if (v != 0) return "the weights' zero point is not 0 (XNNPACK takes symmetric int8 weights only)";
+    }
+  }
+  for (float s : *scales) {
+    if (!positive_normal(s)) return "a weight scale is not a positive normal float";
+    if (!multiplier_in_range(x.scale, s, y.scale)) {
+      return "a requantization multiplier x_scale * w_scale / y_scale is outside XNNPACK's range [2^-32, 256)";
+    }
+    // The bias's scale, which XNNPACK checks like any other.
+    if (!positive_normal(x.scale * s)) return "x_scale * w_scale is not a normal float";
+  }
+  return "";
+}
+
+std::string Lowering::quantized_activation(int32_t value, const Quantization& q, uint32_t* tensor) {
+  auto found = value_tensor_.find(value);
+  if (found != value_tensor_.end()) {
+    const Tensor& t = tensors_[found->second];
+    if (t.datatype != q.datatype || t.scale != q.scale || t.zero_point != q.zero_point ||
+        t.from_uint8 != q.from_uint8) {
+      return "a value is read or written with another scale or zero point than the node before gave it "
+             "(an XNNPACK value has one)";
+    }
+    *tensor = found->second;
+    return "";
+  }
+  *tensor = activation(value);
+  Tensor& t = tensors_[*tensor];
+  t.datatype = q.datatype;
+  t.scale = q.scale;
+  t.zero_point = q.zero_point;
+  t.from_uint8 = q.from_uint8;
+  return "";
+}
+
+uint32_t Lowering::add_quantized_static(std::vector<uint64_t> dims, blob::DataType datatype, float scale,
+                                        int32_t zero_point, std::vector<float> channel_scales,
+                                        std::vector<uint8_t> bytes) {
+  Tensor tensor;
+  tensor.dims = std::move(dims);
+  tensor.is_static = true;
+  tensor.datatype = datatype;
+  tensor.scale = scale;
+  tensor.zero_point = zero_point;
+  tensor.channel_scales = std::move(channel_scales);
+  tensor.bytes = std::move(bytes);
+  tensors_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(tensors_.size() - 1);
+}
+
+namespace {
+
+/// The weights' and the bias's tensor types for one weight scale (QS8) or one per output
+/// channel (QC8).
+struct QuantizedWeights {
+  blob::DataType weights, bias;
+  float weight_scale = 0, bias_scale = 0;
+  std::vector<float> weight_channel_scales, bias_channel_scales;
+};
+
+QuantizedWeights quantized_weights(const std::vector<float>& scales, float x_scale) {
+  QuantizedWeights q;
+  if (scales.size() > 1) {
+    q.weights = blob::DataType::QCInt8;
+    q.bias = blob::DataType::QCInt32;
+    q.weight_channel_scales = scales;
+    for (float s : scales) q.bias_channel_scales.push_back(x_scale * s);
+    return q;
+  }
+  q.weight_scale = scales[0];
+  q.bias_scale = x_scale * scales[0];
+  q.bias = blob::DataType::QInt32;
+  q.weights = blob::DataType::QInt8;
+  return q;
+}
+
+}  // namespace
+
+std::string Lowering::lower_qlinear_conv(const ir::Node& node) {
+  // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+  const int32_t x = GraphView::input(node, 0), w = GraphView::input(node, 3), b = GraphView::input(node, 8);
+  const int32_t y = GraphView::output(node, 0);
+  Quantization xq, yq;
+  if (std::string why = read_quantization(node, x, 1, 2, "input", &xq); !why.empty()) return why;
+  if (std::string why = read_quantization(node, y, 6, 7, "output", &yq); !why.empty()) return why;
+  const std::vector<int64_t> xs = graph_.shape(x);
+  if (xs.size() != 4) return "only 2-D convolution (a 4-D input) is taken";
+  if (!graph_.valid(w) || graph_.shape(w).size() != 4) return "the weights are not 4-D";
+  const std::vector<int64_t> ws = graph_.shape(w);
+  int64_t group = 1;
+  Window window;
+  if (std::string why = conv_geometry(node, xs, ws, graph_.shape(y), &group, &window); !why.empty()) return why;
+  const int64_t out_channels = ws[0], group_in = ws[1], kh = ws[2], kw = ws[3];
+  std::vector<float> scales;
+  if (std::string why = read_weight_scales(node, out_channels, xq, yq, &scales); !why.empty()) return why;
+  std::vector<uint8_t> bias(static_cast<size_t>(out_channels) * 4, 0);
+  if (b != -1) {
+    bias = constant_bytes(graph_, b, 4);
+    if (graph_.value(b).dtype() != ir::DType::Int32 || graph_.shape(b) != std::vector<int64_t>{out_channels} ||
+        bias.empty()) {
+      return "the bias is not an int32 constant of " + std::to_string(out_channels) + " elements";
+    }
+  }
+  std::vector<uint8_t> weights = constant_bytes(graph_, w, 1);
+  if (weights.empty()) return "the weights' data does not match their shape";
+  weights = oihw_to_ohwi(weights, out_channels, group_in, kh, kw);
+  QuantizedWeights q = quantized_weights(scales, xq.scale);
+
+  uint32_t input = 0, output = 0;
+  if (std::string why = quantized_activation(x, xq, &input); !why.empty()) return why;
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  const uint32_t filter_id =
+      add_quantized_static({u(out_channels), u(kh), u(kw), u(group_in)}, q.weights, q.weight_scale, 0,
+                           std::move(q.weight_channel_scales), std::move(weights));
+  const uint32_t bias_id =
+      add_quantized_static({u(out_channels)}, q.bias, q.bias_scale, 0, std::move(q.bias_channel_scales), bias);
+  if (std::string why = quantized_activation(y, yq, &output); !why.empty()) return why;
+  // Every group count on the convolution node: XNNPACK picks its depthwise kernels
+  // itself where each group has one input and one output channel.
+  Node& lowered = add(NodeKind::Convolution2d, node, {input, filter_id, bias_id}, {output});
+  lowered.padding = u32({window.top, window.right, window.bottom, window.left});
+  lowered.kernel = u32({kh, kw});
+  lowered.strides = u32({window.sh, window.sw});
+  lowered.dilations = u32({window.dh, window.dw});
+  lowered.groups = static_cast<uint32_t>(group);
+  lowered.group_input_channels = u(group_in);
+  lowered.group_output_channels = u(out_channels / group);
+  return "";
+}
+
+std::string Lowering::lower_qlinear_matmul(const ir::Node& node) {
+  // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
+  const int32_t a = GraphView::input(node, 0), b = GraphView::input(node, 3), y = GraphView::output(node, 0);
+  Quantization aq, yq;
+  if (std::string why = read_quantization(node, a, 1, 2, "input A", &aq); !why.empty()) return why;
+  if (std::string why = read_quantization(node, y, 6, 7, "output", &yq); !why.empty()) return why;
+  const std::vector<int64_t> as = graph_.shape(a);
+  if (!graph_.valid(b) || graph_.shape(b).size() != 2) return "B is not 2-D";
+  const std::vector<int64_t> bs = graph_.shape(b);
+  // A 4-D A would be NHWC inside the partition.
+  if (as.size() < 2 || as.size() == 4) return "A has rank " + std::to_string(as.size()) + " (2, 3, 5 or 6 are taken)";
+  if (as.back() != bs[0]) return "A and B do not agree on K";
+  std::vector<int64_t> expected = as;
+  expected.back() = bs[1];
+  if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
+  std::vector<float> scales;
+  if (std::string why = read_weight_scales(node, bs[1], aq, yq, &scales); !why.empty()) return why;
+  if (scales.size() > 1) return "per-column weight scales (XNNPACK's quantized fully connected has one)";
+  std::vector<uint8_t> bytes = constant_bytes(graph_, b, 1);
+  if (bytes.empty()) return "B's data does not match its shape";
+  const int64_t k = bs[0], n = bs[1];
+  std::vector<uint8_t> weights(bytes.size());  // [K, N] -> [N, K]
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j) weights[static_cast<size_t>(j * k + i)] = bytes[static_cast<size_t>(i * n + j)];
+  QuantizedWeights q = quantized_weights(scales, aq.scale);
+  uint32_t input = 0, output = 0;
+  if (std::string why = quantized_activation(a, aq, &input); !why.empty()) return why;
+  const uint32_t filter_id = add_quantized_static({static_cast<uint64_t>(n), static_cast<uint64_t>(k)}, q.weights,
+                                                  q.weight_scale, 0, {}, std::move(weights));
+  const uint32_t bias_id = add_quantized_static({static_cast<uint64_t>(n)}, q.bias, q.bias_scale, 0, {},
+                                                std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0));
+  if (std::string why = quantized_activation(y, yq, &output); !why.empty()) return why;
+  add(NodeKind::FullyConnected, node, {input, filter_id, bias_id}, {output});
+  return "";
+}
+
 // ---- The blob ---------------------------------------------------------------------------------
 
 std::vector<uint8_t> Lowering::finish(std::string* error) {
@@ -793,17 +1070,33 @@ std::vector<uint8_t> Lowering::finish(std::string* error) {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const Tensor& tensor = tensors_[t];
     auto dims = builder.CreateVector(tensor.dims);
-    flatbuffers::Offset<flatbuffers::Vector<float>> data;
-    if (tensor.is_static) {
+    const bool quantized = tensor.datatype != blob::DataType::Float32;
+    flatbuffers::Offset<flatbuffers::Vector<float>> data, channel_scales;
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> quantized_data;
+    if (tensor.is_static && !quantized) {
       builder.ForceVectorAlignment(tensor.data.size(), sizeof(float), 16);
       data = builder.CreateVector(tensor.data);
     }
+    if (tensor.is_static && quantized) {  // int32 biases are read in place: aligned
+      builder.ForceVectorAlignment(tensor.bytes.size(), 1, 16);
+      quantized_data = builder.CreateVector(tensor.bytes);
+    }
+    if (!tensor.channel_scales.empty()) channel_scales = builder.CreateVector(tensor.channel_scales);
     flatbuffers::Offset<flatbuffers::Vector<int64_t>> host;
     const bool external = external_input[t] != -1 || external_output[t] != -1;
     if (external) host = builder.CreateVector(host_dims[t]);
     blob::TensorBuilder tb(builder);
     tb.add_dims(dims);
-    if (tensor.is_static) tb.add_data(data);
+    if (tensor.is_static && !quantized) tb.add_data(data);
+    if (quantized) {
+      tb.add_datatype(tensor.datatype);
+      tb.add_scale(tensor.scale);
+      tb.add_zero_point(tensor.zero_point);
+      if (tensor.is_static) tb.add_quantized_data(quantized_data);
+      if (!tensor.channel_scales.empty()) tb.add_channel_scales(channel_scales);
+      tb.add_channel_dim(tensor.channel_dim);
+      if (external) tb.add_host_uint8(tensor.from_uint8);
+    }
     tb.add_external_input(external_input[t]);
     tb.add_external_output(external_output[t]);
     if (external) {

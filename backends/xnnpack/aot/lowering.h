@@ -44,6 +44,24 @@ class Lowering {
     std::vector<uint64_t> dims;
     std::vector<float> data;
     bool is_static = false;
+    // Quantized tensors (lowering_quantized.cc): the type, its parameters and, for a
+    // static one, its bytes.
+    blob::DataType datatype = blob::DataType::Float32;
+    float scale = 0;
+    int32_t zero_point = 0;
+    std::vector<float> channel_scales;
+    uint32_t channel_dim = 0;
+    std::vector<uint8_t> bytes;
+    bool from_uint8 = false;  // the graph's value is uint8 (see Quantization)
+  };
+  /// One 8-bit activation's type and quantization, as a QLinear node states it, in
+  /// XNNPACK's terms: a uint8 value is int8 inside the partition, each element and the
+  /// zero point less 128 (`from_uint8`; the edges flip the top bit).
+  struct Quantization {
+    blob::DataType datatype = blob::DataType::QInt8;
+    float scale = 0;
+    int32_t zero_point = 0;
+    bool from_uint8 = false;
   };
   struct Node {
     blob::NodeKind kind;
@@ -81,6 +99,21 @@ class Lowering {
   std::string lower_pad(const ir::Node& node);
   std::string lower_reshape(const ir::Node& node);
   std::string lower_batch_norm(const ir::Node& node);
+  std::string lower_qlinear_conv(const ir::Node& node);
+  std::string lower_qlinear_matmul(const ir::Node& node);
+  /// The quantization of the 8-bit run-time value `value` whose scale and zero point are
+  /// the node's inputs `scale` and `zero_point` (the zero point may be absent).
+  std::string read_quantization(const ir::Node& node, int32_t value, size_t scale, size_t zero_point, const char* role,
+                                Quantization* out) const;
+  /// The weights' scales (one, or one per output channel) after checking that their zero
+  /// point is absent or 0, and the multipliers XNNPACK derives from them within its range.
+  std::string read_weight_scales(const ir::Node& node, int64_t channels, const Quantization& x, const Quantization& y,
+                                 std::vector<float>* scales) const;
+  /// The tensor of an 8-bit run-time value: created with `q`, or the existing one when it
+  /// has the same quantization (XNNPACK gives a value one), else a refusal.
+  std::string quantized_activation(int32_t value, const Quantization& q, uint32_t* tensor);
+  uint32_t add_quantized_static(std::vector<uint64_t> dims, blob::DataType datatype, float scale, int32_t zero_point,
+                                std::vector<float> channel_scales, std::vector<uint8_t> bytes);
 
   /// The range the values of `tensor` are clamped to, as XNNPACK sees it once it has
   /// fused each Clamp into the node before it: the intersection along a chain of clamps.

@@ -8,12 +8,12 @@ namespace plugrt::xnnpack {
 namespace {
 // Tiles keep both the rows read and the rows written in cache.
 constexpr size_t kTile = 32;
-}  // namespace
 
-void nchw_to_nhwc(const float* src, float* dst, size_t batch, size_t channels, size_t spatial) {
+template <typename T>
+void to_nhwc(const T* src, T* dst, size_t batch, size_t channels, size_t spatial) {
   for (size_t n = 0; n < batch; ++n) {
-    const float* in = src + n * channels * spatial;
-    float* out = dst + n * channels * spatial;
+    const T* in = src + n * channels * spatial;
+    T* out = dst + n * channels * spatial;
     for (size_t c0 = 0; c0 < channels; c0 += kTile) {
       const size_t c1 = std::min(channels, c0 + kTile);
       for (size_t s0 = 0; s0 < spatial; s0 += kTile) {
@@ -26,10 +26,11 @@ void nchw_to_nhwc(const float* src, float* dst, size_t batch, size_t channels, s
   }
 }
 
-void nhwc_to_nchw(const float* src, float* dst, size_t batch, size_t channels, size_t spatial) {
+template <typename T>
+void to_nchw(const T* src, T* dst, size_t batch, size_t channels, size_t spatial) {
   for (size_t n = 0; n < batch; ++n) {
-    const float* in = src + n * channels * spatial;
-    float* out = dst + n * channels * spatial;
+    const T* in = src + n * channels * spatial;
+    T* out = dst + n * channels * spatial;
     for (size_t c0 = 0; c0 < channels; c0 += kTile) {
       const size_t c1 = std::min(channels, c0 + kTile);
       for (size_t s0 = 0; s0 < spatial; s0 += kTile) {
@@ -40,6 +41,21 @@ void nhwc_to_nchw(const float* src, float* dst, size_t batch, size_t channels, s
       }
     }
   }
+}
+
+}  // namespace
+
+void nchw_to_nhwc(const float* src, float* dst, size_t batch, size_t channels, size_t spatial) {
+  to_nhwc(src, dst, batch, channels, spatial);
+}
+void nhwc_to_nchw(const float* src, float* dst, size_t batch, size_t channels, size_t spatial) {
+  to_nchw(src, dst, batch, channels, spatial);
+}
+void nchw_to_nhwc(const uint8_t* src, uint8_t* dst, size_t batch, size_t channels, size_t spatial) {
+  to_nhwc(src, dst, batch, channels, spatial);
+}
+void nhwc_to_nchw(const uint8_t* src, uint8_t* dst, size_t batch, size_t channels, size_t spatial) {
+  to_nchw(src, dst, batch, channels, spatial);
 }
 
 }  // namespace plugrt::xnnpack

@@ -5,6 +5,7 @@
 #define PLUGRT_BACKENDS_XNNPACK_SRC_LAYOUT_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace plugrt::xnnpack {
 
@@ -12,6 +13,9 @@ namespace plugrt::xnnpack {
 void nchw_to_nhwc(const float* src, float* dst, size_t batch, size_t channels, size_t spatial);
 /// dst[n][c][hw] = src[n][hw][c]
 void nhwc_to_nchw(const float* src, float* dst, size_t batch, size_t channels, size_t spatial);
+/// The same for 8-bit elements (quantized values).
+void nchw_to_nhwc(const uint8_t* src, uint8_t* dst, size_t batch, size_t channels, size_t spatial);
+void nhwc_to_nchw(const uint8_t* src, uint8_t* dst, size_t batch, size_t channels, size_t spatial);
 
 }  // namespace plugrt::xnnpack
 

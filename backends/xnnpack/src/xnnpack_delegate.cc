@@ -56,12 +56,35 @@ bool elements_aligned(const flatbuffers::Vector<T>* vector) {
   return length(vector) == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
 }
 
+/// The size of one element of `datatype`, or 0 for a type this build does not know.
+size_t element_size(blob::DataType datatype) {
+  switch (datatype) {
+    case blob::DataType::Float32:
+    case blob::DataType::QInt32:
+    case blob::DataType::QCInt32: return 4;
+    case blob::DataType::QInt8:
+    case blob::DataType::QUInt8:
+    case blob::DataType::QCInt8: return 1;
+  }
+  return 0;
+}
+
+/// Whether a tensor holds static data (float32 `data`, or the quantized types' bytes).
+bool has_static_data(const blob::Tensor& tensor) {
+  return tensor.data() != nullptr || tensor.quantized_data() != nullptr;
+}
+
 /// The FlatBuffers verifier checks the alignment of a vector's length, not of its
-/// elements: a crafted blob can misalign the 8-byte elements read below.
+/// elements: a crafted blob can misalign the 8-byte elements read below, and the int32
+/// static data XNNPACK reads.
 bool eight_byte_vectors_aligned(const blob::Blob& root) {
   for (flatbuffers::uoffset_t t = 0; t < length(root.tensors()); ++t) {
     const blob::Tensor* tensor = root.tensors()->Get(t);
     if (!elements_aligned(tensor->dims()) || !elements_aligned(tensor->host_dims())) return false;
+    if (tensor->quantized_data() != nullptr &&
+        reinterpret_cast<uintptr_t>(tensor->quantized_data()->Data()) % alignof(int32_t) != 0) {
+      return false;
+    }
   }
   for (flatbuffers::uoffset_t n = 0; n < length(root.nodes()); ++n) {
     const blob::Node* node = root.nodes()->Get(n);
@@ -259,24 +282,40 @@ sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph
       count *= dims[d];
     }
     tensors->counts[t] = count;
-    if (tensor->data() == nullptr) {
-      tensors->runtime_bytes += count * sizeof(float) + XNN_EXTRA_BYTES;
+    const blob::DataType datatype = tensor->datatype();
+    const size_t size = element_size(datatype);
+    if (size == 0) return sdk::Status::incompatible_blob(where + " has a type this build does not know");
+    const bool quantized = datatype != blob::DataType::Float32;
+    const bool is_static = has_static_data(*tensor);
+    if (!is_static) {
+      // Values computed at run time: float32, or 8-bit with one scale and zero point.
+      if (datatype != blob::DataType::Float32 && datatype != blob::DataType::QInt8 &&
+          datatype != blob::DataType::QUInt8) {
+        return invalid(where + " is a run-time value of a type XNNPACK computes no value in");
+      }
+      tensors->runtime_bytes += count * size + XNN_EXTRA_BYTES;
       if (tensors->runtime_bytes > kMaxRuntimeBytes)
         return invalid("the XNNPACK blob's tensors need more than 2^40 bytes");
     }
-    if (tensor->data() != nullptr && tensor->data()->size() != count)
+    if (tensor->data() != nullptr && (quantized || tensor->data()->size() != count))
       return invalid(where + " has data of the wrong size");
+    if (tensor->quantized_data() != nullptr && (!quantized || tensor->quantized_data()->size() != count * size))
+      return invalid(where + " has data of the wrong size");
+    const bool channelwise = datatype == blob::DataType::QCInt8 || datatype == blob::DataType::QCInt32;
+    // XNNPACK reads one scale per index of the channel dimension, and keeps the pointer.
+    if (channelwise &&
+        (tensor->channel_dim() >= rank || length(tensor->channel_scales()) != dims[tensor->channel_dim()]))
+      return invalid(where + " has the wrong number of channel scales");
     uint32_t external_id = XNN_INVALID_VALUE_ID;
     uint32_t flags = 0;
     if (tensor->external_input() >= 0) {
-      if (static_cast<size_t>(tensor->external_input()) >= num_inputs || tensor->external_output() >= 0 ||
-          tensor->data() != nullptr) {
+      if (static_cast<size_t>(tensor->external_input()) >= num_inputs || tensor->external_output() >= 0 || is_static) {
         return invalid(where + " is a bad input");
       }
       external_id = static_cast<uint32_t>(tensor->external_input());
       flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
     } else if (tensor->external_output() >= 0) {
-      if (static_cast<size_t>(tensor->external_output()) >= num_outputs || tensor->data() != nullptr) {
+      if (static_cast<size_t>(tensor->external_output()) >= num_outputs || is_static) {
         return invalid(where + " is a bad output");
       }
       external_id = static_cast<uint32_t>(num_inputs + static_cast<size_t>(tensor->external_output()));
@@ -291,9 +330,34 @@ sdk::Status XnnpackDelegate::define_tensors(const blob::Blob& root, xnn_subgraph
       }
       external_taken[external_id] = true;
     }
-    const xnn_status status = xnn_define_tensor_value(subgraph, xnn_datatype_fp32, rank, dims,
-                                                      tensor->data() != nullptr ? tensor->data()->data() : nullptr,
-                                                      external_id, flags, &tensors->ids[t]);
+    if (quantized && (datatype == blob::DataType::QInt32 || channelwise) && !is_static)
+      return invalid(where + " is a bias or a weight computed at run time");
+    const void* data = tensor->data() != nullptr ? static_cast<const void*>(tensor->data()->data())
+                       : tensor->quantized_data() != nullptr
+                           ? static_cast<const void*>(tensor->quantized_data()->data())
+                           : nullptr;
+    xnn_status status;
+    switch (datatype) {
+      case blob::DataType::Float32:
+        status = xnn_define_tensor_value(subgraph, xnn_datatype_fp32, rank, dims, data, external_id, flags,
+                                         &tensors->ids[t]);
+        break;
+      case blob::DataType::QCInt8:
+      case blob::DataType::QCInt32:
+        status = xnn_define_channelwise_quantized_tensor_value(
+            subgraph, datatype == blob::DataType::QCInt8 ? xnn_datatype_qcint8 : xnn_datatype_qcint32,
+            tensor->channel_scales()->data(), rank, tensor->channel_dim(), dims, data, external_id, flags,
+            &tensors->ids[t]);
+        break;
+      default:
+        status = xnn_define_quantized_tensor_value(subgraph,
+                                                   datatype == blob::DataType::QInt8    ? xnn_datatype_qint8
+                                                   : datatype == blob::DataType::QUInt8 ? xnn_datatype_quint8
+                                                                                        : xnn_datatype_qint32,
+                                                   tensor->zero_point(), tensor->scale(), rank, dims, data, external_id,
+                                                   flags, &tensors->ids[t]);
+        break;
+    }
     if (status != xnn_status_success) {
       return from_xnn(status, "xnn_define_tensor_value failed for tensor " + std::to_string(t));
     }
@@ -313,6 +377,14 @@ sdk::Status XnnpackDelegate::bind_externals(const blob::Blob& root, const Define
       External external;
       external.xnn_id = tensors.ids[t];
       external.num_elements = tensors.counts[t];
+      // float32, int8 or uint8: checked when the tensor was defined
+      const blob::DataType datatype = tensor->datatype();
+      if (tensor->host_uint8() && datatype != blob::DataType::QInt8) return false;
+      external.flip_sign = tensor->host_uint8();
+      external.dtype_code = datatype == blob::DataType::Float32                          ? kDLFloat
+                            : datatype == blob::DataType::QInt8 && !tensor->host_uint8() ? kDLInt
+                                                                                         : kDLUInt;
+      external.element_size = element_size(datatype);
       size_t host_count = 1;
       for (flatbuffers::uoffset_t d = 0; d < length(tensor->host_dims()); ++d) {
         const int64_t dim = tensor->host_dims()->Get(d);
@@ -354,7 +426,7 @@ sdk::Status XnnpackDelegate::check_dataflow(const blob::Blob& root) {
   std::vector<bool> defined(num_tensors, false);
   for (size_t t = 0; t < num_tensors; ++t) {
     const blob::Tensor* tensor = root.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
-    defined[t] = tensor->data() != nullptr || tensor->external_input() >= 0;
+    defined[t] = has_static_data(*tensor) || tensor->external_input() >= 0;
   }
   std::vector<bool> read(num_tensors, false);
   for (flatbuffers::uoffset_t n = 0; n < root.nodes()->size(); ++n) {
@@ -527,8 +599,7 @@ sdk::Status XnnpackDelegate::create_runtime(xnn_subgraph_t subgraph, uint64_t ru
 
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
     for (External& external : *list) {
-      external.buffer =
-          static_cast<float*>(host_.allocate(external.num_elements * sizeof(float) + XNN_EXTRA_BYTES, 64));
+      external.buffer = host_.allocate(external.num_elements * external.element_size + XNN_EXTRA_BYTES, 64);
       if (external.buffer == nullptr) return sdk::Status::out_of_memory("could not allocate the XNNPACK I/O buffers");
     }
   }
@@ -584,8 +655,11 @@ sdk::Status XnnpackDelegate::check_tensor(const char* role, size_t index, const 
     return sdk::Status::invalid_argument(std::string(role) + " " + std::to_string(index) + ": " + what);
   };
   if (tensor->data == nullptr) return refuse("the tensor has no data");
-  if (tensor->dtype.code != kDLFloat || tensor->dtype.bits != 32 || tensor->dtype.lanes != 1) {
-    return refuse("the dtype is not float32");
+  const uint8_t code = external.dtype_code;
+  if (tensor->dtype.code != code || tensor->dtype.bits != external.element_size * 8 || tensor->dtype.lanes != 1) {
+    return refuse(code == kDLFloat ? "the dtype is not float32"
+                  : code == kDLInt ? "the dtype is not int8"
+                                   : "the dtype is not uint8");
   }
   if (static_cast<size_t>(tensor->ndim) != external.host_dims.size()) return refuse("the rank differs from the blob's");
   for (size_t d = 0; d < external.host_dims.size(); ++d) {
@@ -606,18 +680,32 @@ T* data_of(const DLTensor* tensor) {
   return reinterpret_cast<T*>(static_cast<uint8_t*>(tensor->data) + tensor->byte_offset);
 }
 
+namespace {
+
+/// uint8 <-> int8 of the same real values: v - 128, the top bit flipped.
+void flip_sign(uint8_t* data, size_t count) {
+  for (size_t i = 0; i < count; ++i) data[i] ^= 0x80u;
+}
+
+}  // namespace
+
 sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   const plugrt_execute_args& raw = args.raw();
   PLUGRT_SDK_RETURN_IF_ERROR(args.expect_count(inputs_.size(), outputs_.size()));
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const External& external = inputs_[i];
     PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("input", i, raw.inputs[i], external));
-    const float* data = data_of<const float>(raw.inputs[i]);
-    if (external.transpose) {
-      nchw_to_nhwc(data, external.buffer, external.batch, external.channels, external.spatial);
+    if (!external.transpose) {
+      std::memcpy(external.buffer, data_of<const uint8_t>(raw.inputs[i]),
+                  external.num_elements * external.element_size);
+    } else if (external.element_size == 1) {
+      nchw_to_nhwc(data_of<const uint8_t>(raw.inputs[i]), static_cast<uint8_t*>(external.buffer), external.batch,
+                   external.channels, external.spatial);
     } else {
-      std::memcpy(external.buffer, data, external.num_elements * sizeof(float));
+      nchw_to_nhwc(data_of<const float>(raw.inputs[i]), static_cast<float*>(external.buffer), external.batch,
+                   external.channels, external.spatial);
     }
+    if (external.flip_sign) flip_sign(static_cast<uint8_t*>(external.buffer), external.num_elements);
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {
     PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("output", o, raw.outputs[o], outputs_[o]));
@@ -636,12 +724,16 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {
     const External& external = outputs_[o];
-    float* data = data_of<float>(raw.outputs[o]);
-    if (external.transpose) {
-      nhwc_to_nchw(external.buffer, data, external.batch, external.channels, external.spatial);
+    if (!external.transpose) {
+      std::memcpy(data_of<uint8_t>(raw.outputs[o]), external.buffer, external.num_elements * external.element_size);
+    } else if (external.element_size == 1) {
+      nhwc_to_nchw(static_cast<const uint8_t*>(external.buffer), data_of<uint8_t>(raw.outputs[o]), external.batch,
+                   external.channels, external.spatial);
     } else {
-      std::memcpy(data, external.buffer, external.num_elements * sizeof(float));
+      nhwc_to_nchw(static_cast<const float*>(external.buffer), data_of<float>(raw.outputs[o]), external.batch,
+                   external.channels, external.spatial);
     }
+    if (external.flip_sign) flip_sign(data_of<uint8_t>(raw.outputs[o]), external.num_elements);
   }
   return sdk::Status::ok();
 }

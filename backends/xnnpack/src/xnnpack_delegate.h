@@ -45,7 +45,10 @@ class XnnpackDelegate final : public sdk::Delegate {
     size_t num_elements = 0;
     bool transpose = false;  // NCHW <-> NHWC at the edge
     size_t batch = 0, channels = 0, spatial = 0;
-    float* buffer = nullptr;  // host-allocated, with XNN_EXTRA_BYTES of slack
+    uint8_t dtype_code = kDLFloat;  // the host's type: float32, or int8 or uint8 (quantized values)
+    size_t element_size = sizeof(float);
+    bool flip_sign = false;  // the host's uint8 is XNNPACK's int8: the top bit flipped
+    void* buffer = nullptr;  // host-allocated, with XNN_EXTRA_BYTES of slack
   };
 
   /// What defining the blob's tensors gives the later phases.
