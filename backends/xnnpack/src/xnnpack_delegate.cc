@@ -139,6 +139,47 @@ bool deconvolution_consistent(const blob::Blob& root, const blob::Node& node) {
   return true;
 }
 
+/// Whether a convolution's (or depthwise convolution's) filter, bias and output have the
+/// dims its parameters give. XNNPACK reads the filter by the window the node states, not
+/// by the filter tensor's dims: a blob whose kernel outgrows its filter made the 2022
+/// snapshot read past the weights (found by the fuzzer on a quantized blob). Indices
+/// and the window's lengths are checked by the caller.
+bool convolution_consistent(const blob::Blob& root, const blob::Node& node, bool depthwise) {
+  constexpr uint64_t kMax = 65535, kMaxDim = uint64_t{1} << 31;
+  const std::vector<uint64_t> x = dims_of(root, node.inputs()->Get(0));
+  const std::vector<uint64_t> filter = dims_of(root, node.inputs()->Get(1));
+  const std::vector<uint64_t> bias = dims_of(root, node.inputs()->Get(2));
+  const std::vector<uint64_t> y = dims_of(root, node.outputs()->Get(0));
+  if (x.size() != 4 || y.size() != 4 || y[0] != x[0]) return false;
+  const uint64_t kh = node.kernel()->Get(0), kw = node.kernel()->Get(1);
+  uint64_t out_channels = 0;
+  if (depthwise) {
+    const uint64_t multiplier = node.depth_multiplier();
+    if (multiplier == 0 || multiplier > kMax || x[3] > kMaxDim) return false;
+    out_channels = x[3] * multiplier;
+    if (filter != std::vector<uint64_t>{1, kh, kw, out_channels}) return false;
+  } else {
+    const uint64_t groups = node.groups(), group_in = node.group_input_channels();
+    const uint64_t group_out = node.group_output_channels();
+    if (groups == 0 || groups > kMax || group_in > kMaxDim || group_out > kMaxDim) return false;
+    out_channels = groups * group_out;
+    if (filter != std::vector<uint64_t>{out_channels, kh, kw, group_in} || x[3] != groups * group_in) return false;
+  }
+  if (bias != std::vector<uint64_t>{out_channels} || y[3] != out_channels) return false;
+  for (flatbuffers::uoffset_t i = 0; i < 2; ++i) {
+    const uint64_t in = x[1 + i], kernel = node.kernel()->Get(i), stride = node.strides()->Get(i);
+    const uint64_t dilation = node.dilations()->Get(i);
+    const uint64_t pads = uint64_t{node.padding()->Get(i == 0 ? 0 : 3)} + node.padding()->Get(i == 0 ? 2 : 1);
+    if (in == 0 || in > kMaxDim || kernel == 0 || kernel > kMax || stride == 0 || stride > kMax || dilation == 0 ||
+        dilation > kMax) {
+      return false;
+    }
+    const uint64_t window = (kernel - 1) * dilation + 1;
+    if (in + pads < window || y[1 + i] != (in + pads - window) / stride + 1) return false;
+  }
+  return true;
+}
+
 /// Whether a node's output has the shape its inputs give, for the element-wise and
 /// reshaping kinds. XNNPACK's define calls do not check it, and the 2022 snapshot then
 /// crashes setting the runtime up. Indices are checked by the caller.
@@ -175,7 +216,9 @@ bool output_shape_consistent(const blob::Blob& root, const blob::Node& node) {
     case NodeKind::GlobalAveragePooling2d:
       return a.size() == 4 && out.size() == 4 && out[0] == a[0] && out[1] == 1 && out[2] == 1 && out[3] == a[3];
     case NodeKind::Deconvolution2d: return deconvolution_consistent(root, node);
-    default:  // convolutions, fully connected, windowed pooling and padding: XNNPACK checks them
+    case NodeKind::Convolution2d: return convolution_consistent(root, node, false);
+    case NodeKind::DepthwiseConvolution2d: return convolution_consistent(root, node, true);
+    default:  // fully connected, windowed pooling and padding: XNNPACK checks them
       return true;
   }
 }
