@@ -109,4 +109,14 @@ int64_t expect_quantized_matches_portable(PluginEnvironment& env, const std::str
   return differing;
 }
 
+void expect_quantized_left_to_portable(PluginEnvironment& env, const std::string& backend, const Quantized& q,
+                                       const std::string& op) {
+  const std::vector<uint8_t> graph = quantized_graph(q);
+  compiler::CompiledModel mixed = env.compile(graph, {backend});
+  ASSERT_FALSE(mixed.program.empty());
+  EXPECT_EQ(mixed.summary.untaken_ops.count(op), 1u) << backend << " took " << op;
+  compiler::CompiledModel portable = env.compile(graph, {"portable"});
+  EXPECT_EQ(run_quantized(env, mixed.program, q, 1), run_quantized(env, portable.program, q, 1));
+}
+
 }  // namespace plugrt::backend_test

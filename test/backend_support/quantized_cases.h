@@ -50,6 +50,11 @@ std::vector<uint8_t> run_quantized(PluginEnvironment& env, const std::vector<uin
 /// Returns the number of elements that differ by one quantum.
 int64_t expect_quantized_matches_portable(PluginEnvironment& env, const std::string& backend, const Quantized& q);
 
+/// `q` compiled for `backend` and portable leaves `op` to portable, and runs as on
+/// portable alone.
+void expect_quantized_left_to_portable(PluginEnvironment& env, const std::string& backend, const Quantized& q,
+                                       const std::string& op);
+
 }  // namespace plugrt::backend_test
 
 #endif  // PLUGRT_TEST_BACKEND_SUPPORT_QUANTIZED_CASES_H_

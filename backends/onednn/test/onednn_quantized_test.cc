@@ -141,12 +141,7 @@ TEST(OnednnQuantized, OneQuantumDifferencesAreRare) {
 
 void expect_untaken(const Quantized& q, const char* op) {
   OnednnEnvironment env;
-  const std::vector<uint8_t> graph = quantized_graph(q);
-  compiler::CompiledModel mixed = env.compile(graph, {"onednn"});
-  ASSERT_FALSE(mixed.program.empty());
-  EXPECT_EQ(mixed.summary.untaken_ops.count(op), 1u) << "onednn took " << op;
-  compiler::CompiledModel portable = env.compile(graph, {"portable"});
-  EXPECT_EQ(run_quantized(env, mixed.program, q, 1), run_quantized(env, portable.program, q, 1));
+  expect_quantized_left_to_portable(env, "onednn", q, op);
 }
 
 TEST(OnednnQuantized, Uint8WeightsWithAZeroPointStayOnPortable) {
