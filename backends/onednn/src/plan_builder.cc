@@ -9,6 +9,9 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+
+#include "src/concat_in_place.h"
 
 namespace plugrt::onednn {
 
@@ -283,7 +286,7 @@ class Builder {
   int32_t output(const blob::Op& op) const;
 
   int new_storage(StorageKind kind, size_t index, size_t size);
-  dnnl::memory view(int storage, const desc_t& md);
+  dnnl::memory view(int storage, const desc_t& md, size_t offset = 0);
   /// The memory of a value or constant as it is now.
   dnnl::memory current(int32_t t);
   /// The value in format `md`, converted (once) when it is in another.
@@ -346,7 +349,32 @@ class Builder {
   std::vector<dims_t> dims_;
   std::vector<Value> values_;
   std::vector<Storage> storages_;
-  std::vector<std::pair<dnnl::memory, int>> views_;
+  /// A memory that views a storage, `offset` bytes into it.
+  struct View {
+    dnnl::memory memory;
+    int storage = -1;
+    size_t offset = 0;
+  };
+  std::vector<View> views_;
+  /// The view `memory` is, or nullptr (a constant's or a host tensor's own memory).
+  const View* find_view(const dnnl::memory& memory) const;
+  /// Concatenations whose inputs are written in place (src/concat_in_place.h): each
+  /// group's storage, and the members written there so far.
+  ConcatGroups concat_groups_;
+  std::vector<int> group_storages_;
+  std::unordered_map<int32_t, bool> in_group_;
+  /// Where member `t` lives in its group's storage: the byte offset.
+  size_t member_offset(int32_t t) const;
+  /// The concatenation `op` whose output `y` is a prefix of a group: its inputs not
+  /// written in place yet are copied there, and `y` views the prefix.
+  void build_concat_in_place(const blob::Op& op, int32_t y, size_t group);
+  /// The layout member `t` of a concatenation group is written in; an undefined desc for
+  /// a tensor of no group.
+  desc_t member_layout(int32_t t) const;
+  /// In a blob with concatenation groups, the layouts that keep an op from `x` to `y` in
+  /// theirs: a blocked `x` read as it is, a member `y` written where its group wants it
+  /// (`any` for the other). Undefined descs when neither applies: oneDNN's choice stands.
+  std::pair<desc_t, desc_t> group_layouts(int32_t x, int32_t y);
   Plan plan_;
 };
 
@@ -376,16 +404,21 @@ int Builder::new_storage(StorageKind kind, size_t index, size_t size) {
   return static_cast<int>(storages_.size() - 1);
 }
 
-dnnl::memory Builder::view(int storage, const desc_t& md) {
+dnnl::memory Builder::view(int storage, const desc_t& md, size_t offset) {
   dnnl::memory memory(md, engine_, DNNL_MEMORY_NONE);
-  views_.emplace_back(memory, storage);
+  views_.push_back({memory, storage, offset});
   return memory;
 }
 
-dnnl::memory Builder::view_of(const dnnl::memory& memory, const desc_t& md) {
-  for (const auto& [viewed, id] : views_) {
-    if (viewed.get() == memory.get()) return view(id, md);
+const Builder::View* Builder::find_view(const dnnl::memory& memory) const {
+  for (const View& view : views_) {
+    if (view.memory.get() == memory.get()) return &view;
   }
+  return nullptr;
+}
+
+dnnl::memory Builder::view_of(const dnnl::memory& memory, const desc_t& md) {
+  if (const View* viewed = find_view(memory)) return view(viewed->storage, md, viewed->offset);
   return dnnl::memory(md, engine_, memory.get_data_handle());
 }
 
@@ -436,6 +469,14 @@ void Builder::read_constant_as(int32_t t, const desc_t& md) {
 dnnl::memory Builder::define(int32_t t, const desc_t& md) {
   Value& value = values_[static_cast<size_t>(t)];
   const int32_t external = tensor(t).external_output();
+  if (const auto member = in_group_.find(t); member != in_group_.end() && md == member_layout(t)) {
+    value.storage = group_storages_[concat_groups_.members.at(t).group];
+    value.md = md;
+    value.memory = view(value.storage, md, member_offset(t));
+    value.defined = true;
+    member->second = true;
+    return value.memory;
+  }
   if (external >= 0 && md == plain(dims(t), dnnl_type_of(t))) {
     value.storage = new_storage(StorageKind::kOutput, static_cast<size_t>(external), md.get_size());
   } else {
@@ -451,11 +492,8 @@ void Builder::alias(int32_t t, int32_t source) {
   require(product(dims(t)) == product(dims(source)), "a reshape changes the element count");
   dnnl::memory from = as_plain(source);
   const desc_t md = plain(dims(t));
-  int storage = -1;
-  for (const auto& [memory, id] : views_) {
-    if (memory.get() == from.get()) storage = id;
-  }
-  if (tensor(t).external_output() >= 0 || storage < 0) {
+  const View* viewed = find_view(from);
+  if (tensor(t).external_output() >= 0 || viewed == nullptr) {
     // The host's output must receive the bytes, and a constant has no storage to share.
     define(t, md);
     add_reorder(from, view(values_[static_cast<size_t>(t)].storage, plain(dims(source))));
@@ -463,9 +501,9 @@ void Builder::alias(int32_t t, int32_t source) {
     return;
   }
   Value& value = values_[static_cast<size_t>(t)];
-  value.storage = storage;
+  value.storage = viewed->storage;
   value.md = md;
-  value.memory = view(storage, md);
+  value.memory = view(viewed->storage, md, viewed->offset);
   value.defined = true;
 }
 
@@ -636,12 +674,15 @@ void Builder::build_convolution(const blob::Op& op) {
   const std::vector<int64_t>&strides = window.strides, &dilations = window.dilations, &begin = window.begin,
         &end = window.end;
   const desc_t bias_md = b >= 0 ? plain(dims(b)) : desc_t();
-  const auto forward = dnnl::prop_kind::forward_inference;
-  const dnnl::convolution_forward::desc desc =
-      b >= 0 ? dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, any(xs), any(weight_dims),
-                                               bias_md, any(dims(y)), strides, dilations, begin, end)
-             : dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, any(xs), any(weight_dims),
-                                               any(dims(y)), strides, dilations, begin, end);
+  const auto describe = [&](const desc_t& src, const desc_t& dst) {
+    const auto forward = dnnl::prop_kind::forward_inference;
+    const auto direct = dnnl::algorithm::convolution_direct;
+    return b >= 0 ? dnnl::convolution_forward::desc(forward, direct, src, any(weight_dims), bias_md, dst, strides,
+                                                    dilations, begin, end)
+                  : dnnl::convolution_forward::desc(forward, direct, src, any(weight_dims), dst, strides, dilations,
+                                                    begin, end);
+  };
+  dnnl::convolution_forward::desc desc = describe(any(xs), any(dims(y)));
   std::unordered_map<int, dnnl::memory> args;
   dnnl::primitive_attr attr = attributes();
   const size_t post_op_count = length(op.post_ops());
@@ -653,7 +694,19 @@ void Builder::build_convolution(const blob::Op& op) {
     if (fused == 0) throw;
     fused = 0;
     args.clear();
-    pd = dnnl::convolution_forward::primitive_desc(desc, attributes(), engine_);
+    attr = attributes();
+    pd = dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
+  }
+  if (const auto [src_md, dst_md] = group_layouts(x, y); !src_md.is_zero()) {
+    const dnnl::convolution_forward::desc fixed = describe(src_md, dst_md);
+    try {
+      dnnl::convolution_forward::primitive_desc in_layout(fixed, attr, engine_);
+      if (!is_reference(in_layout.impl_info_str()) && !is_im2col_gemm(in_layout)) {
+        desc = fixed;
+        pd = in_layout;
+      }
+    } catch (const dnnl::error&) {
+    }
   }
   // oneDNN 2.x's direct convolutions take element-wise and per-channel post-ops but
   // not a full-tensor binary one (a residual Add): with it, what is left is an im2col
@@ -786,9 +839,7 @@ void Builder::add_bias_step(int32_t bias, dnnl::memory dst) {
 }
 
 dnnl::memory Builder::reshaped(const dnnl::memory& memory, const dims_t& dims) {
-  for (const auto& [view_memory, storage] : views_) {
-    if (view_memory.get() == memory.get()) return view(storage, plain(dims));
-  }
+  if (const View* viewed = find_view(memory)) return view(viewed->storage, plain(dims), viewed->offset);
   return dnnl::memory(plain(dims), engine_, memory.get_data_handle());  // a constant
 }
 
@@ -1181,10 +1232,22 @@ void Builder::build_pooling(const blob::Op& op) {
     default: throw BlobError("bad pooling algorithm");
   }
   dnnl::memory src = current(x);
-  dnnl::pooling_v2_forward::primitive_desc pd(
-      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src.get_desc(), any(dims(y)),
-                                     strides, kernel, dilations, begin, end),
-      attributes(), engine_);
+  const auto describe = [&](const desc_t& dst) {
+    return dnnl::pooling_v2_forward::primitive_desc(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src.get_desc(), dst, strides,
+                                       kernel, dilations, begin, end),
+        attributes(), engine_);
+  };
+  dnnl::pooling_v2_forward::primitive_desc pd = describe(any(dims(y)));
+  // A concatenation group's member is written in the group's layout when a fast kernel
+  // does that (src/concat_in_place.h).
+  if (const desc_t member = member_layout(y); !member.is_zero() && pd.dst_desc() != member) {
+    try {
+      dnnl::pooling_v2_forward::primitive_desc in_layout = describe(member);
+      if (!is_reference(in_layout.impl_info_str())) pd = in_layout;
+    } catch (const dnnl::error&) {
+    }
+  }
   if (pd.src_desc() != src.get_desc()) src = in_format(x, pd.src_desc());
   dnnl::memory dst = define(y, pd.dst_desc());
   add_step(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc());
@@ -1255,10 +1318,49 @@ void Builder::build_layer_norm(const blob::Op& op) {
   publish(y);
 }
 
+size_t Builder::member_offset(int32_t t) const {
+  const dims_t& ds = dims(t);
+  // nChw16c with a batch of 1: channel c starts block c / 16, each block H x W x 16.
+  return static_cast<size_t>(concat_groups_.members.at(t).channel * ds[2] * ds[3]) * sizeof(float);
+}
+
+desc_t Builder::member_layout(int32_t t) const { return in_group_.count(t) > 0 ? blocked16(dims(t)) : desc_t(); }
+
+std::pair<desc_t, desc_t> Builder::group_layouts(int32_t x, int32_t y) {
+  const desc_t src = current(x).get_desc(), member = member_layout(y);
+  const bool blocked_src = !concat_groups_.prefixes.empty() && dims(x).size() == 4 && src == blocked16(dims(x));
+  if (!blocked_src && member.is_zero()) return {};
+  return {blocked_src ? src : any(dims(x)), member.is_zero() ? any(dims(y)) : member};
+}
+
+void Builder::build_concat_in_place(const blob::Op& op, int32_t y, size_t group) {
+  const int storage = group_storages_[group];
+  int64_t channels = 0;
+  for (size_t i = 0; i < op.inputs()->size(); ++i) {
+    const int32_t x = input(op, i);
+    require(dims(x).size() == 4 && dims(x)[2] == dims(y)[2] && dims(x)[3] == dims(y)[3],
+            "a concat input's shape differs");
+    channels += dims(x)[1];
+    bool& written = in_group_.at(x);
+    if (!written) add_reorder(current(x), view(storage, member_layout(x), member_offset(x)));
+    written = true;
+  }
+  require(channels == dims(y)[1], "the concat inputs do not add up");
+  Value& value = values_[static_cast<size_t>(y)];
+  value.storage = storage;
+  value.md = blocked16(dims(y));
+  value.memory = view(storage, value.md);
+  value.defined = true;
+}
+
 void Builder::build_concat(const blob::Op& op) {
   const int32_t y = output(op);
   require(length(op.inputs()) >= 1 && op.axis() >= 0 && static_cast<size_t>(op.axis()) < dims(y).size(),
           "bad concat inputs or axis");
+  if (const auto prefix = concat_groups_.prefixes.find(y); prefix != concat_groups_.prefixes.end()) {
+    build_concat_in_place(op, y, prefix->second);
+    return;
+  }
   std::vector<int32_t> inputs;
   std::vector<desc_t> as_they_are;
   int64_t total = 0;
@@ -1894,7 +1996,7 @@ void Builder::verify_tensors() {
 void Builder::plan_memory() {
   // Each storage's first and last step.
   std::unordered_map<dnnl_memory_t, int> storage_of;
-  for (const auto& [memory, storage] : views_) storage_of[memory.get()] = storage;
+  for (const View& view : views_) storage_of[view.memory.get()] = view.storage;
   auto touch = [&](const dnnl::memory& memory, int64_t step) {
     auto found = storage_of.find(memory.get());
     if (found == storage_of.end()) return;
@@ -1933,10 +2035,12 @@ void Builder::plan_memory() {
     live.push_back(i);
     plan_.arena_size = std::max(plan_.arena_size, offset + size);
   }
-  for (const auto& [memory, storage] : views_) {
+  for (const auto& [memory, storage, offset] : views_) {
     const Storage& s = storages_[static_cast<size_t>(storage)];
     switch (s.kind) {
-      case StorageKind::kArena: plan_.arena_views.emplace_back(memory, offsets[static_cast<size_t>(storage)]); break;
+      case StorageKind::kArena:
+        plan_.arena_views.emplace_back(memory, offsets[static_cast<size_t>(storage)] + offset);
+        break;
       case StorageKind::kInput: plan_.inputs[s.index].views.push_back(memory); break;
       case StorageKind::kOutput: plan_.outputs[s.index].views.push_back(memory); break;
       case StorageKind::kConstant: break;
@@ -1946,6 +2050,12 @@ void Builder::plan_memory() {
 
 Plan Builder::build() {
   verify_tensors();
+  concat_groups_ =
+      find_concat_groups(blob_, dims_, [&](int32_t t) { return !is_constant(t) && tensor(t).external_input() < 0; });
+  for (const dims_t& group : concat_groups_.groups) {
+    group_storages_.push_back(new_storage(StorageKind::kArena, 0, blocked16(group).get_size()));
+  }
+  for (const auto& [member, where] : concat_groups_.members) in_group_[member] = false;
   for (flatbuffers::uoffset_t n = 0; n < blob_.ops()->size(); ++n) {
     const blob::Op& op = *blob_.ops()->Get(n);
     const std::string where = "op " + std::to_string(n) + " (" + blob::EnumNameOpKind(op.kind()) +

@@ -125,6 +125,50 @@ const std::vector<OpCase>& own_cases() {
              g.node("AveragePool", {relu}, {1, 40, 4, 4}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
          return g.finish({pooled, g.node("Concat", {b, a}, {1, 24, 8, 8}, {I("axis", 1)})});
        }},
+      {"DenseBlockConcatenatesInPlace",
+       [] {
+         // Three DenseNet layers: each reads the concat of the block's input and every
+         // new map so far, so all three concats are prefixes of one buffer that the
+         // convolutions write in place. The maps are 16-channel multiples; small weights
+         // keep the sums near 1, where float32 agrees to the test's tolerance.
+         TestGraph g;
+         ValueId x = g.input({1, 8, 10, 10});
+         std::vector<ValueId> features{
+             g.node("Conv", {x, g.constant({32, 8, 3, 3})}, {1, 32, 10, 10}, {Is("pads", {1, 1, 1, 1})})};
+         ValueId joined = features[0];
+         for (int64_t channels = 32; channels < 80; channels += 16) {
+           ValueId norm = g.node("BatchNormalization",
+                                 {joined, g.constant({channels}), g.constant({channels}), g.constant({channels}),
+                                  g.constant({channels}, 0.5f, 2.0f)},
+                                 {1, channels, 10, 10});
+           ValueId squeezed = g.node(
+               "Relu",
+               {g.node("Conv",
+                       {g.node("Relu", {norm}, {1, channels, 10, 10}), g.constant({32, channels, 1, 1}, -0.2f, 0.2f)},
+                       {1, 32, 10, 10})},
+               {1, 32, 10, 10});
+           features.push_back(g.node("Conv", {squeezed, g.constant({16, 32, 3, 3}, -0.2f, 0.2f)}, {1, 16, 10, 10},
+                                     {Is("pads", {1, 1, 1, 1})}));
+           joined = g.node("Concat", features, {1, channels + 16, 10, 10}, {I("axis", 1)});
+         }
+         return g.finish(
+             {g.node("GlobalAveragePool", {joined}, {1, 80, 1, 1}), g.node("Sigmoid", {joined}, {1, 80, 10, 10})});
+       }},
+      {"DenseBlockAfterPoolingWithAReshapedPrefix",
+       [] {
+         // The block's input comes from a pooling; one concat is read again through a
+         // Reshape, and a member is read on its own as well.
+         TestGraph g;
+         ValueId x = g.input({1, 16, 12, 12});
+         ValueId pooled = g.node("MaxPool", {g.node("Conv", {x, g.constant({16, 16, 1, 1})}, {1, 16, 12, 12})},
+                                 {1, 16, 6, 6}, {Is("kernel_shape", {2, 2}), Is("strides", {2, 2})});
+         ValueId a = g.node("Conv", {pooled, g.constant({16, 16, 3, 3})}, {1, 16, 6, 6}, {Is("pads", {1, 1, 1, 1})});
+         ValueId first = g.node("Concat", {pooled, a}, {1, 32, 6, 6}, {I("axis", 1)});
+         ValueId b = g.node("Conv", {first, g.constant({32, 32, 1, 1})}, {1, 32, 6, 6});
+         ValueId second = g.node("Concat", {pooled, a, b}, {1, 64, 6, 6}, {I("axis", 1)});
+         ValueId flat = g.node("Reshape", {first, g.ints({1, 1152})}, {1, 1152});
+         return g.finish({flat, g.node("Relu", {second}, {1, 64, 6, 6}), g.node("Tanh", {a}, {1, 16, 6, 6})});
+       }},
       {"BatchNormThenReluThenSigmoidAndLeakyRelu",
        [] {
          // Relu rides in the normalization; the rest run as their own steps.
