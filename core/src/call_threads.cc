@@ -41,7 +41,10 @@ void ThreadChooser::record(size_t threads, uint64_t nanoseconds) {
       return;
     }
     samples_[which].add(nanoseconds);
-    if (--block_left_ == 0) end_block();
+    if (--block_left_ == 0 || block_lost()) {
+      block_left_ = 0;
+      end_block();
+    }
     return;
   }
   if (block_left_ > 0) return;
@@ -71,6 +74,17 @@ void ThreadChooser::start_block(size_t which, size_t discard) {
   block_which_ = which;
   block_discard_ = discard;
   block_left_ = kSamples;
+}
+
+bool ThreadChooser::block_lost() const {
+  const Samples& block = samples_[block_which_];
+  const Samples& followed = samples_[chosen_];
+  if (block_which_ == chosen_ || block.size < kShortBlock || followed.size == 0) return false;
+  const uint64_t bar = followed.median() + followed.median() / 4;
+  for (size_t i = 0; i < block.size; ++i) {
+    if (block.recent[i] <= bar) return false;
+  }
+  return true;
 }
 
 void ThreadChooser::end_block() {

@@ -31,6 +31,10 @@ class ThreadChooser {
   static constexpr size_t kWarmupCalls = 2;
   /// Calls on the budget in a row slower than one thread that move to one thread.
   static constexpr size_t kSlowStreak = 4;
+  /// A block of the count not followed ends after this many samples when each is slower
+  /// than the followed count's median by a quarter or more: no median of the rest could
+  /// win, and each of its calls is a slow one for the method's caller.
+  static constexpr size_t kShortBlock = 2;
   /// Calls between two comparisons, at first and at most.
   static constexpr uint64_t kFirstGap = 64;
   static constexpr uint64_t kLongestGap = 1024;
@@ -45,6 +49,9 @@ class ThreadChooser {
 
   /// The count the chooser follows now (the budget or 1).
   size_t chosen() const { return counts_[chosen_]; }
+  /// Whether the first comparison has ended (always, when not adapting): from then on
+  /// calls run on the chosen count but for the rare comparisons.
+  bool settled() const { return !adapt_ || decided_; }
 
  private:
   struct Samples {
@@ -57,6 +64,8 @@ class ThreadChooser {
   size_t other() const { return 1 - chosen_; }
   /// Runs `which` (0: the budget, 1: one thread) for `discard` calls and kSamples more.
   void start_block(size_t which, size_t discard);
+  /// Whether the block under way, of the count not followed, has lost already.
+  bool block_lost() const;
   void end_block();
   /// The faster count, by 5% or more, is chosen.
   void decide();

@@ -654,4 +654,6 @@ Status Method::State::stopped_before(const Call& call) const {
 
 size_t Method::last_call_threads() const { return state_->call_threads; }
 
+bool Method::threads_settled() const { return state_->threads.settled(); }
+
 }  // namespace plugrt

@@ -3,6 +3,7 @@
 // share keeps methods that run at once within the cores.
 #include "call_threads.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,16 @@ namespace {
 constexpr uint64_t kMs = 1'000'000;
 // The first comparison: the warm-up and the budget's block, then one thread's block.
 constexpr int kFirstCalls = static_cast<int>(ThreadChooser::kWarmupCalls + 1 + 2 * ThreadChooser::kSamples);
+
+/// Runs calls until the first comparison ends; returns how many ran.
+int settle(ThreadChooser& chooser, uint64_t budget_ns, uint64_t one_ns, size_t budget = 2) {
+  int calls = 0;
+  for (; !chooser.settled() && calls < 100; ++calls) {
+    const size_t threads = chooser.next();
+    chooser.record(threads, threads == budget ? budget_ns : one_ns);
+  }
+  return calls;
+}
 
 /// Runs `calls` calls, each taking `budget_ns` on the budget and `one_ns` on one thread;
 /// returns how many ran on one thread.
@@ -32,10 +43,11 @@ TEST(ThreadChooser, MeasuresBothCountsAfterAWarmUpAndFollowsTheFaster) {
   for (int i = 0; i < kFirstCalls; ++i) {
     first.push_back(chooser.next());
     // The warm-up and the first call on one thread are slow, and not measured.
-    chooser.record(first.back(), i < 2 || i == 7 ? 50 * kMs : first.back() == 4 ? 3 * kMs : 5 * kMs);
+    chooser.record(first.back(), i < 2 || i == 7 ? 50 * kMs : first.back() == 4 ? 30 * kMs : 36 * kMs);
   }
   EXPECT_EQ(first, (std::vector<size_t>{4, 4, 4, 4, 4, 4, 4, 1, 1, 1, 1, 1, 1}));
   EXPECT_EQ(chooser.chosen(), 4u);
+  EXPECT_TRUE(chooser.settled());
 
   ThreadChooser small(2, true);
   run(small, kFirstCalls, 2 * kMs, kMs);  // a program too small to share
@@ -43,9 +55,27 @@ TEST(ThreadChooser, MeasuresBothCountsAfterAWarmUpAndFollowsTheFaster) {
   EXPECT_EQ(small.next(), 1u);
 }
 
+TEST(ThreadChooser, ABlockThatHasLostEndsEarly) {
+  ThreadChooser chooser(2, true);
+  EXPECT_FALSE(chooser.settled());
+  // One thread's first two samples are each a quarter or more slower than the budget:
+  // its block ends there, three calls on one thread instead of six.
+  EXPECT_EQ(settle(chooser, 10 * kMs, 13 * kMs),
+            static_cast<int>(ThreadChooser::kWarmupCalls + ThreadChooser::kSamples + 1 + ThreadChooser::kShortBlock));
+  EXPECT_EQ(chooser.chosen(), 2u);
+  // One sample within the quarter keeps the block going.
+  ThreadChooser close(2, true);
+  std::vector<size_t> counts;
+  for (int i = 0; i < kFirstCalls; ++i) {
+    counts.push_back(close.next());
+    close.record(counts.back(), counts.back() == 2 ? 10 * kMs : i == 9 ? 12 * kMs : 13 * kMs);
+  }
+  EXPECT_EQ(std::count(counts.begin(), counts.end(), size_t{1}), static_cast<long>(ThreadChooser::kSamples + 1));
+}
+
 TEST(ThreadChooser, SlowCallsOnTheBudgetMoveToOneThreadAtOnce) {
   ThreadChooser chooser(2, true);
-  run(chooser, kFirstCalls, kMs, 2 * kMs);
+  settle(chooser, kMs, 2 * kMs);
   ASSERT_EQ(chooser.chosen(), 2u);
   chooser.record(2, 50 * kMs);  // the first call after a block is not measured
   // A hiccup: three slow calls, then one as before.
@@ -69,7 +99,7 @@ TEST(ThreadChooser, SlowCallsOnOneThreadWaitForAComparison) {
 
 TEST(ThreadChooser, AComparisonFindsTheBudgetFasterAgainWhenTheContentionPasses) {
   ThreadChooser chooser(2, true);
-  run(chooser, kFirstCalls, kMs, 2 * kMs);
+  settle(chooser, kMs, 2 * kMs);
   for (int i = 0; i < 5; ++i) chooser.record(2, 50 * kMs);
   ASSERT_EQ(chooser.chosen(), 1u);
   // The cores are free again: within a gap and a comparison, the budget is back.
@@ -79,10 +109,10 @@ TEST(ThreadChooser, AComparisonFindsTheBudgetFasterAgainWhenTheContentionPasses)
 
 TEST(ThreadChooser, ComparisonsGrowRarerWhileTheChoiceHolds) {
   ThreadChooser chooser(2, true);
-  run(chooser, kFirstCalls, kMs, 2 * kMs);
-  // Comparisons after 64, 128, 256, 512, 1024 and 1024 calls: a block of kSamples calls
-  // and the one not measured, on one thread.
-  EXPECT_EQ(run(chooser, 4000, kMs, 2 * kMs), 6 * static_cast<int>(ThreadChooser::kSamples + 1));
+  settle(chooser, kMs, 2 * kMs);
+  // Comparisons after 64, 128, 256, 512, 1024 and 1024 calls, on one thread: the call not
+  // measured, and a block that has lost after kShortBlock samples.
+  EXPECT_EQ(run(chooser, 4000, kMs, 2 * kMs), 6 * static_cast<int>(ThreadChooser::kShortBlock + 1));
   EXPECT_EQ(chooser.chosen(), 2u);
 }
 

@@ -209,6 +209,10 @@ class Method {
   /// The threads the last execute() ran on: the budget, or fewer while fewer run this
   /// method faster or other methods of the process hold cores (MethodOptions::adapt_threads).
   size_t last_call_threads() const;
+  /// Whether the method has compared its two thread counts once (always true without
+  /// adapt_threads). The calls before that include some on one thread that measure it;
+  /// later comparisons are rare and short. A benchmark warms up until then.
+  bool threads_settled() const;
 
  private:
   struct State;
