@@ -22,7 +22,8 @@ std::string shape_text(const Shape& shape) {
 RandomGraph Generator::generate() {
   Random choice(graph_.seed ^ 0x51a7e5c0de5eedULL);
   if (choice.chance(0.25)) return run_quantized();
-  return choice.chance(0.1) ? run_einsum() : run();
+  if (choice.chance(0.1)) return run_einsum();
+  return choice.chance(0.05) ? run_padded() : run();
 }
 
 RandomGraph Generator::run() {

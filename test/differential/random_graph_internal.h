@@ -49,8 +49,9 @@ class Generator {
  public:
   explicit Generator(uint64_t seed) : random_(seed) { graph_.seed = seed; }
   /// A quantized graph for about one seed in four, an Einsum graph for about one in
-  /// thirteen (both chosen from a stream of their own, so that the other seeds keep the
-  /// float graphs they always had), else a float one.
+  /// thirteen, a Pad graph for about one in thirty (all chosen from a stream of their
+  /// own, so that the other seeds keep the float graphs they always had), else a float
+  /// one.
   RandomGraph generate();
 
  private:
@@ -93,6 +94,11 @@ class Generator {
   Value einsum();
   /// `text` in a random order.
   void shuffle(std::string* text);
+
+  // ---- Pad graphs (pad_graph.cc).
+  RandomGraph run_padded();
+  /// `x` padded in a random mode by up to 3 on either side of each axis.
+  Value pad(const Value& x);
 
   // ---- Quantized graphs (quantized_graph.cc).
   /// An 8-bit value with its quantization, and how many quanta a fast backend's value

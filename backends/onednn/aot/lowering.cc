@@ -1092,11 +1092,35 @@ std::string Lowering::lower_resize_nearest(const ir::Node& node) {
 // Pad in constant mode by non-negative amounts (the graph passes fold what they can into
 // the next Conv or pool; this takes the rest, e.g. an asymmetric pad before a strided
 // convolution in TensorFlow-style models).
+namespace {
+
+/// Each padded row of reflect or edge mode is a copy of its own (a reorder of the plan):
+/// past this many, portable's loop is the better choice.
+constexpr int64_t kMaxMirroredRows = 64;
+
+/// Why pads of reflect (`reflect`) or edge mode are not taken, or "".
+std::string check_mirrored_pads(const std::vector<int64_t>& xs, const std::vector<int64_t>& pads, bool reflect) {
+  int64_t rows = 0;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const int64_t before = pads[d], after = pads[d + xs.size()];
+    rows += before + after;
+    if (before + after == 0) continue;
+    // ONNX Runtime refuses these too: a reflection longer than the axis would repeat.
+    if (reflect && (before >= xs[d] || after >= xs[d])) return "reflect pads must be shorter than their axis";
+    if (xs[d] == 0) return "an empty axis cannot be padded from its edge";
+  }
+  if (rows > kMaxMirroredRows) return "more than " + std::to_string(kMaxMirroredRows) + " padded rows";
+  return "";
+}
+
+}  // namespace
+
 std::string Lowering::lower_pad(const ir::Node& node) {
   const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
   if (std::string why = check_activation(x, "input"); !why.empty()) return why;
   const std::vector<int64_t> xs = graph_.shape(x), ys = graph_.shape(y);
-  if (GraphView::string_attribute(node, "mode", "constant") != "constant") return "only mode 'constant' is taken";
+  const std::string mode = GraphView::string_attribute(node, "mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") return "mode '" + mode + "' is not taken";
   std::vector<int64_t> pads;
   float value = 0.0f;
   if (graph_.opset() < 11) {
@@ -1121,9 +1145,13 @@ std::string Lowering::lower_pad(const ir::Node& node) {
     expected[d] += pads[d] + pads[d + xs.size()];
   }
   if (ys != expected) return "the output shape is not " + shape_text(expected);
+  if (mode != "constant") {
+    if (std::string why = check_mirrored_pads(xs, pads, mode == "reflect"); !why.empty()) return why;
+  }
   Op& op = add(OpKind::Pad, node, {activation(x)}, {activation(y)});
   op.starts.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(xs.size()));
   op.alpha = value;
+  if (mode != "constant") op.algorithm = mode == "reflect" ? Algorithm::PadReflect : Algorithm::PadEdge;
   return "";
 }
 

@@ -10,9 +10,9 @@
 
 namespace plugrt::onednn {
 
-/// Magic PRTONDNN. This build writes versions 3 to 9 (the oldest that reads a blob) and
-/// reads versions 1 to 9; COMPATIBILITY.md keeps the history.
-inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/9, /*oldest_readable=*/1};
+/// Magic PRTONDNN. This build writes versions 3 to 10 (the oldest that reads a blob) and
+/// reads versions 1 to 10; COMPATIBILITY.md keeps the history.
+inline constexpr sdk::BlobFormat kBlobFormat{"PRTONDNN", "oneDNN", /*version=*/10, /*oldest_readable=*/1};
 /// Magic PRTONDNV: a partition whose dimensions vary, kept as its graph IR and lowered
 /// per shape at run time (plugrt/sdk/per_shape.h). Version 2 puts the graph at byte 64,
 /// where a program shares it with the portable fallback; version 1 (graph at byte 16)

@@ -732,6 +732,20 @@ const std::vector<OpCase>& own_cases() {
          ValueId scaled = g.node("Mul", {back, g.constant({4, 1, 1})}, {2, 4, 3, 3});
          return g.finish({g.node("Add", {scaled, g.constant({4, 1, 1})}, {2, 4, 3, 3})});
        }},
+      {"PadsMirroredAndByTheEdge",
+       [] {
+         // Reflect pads on both spatial axes of a convolution's result (each row a copy
+         // of the plan, the corners from rows padded already), and edge pads on three
+         // axes of an input, one of them a single element long.
+         TestGraph g;
+         ValueId x = g.input({1, 3, 5, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({4, 3, 1, 1})}, {1, 4, 5, 6});
+         ValueId reflected =
+             g.node("Pad", {conv, g.ints({0, 0, 2, 1, 0, 0, 1, 3})}, {1, 4, 8, 10}, {S("mode", "reflect")});
+         ValueId line = g.input({2, 1, 4});
+         ValueId edged = g.node("Pad", {line, g.ints({1, 2, 0, 0, 1, 3})}, {3, 4, 7}, {S("mode", "edge")});
+         return g.finish({g.node("Relu", {reflected}, {1, 4, 8, 10}), edged});
+       }},
       {"PadsByZerosAndByAValue",
        [] {
          // An asymmetric zero pad on a convolution's result (kept whole: the Relu between
@@ -927,6 +941,16 @@ TEST(OnednnBlobFormat, OnlyABlobWithANewerOpNeedsANewerVersion) {
     ValueId a = g.input({2, 5, 4}), b = g.input({2, 4, 6});
     EXPECT_EQ(blob_version(env, g.finish({g.node("MatMul", {a, b}, {2, 5, 6})})), 3u);
   }
+  for (const char* mode : {"constant", "reflect", "edge"}) {
+    TestGraph g;
+    ValueId x = g.input({1, 2, 4, 4});
+    const uint32_t expected = std::string(mode) == "constant" ? 3u : 10u;
+    EXPECT_EQ(
+        blob_version(env,
+                     g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", mode)})})),
+        expected)
+        << mode;
+  }
   {
     TestGraph g;
     ValueId x = g.input({1, 4, 5, 5});
@@ -983,11 +1007,17 @@ const std::vector<RefusedCase>& refused_cases() {
          return g.finish(g.node_outputs("GRU", {x, g.constant({1, 6, 2}), g.constant({1, 6, 2})}, {{3, 1, 1, 2}},
                                         {I("hidden_size", 2), F("clip", 0.5f)}));
        }},
-      {"PadReflect", "Pad",
+      {"PadReflectAsLongAsTheAxis", "Pad",
        [] {
          TestGraph g;
          ValueId x = g.input({1, 2, 4, 4});
-         return g.finish({g.node("Pad", {x, g.ints({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 2, 6, 6}, {S("mode", "reflect")})});
+         return g.finish({g.node("Pad", {x, g.ints({0, 0, 4, 1, 0, 0, 1, 1})}, {1, 2, 9, 6}, {S("mode", "reflect")})});
+       }},
+      {"PadEdgeOfManyRows", "Pad",
+       [] {
+         TestGraph g;
+         ValueId x = g.input({1, 2, 4, 4});
+         return g.finish({g.node("Pad", {x, g.ints({0, 0, 40, 0, 0, 0, 0, 40})}, {1, 2, 44, 44}, {S("mode", "edge")})});
        }},
       {"PadThatCrops", "Pad",
        [] {
