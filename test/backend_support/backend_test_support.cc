@@ -66,9 +66,18 @@ std::vector<std::vector<float>> run_with_seed(Method& method, uint32_t seed) {
     const TensorSpec& spec = method.input_spec(i);
     std::vector<float> values(spec.num_bytes() / sizeof(float));
     for (float& value : values) value = uniform(generator);
+    std::vector<int64_t> indices;  // int64 inputs are indices into tables of 4 rows or more
+    if (spec.dtype == DType::kInt64) {
+      std::uniform_int_distribution<int64_t> row(-4, 3);
+      for (size_t k = 0; k < spec.num_bytes() / sizeof(int64_t); ++k) indices.push_back(row(generator));
+    }
     std::vector<int64_t> shape = spec.shape;
     DLTensor tensor{
         values.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+    if (spec.dtype == DType::kInt64) {
+      tensor.data = indices.data();
+      tensor.dtype = {kDLInt, 64, 1};
+    }
     Status status = method.set_input(i, tensor);
     EXPECT_TRUE(status.is_ok()) << status.to_string();
   }

@@ -11,6 +11,12 @@ ValueId TestGraph::input(Ints shape) {
   return id;
 }
 
+ValueId TestGraph::index_input(Ints shape) {
+  ValueId id = builder_.add_value("x" + std::to_string(counter_++), DType::kInt64, std::move(shape));
+  builder_.add_input(id);
+  return id;
+}
+
 ValueId TestGraph::constant(Ints shape, float lo, float hi) {
   int64_t count = 1;
   for (int64_t dim : shape) count *= dim;

@@ -21,6 +21,8 @@ class TestGraph {
 
   /// A new graph input.
   ValueId input(Ints shape);
+  /// A new int64 graph input (the op tests feed it indices in [-4, 4)).
+  ValueId index_input(Ints shape);
   /// A float32 constant of reproducible values in [lo, hi).
   ValueId constant(Ints shape, float lo = -1.0f, float hi = 1.0f);
   ValueId scalar(float value);

@@ -126,6 +126,7 @@ int32_t Lowering::activation(int32_t value) {
     const ir::DType dtype = graph_.value(value).dtype();
     if (dtype == ir::DType::UInt8) tensor.dtype = blob::DataType::U8;
     if (dtype == ir::DType::Int8) tensor.dtype = blob::DataType::S8;
+    if (dtype == ir::DType::Int64) tensor.dtype = blob::DataType::S64;
   }
   list_.tensors.push_back(std::move(tensor));
   const int32_t index = static_cast<int32_t>(list_.tensors.size() - 1);
@@ -224,6 +225,7 @@ std::string Lowering::lower(const ir::Node& node) {
   if (op == "Slice") return lower_slice(node);
   if (op == "Resize") return lower_resize(node);
   if (op == "Pad") return lower_pad(node);
+  if (op == "Gather") return lower_gather(node);
   if (op == "ReduceMean") return lower_reduce(node, Algorithm::ReduceMean);
   if (op == "ReduceSum") return lower_reduce(node, Algorithm::ReduceSum);
   if (op == "ReduceMax") return lower_reduce(node, Algorithm::ReduceMax);
@@ -1152,6 +1154,28 @@ std::string Lowering::lower_pad(const ir::Node& node) {
   op.starts.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(xs.size()));
   op.alpha = value;
   if (mode != "constant") op.algorithm = mode == "reflect" ? Algorithm::PadReflect : Algorithm::PadEdge;
+  return "";
+}
+
+// An embedding: rows of a constant table picked by token ids the partition receives.
+std::string Lowering::lower_gather(const ir::Node& node) {
+  const int32_t data = GraphView::input(node, 0), indices = GraphView::input(node, 1), y = GraphView::output(node, 0);
+  if (!graph_.is_constant(data) || !graph_.is_float(data)) return "the data is not a float32 constant";
+  if (!graph_.valid(indices) || graph_.is_constant(indices) || graph_.value(indices).dtype() != ir::DType::Int64) {
+    return "the indices are not int64 computed at run time";
+  }
+  const std::vector<int64_t> table = graph_.shape(data), ids = graph_.shape(indices), ys = graph_.shape(y);
+  if (table.empty()) return "the data is a scalar";
+  int64_t axis = GraphView::int_attribute(node, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(table.size());
+  if (axis != 0) return "only axis 0 (the rows of a table) is taken";
+  std::vector<int64_t> expected = ids;
+  expected.insert(expected.end(), table.begin() + 1, table.end());
+  if (ys != dnnl_dims(expected)) return "the output shape is not " + shape_text(expected);
+  if (ids.size() > kMaxRank || num_elements(ids) > (int64_t{1} << 31)) return "too many indices";
+  std::vector<float> rows = graph_.floats(data);
+  if (rows.empty()) return "the data is empty";
+  add(OpKind::Gather, node, {add_constant(table, std::move(rows), data), activation(indices)}, {activation(y)});
   return "";
 }
 

@@ -77,6 +77,7 @@ class Lowering {
   std::string lower_resize(const ir::Node& node);
   std::string lower_resize_nearest(const ir::Node& node);
   std::string lower_pad(const ir::Node& node);
+  std::string lower_gather(const ir::Node& node);
   std::string lower_recurrent(const ir::Node& node, bool lstm);
   std::string lower_reduce(const ir::Node& node, blob::Algorithm algorithm);
   /// A convolution's geometry (Conv, QLinearConv), checked against its input's dims

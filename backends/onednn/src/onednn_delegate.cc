@@ -283,6 +283,25 @@ void dequantize_step(const Step& step) {
   for (int64_t i = 0; i < count; ++i) out[i] = dequantize<Q>(in[i], scale, zero_point);
 }
 
+/// Copies the table rows `step`'s indices name; an index outside [-rows, rows) fails
+/// the call before anything is read through it.
+sdk::Status gather_step(const Step& step) {
+  const int64_t* indices = static_cast<const int64_t*>(step.source.get_data_handle());
+  const float* table = static_cast<const float*>(step.table.get_data_handle());
+  float* out = static_cast<float*>(step.destination.get_data_handle());
+  for (size_t i = 0; i < step.count; ++i) {
+    int64_t row = indices[i];
+    if (row < -step.rows || row >= step.rows) {
+      return sdk::Status::invalid_argument("Gather: index " + std::to_string(row) + " at position " +
+                                           std::to_string(i) + " is outside [" + std::to_string(-step.rows) + ", " +
+                                           std::to_string(step.rows) + ")");
+    }
+    if (row < 0) row += step.rows;
+    std::memcpy(out + i * step.inner, table + static_cast<size_t>(row) * step.inner, step.inner * sizeof(float));
+  }
+  return sdk::Status::ok();
+}
+
 }  // namespace
 
 sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
@@ -299,6 +318,9 @@ sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
       case Step::Kind::kQuantizeS8: quantize_step<int8_t>(step); continue;
       case Step::Kind::kDequantizeU8: dequantize_step<uint8_t>(step); continue;
       case Step::Kind::kDequantizeS8: dequantize_step<int8_t>(step); continue;
+      case Step::Kind::kGather:
+        if (sdk::Status status = gather_step(step); !status.is_ok()) return status;
+        continue;
       default: break;
     }
     if (step.kind == Step::Kind::kErf) {

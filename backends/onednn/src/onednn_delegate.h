@@ -23,7 +23,7 @@ struct Blob;
 
 /// One call of the execution plan.
 struct Step {
-  enum class Kind { kPrimitive, kErf, kFill, kQuantizeU8, kQuantizeS8, kDequantizeU8, kDequantizeS8 };
+  enum class Kind { kPrimitive, kErf, kFill, kQuantizeU8, kQuantizeS8, kDequantizeU8, kDequantizeS8, kGather };
   Kind kind = Kind::kPrimitive;
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
@@ -36,6 +36,8 @@ struct Step {
   // QuantizeLinear. kDequantize*: uint8 or int8 to float32, (x - zero_point) * value.
   // Per axis (plain layouts), `scales` and `zero_points` instead: element i takes those
   // at (i / inner) % scales.size().
+  // kGather: for each of the `count` int64 indices in `source`, the row of `inner` floats
+  // it names in `table` ([rows, inner]; negative counts from the end) to `destination`.
   dnnl::memory source, destination;
   size_t count = 0;
   float value = 0.0f;
@@ -43,6 +45,8 @@ struct Step {
   std::vector<float> scales;
   std::vector<int32_t> zero_points;
   size_t inner = 1;
+  dnnl::memory table;
+  int64_t rows = 0;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

@@ -84,7 +84,10 @@ dnnl::memory::data_type dnnl_type(blob::DataType type) {
   }
 }
 
-size_t element_size(blob::DataType type) { return type == blob::DataType::U8 || type == blob::DataType::S8 ? 1 : 4; }
+size_t element_size(blob::DataType type) {
+  if (type == blob::DataType::S64) return 8;
+  return type == blob::DataType::U8 || type == blob::DataType::S8 ? 1 : 4;
+}
 
 dnnl::algorithm eltwise_algorithm(Algorithm algorithm) {
   switch (algorithm) {
@@ -262,6 +265,7 @@ class Builder {
   void build_resampling(const blob::Op& op);
   void build_shuffle(const blob::Op& op);
   void build_pad(const blob::Op& op);
+  void build_gather(const blob::Op& op);
   /// Fills the pads of `y`, whose window at `starts` holds the input (dims `xs`), from it:
   /// mirrored without the edge (`reflect`) or repeating the edge.
   void add_mirrored_pads(int32_t y, const dims_t& xs, const std::vector<int64_t>& starts, bool reflect);
@@ -1635,6 +1639,28 @@ void Builder::add_mirrored_pads(int32_t y, const dims_t& xs, const std::vector<i
   }
 }
 
+void Builder::build_gather(const blob::Op& op) {
+  const int32_t table = input(op, 0), indices = input(op, 1), y = output(op);
+  require(length(op.inputs()) == 2 && is_constant(table) && type(table) == blob::DataType::F32 &&
+              type(indices) == blob::DataType::S64 && type(y) == blob::DataType::F32,
+          "a gather is not of a float32 constant by int64 indices");
+  const dims_t &ts = dims(table), &is = dims(indices), &ys = dims(y);
+  dims_t expected = is;
+  if (is.size() == 1 && is[0] == 1 && ys.size() + 1 == ts.size()) expected.clear();  // scalar indices
+  expected.insert(expected.end(), ts.begin() + 1, ts.end());
+  require(ys == expected, "a gather's output does not fit its table and indices");
+  Step step;
+  step.kind = Step::Kind::kGather;
+  step.source = current(indices);
+  step.table = current(table);
+  step.destination = define(y, plain(ys));
+  step.count = static_cast<size_t>(product(is));
+  step.inner = static_cast<size_t>(product(ts) / ts[0]);
+  step.rows = ts[0];
+  plan_.steps.push_back(std::move(step));
+  publish(y);
+}
+
 void Builder::build_rnn(const blob::Op& op) {
   const Algorithm kind = op.algorithm();
   require(kind == Algorithm::Lstm || kind == Algorithm::Gru || kind == Algorithm::GruLinearBeforeReset,
@@ -1872,8 +1898,9 @@ void Builder::read_quantization(const blob::Op& op, bool quantize, bool u8, Step
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
     if (op.kind() != OpKind::QuantizedConvolution && op.kind() != OpKind::QuantizedMatMul &&
-        op.kind() != OpKind::Quantize && op.kind() != OpKind::Dequantize) {
-      // Only the quantized ops read or write tensors of other types than float32.
+        op.kind() != OpKind::Quantize && op.kind() != OpKind::Dequantize && op.kind() != OpKind::Gather) {
+      // Only the quantized ops and Gather (its indices) read or write tensors of other
+      // types than float32; each checks its own.
       for (const auto* list : {op.inputs(), op.outputs()}) {
         for (flatbuffers::uoffset_t i = 0; i < length(list); ++i) {
           const int32_t t = list->Get(i);
@@ -1906,6 +1933,7 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::Erf: build_erf(op); break;
       case OpKind::Resampling: build_resampling(op); break;
       case OpKind::Pad: build_pad(op); break;
+      case OpKind::Gather: build_gather(op); break;
       case OpKind::Rnn: build_rnn(op); break;
       case OpKind::Shuffle: build_shuffle(op); break;
       case OpKind::QuantizedConvolution: build_quantized_convolution(op); break;
@@ -1997,6 +2025,8 @@ void Builder::verify_tensors() {
     if (constant_data_[t] != nullptr) {
       require(source.external_input() < 0 && source.external_output() < 0, "a constant is an input or output");
     }
+    require(source.dtype() != blob::DataType::S64 || source.external_input() >= 0,
+            "tensor " + std::to_string(t) + " is int64 but no partition input");
   }
   auto bind = [&](const flatbuffers::Vector<uint32_t>* list, bool is_input, std::vector<External>* out) {
     for (flatbuffers::uoffset_t k = 0; k < length(list); ++k) {
@@ -2008,10 +2038,12 @@ void Builder::verify_tensors() {
       External external;
       external.dims.assign(dims_[t].begin(), dims_[t].end());
       external.num_elements = static_cast<size_t>(product(dims_[t]));
-      external.dtype = source.dtype() == blob::DataType::U8   ? DLDataType{kDLUInt, 8, 1}
-                       : source.dtype() == blob::DataType::S8 ? DLDataType{kDLInt, 8, 1}
-                                                              : DLDataType{kDLFloat, 32, 1};
+      external.dtype = source.dtype() == blob::DataType::U8    ? DLDataType{kDLUInt, 8, 1}
+                       : source.dtype() == blob::DataType::S8  ? DLDataType{kDLInt, 8, 1}
+                       : source.dtype() == blob::DataType::S64 ? DLDataType{kDLInt, 64, 1}
+                                                               : DLDataType{kDLFloat, 32, 1};
       require(source.dtype() != blob::DataType::S32, "an input or output is int32");
+      require(is_input || source.dtype() != blob::DataType::S64, "an output is int64");
       out->push_back(std::move(external));
     }
   };
@@ -2027,7 +2059,9 @@ void Builder::verify_tensors() {
   for (flatbuffers::uoffset_t k = 0; k < length(blob_.inputs()); ++k) {
     const int32_t t = static_cast<int32_t>(blob_.inputs()->Get(k));
     Value& value = values_[static_cast<size_t>(t)];
-    value.md = plain(dims(t), dnnl_type_of(t));
+    // oneDNN 2.6 has no 64-bit integers: int64 indices are bytes to it (Gather reads them).
+    value.md = type(t) == blob::DataType::S64 ? plain({product(dims(t)) * 8}, dnnl::memory::data_type::u8)
+                                              : plain(dims(t), dnnl_type_of(t));
     value.storage = new_storage(StorageKind::kInput, k, value.md.get_size());
     value.memory = view(value.storage, value.md);
     value.defined = true;

@@ -732,6 +732,19 @@ const std::vector<OpCase>& own_cases() {
          ValueId scaled = g.node("Mul", {back, g.constant({4, 1, 1})}, {2, 4, 3, 3});
          return g.finish({g.node("Add", {scaled, g.constant({4, 1, 1})}, {2, 4, 3, 3})});
        }},
+      {"EmbeddingGatherThenMatMul",
+       [] {
+         // Token ids (int64, a partition input; negative ones count from the end) pick
+         // rows of a constant table, and the embeddings go on into a MatMul; a second
+         // gather takes 2-D rows by a scalar id.
+         TestGraph g;
+         ValueId ids = g.index_input({2, 5});
+         ValueId embedded = g.node("Gather", {g.constant({8, 16}), ids}, {2, 5, 16});
+         ValueId projected = g.node("MatMul", {embedded, g.constant({16, 8})}, {2, 5, 8});
+         ValueId one = g.index_input({});
+         ValueId picked = g.node("Gather", {g.constant({5, 3, 4}), one}, {3, 4}, {I("axis", -3)});
+         return g.finish({g.node("Relu", {projected}, {2, 5, 8}), g.node("Tanh", {picked}, {3, 4})});
+       }},
       {"PadsMirroredAndByTheEdge",
        [] {
          // Reflect pads on both spatial axes of a convolution's result (each row a copy
@@ -960,6 +973,31 @@ TEST(OnednnBlobFormat, OnlyABlobWithANewerOpNeedsANewerVersion) {
   }
 }
 
+TEST(OnednnGather, AnIndexOutsideTheTableFailsTheCallAndTheMethodGoesOn) {
+  OnednnEnvironment env;
+  TestGraph g;
+  ValueId ids = g.index_input({3});
+  const std::vector<uint8_t> graph = g.finish({g.node("Gather", {g.constant({4, 2}), ids}, {3, 2})});
+  Result<Method> method = env.load(env.compile(graph, {"onednn"}).program);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  ASSERT_EQ(method->report().delegates.at(0).backend, "onednn");
+  const auto run = [&](std::vector<int64_t> values) {
+    int64_t shape[] = {3};
+    DLTensor tensor{values.data(), {kDLCPU, 0}, 1, {kDLInt, 64, 1}, shape, nullptr, 0};
+    EXPECT_TRUE(method->set_input(0, tensor).is_ok());
+    return method->execute();
+  };
+  const Status outside = run({0, 4, 1});
+  EXPECT_FALSE(outside.is_ok());
+  EXPECT_THAT(outside.message(), ::testing::HasSubstr("index 4 at position 1 is outside [-4, 4)"));
+  EXPECT_FALSE(run({-5, 0, 0}).is_ok());
+  ASSERT_TRUE(run({-4, 3, 0}).is_ok());
+  const float* out = static_cast<const float*>(method->output(0).data);
+  const std::vector<float> table(out, out + 6);
+  EXPECT_EQ(table[0], table[4]);  // -4 is row 0, as is the third index
+  EXPECT_EQ(table[1], table[5]);
+}
+
 TEST(OnednnOwnReference, MaxAndMinBroadcast) {
   OnednnEnvironment env;
   const std::vector<float> a = {-1, 2, -3, 4, 0.5f, -6}, b = {0, 1, -5};
@@ -1006,6 +1044,17 @@ const std::vector<RefusedCase>& refused_cases() {
          ValueId x = g.input({3, 1, 2});
          return g.finish(g.node_outputs("GRU", {x, g.constant({1, 6, 2}), g.constant({1, 6, 2})}, {{3, 1, 1, 2}},
                                         {I("hidden_size", 2), F("clip", 0.5f)}));
+       }},
+      {"GatherOfComputedData", "Gather",
+       [] {
+         TestGraph g;
+         ValueId table = g.input({6, 4});
+         return g.finish({g.node("Gather", {table, g.index_input({3})}, {3, 4})});
+       }},
+      {"GatherAlongAxis1", "Gather",
+       [] {
+         TestGraph g;
+         return g.finish({g.node("Gather", {g.constant({6, 4}), g.index_input({3})}, {6, 3}, {I("axis", 1)})});
        }},
       {"PadReflectAsLongAsTheAxis", "Pad",
        [] {
