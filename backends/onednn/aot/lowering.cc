@@ -581,6 +581,7 @@ std::string Lowering::lower_clip(const ir::Node& node) {
   if (std::string why = check_activation(x, "input"); !why.empty()) return why;
   if (graph_.shape(x) != graph_.shape(y)) return "the output shape differs from the input's";
   float lo = -kFloatMax, hi = kFloatMax;
+  int32_t computed[2] = {-1, -1};  // bounds computed at run time: min, max
   if (graph_.opset() < 11) {
     lo = GraphView::float_attribute(node, "min", lo);
     hi = GraphView::float_attribute(node, "max", hi);
@@ -589,16 +590,51 @@ std::string Lowering::lower_clip(const ir::Node& node) {
       const int32_t bound = GraphView::input(node, i);
       if (bound == -1) continue;
       const std::optional<float> value = graph_.scalar(bound);
-      if (!value) return "min and max are not float32 scalar constants";
+      if (!value && graph_.is_constant(bound)) return "a constant min or max is not a float32 scalar";
+      if (!value) {
+        if (std::string why = check_activation(bound, "bound"); !why.empty()) return why;
+        if (num_elements(graph_.shape(bound)) != 1) return "a min or max is not a scalar";
+        computed[i - 1] = bound;
+        continue;
+      }
       (i == 1 ? lo : hi) = *value;
     }
   }
   if (std::isnan(lo) || std::isnan(hi)) return "a bound is NaN";
-  Op& op = add(OpKind::Eltwise, node, {activation(x)}, {activation(y)});
-  op.algorithm = Algorithm::Clip;
-  op.alpha = lo;
-  op.beta = hi;
+  if (computed[0] == -1 && computed[1] == -1) {
+    Op& op = add(OpKind::Eltwise, node, {activation(x)}, {activation(y)});
+    op.algorithm = Algorithm::Clip;
+    op.alpha = lo;
+    op.beta = hi;
+    return "";
+  }
+  lower_clip_by_values(node, computed, lo, hi);
   return "";
+}
+
+// min(max(x, lo), hi) with a scalar bound computed at run time (a spectrogram clipped to
+// its peak less 80 dB): the computed bound a binary Max or Min that broadcasts it, the
+// constant one a clip.
+void Lowering::lower_clip_by_values(const ir::Node& node, const int32_t computed[2], float lo, float hi) {
+  const int32_t y = GraphView::output(node, 0);
+  const std::vector<int64_t> ys = graph_.shape(y);
+  int32_t value = activation(GraphView::input(node, 0));
+  for (int bound = 0; bound < 2; ++bound) {
+    if (bound == 0 && computed[0] == -1 && lo == -kFloatMax) continue;  // no min at all
+    const bool last = bound == 1 || (computed[1] == -1 && hi == kFloatMax);
+    const int32_t out = last ? activation(y) : add_internal(ys);
+    if (computed[bound] != -1) {
+      const int32_t operand = with_rank(activation(computed[bound]), dnnl_dims(ys).size(), node);
+      add(OpKind::Binary, node, {value, operand}, {out}).algorithm = bound == 0 ? Algorithm::Max : Algorithm::Min;
+    } else {
+      Op& op = add(OpKind::Eltwise, node, {value}, {out});
+      op.algorithm = Algorithm::Clip;
+      op.alpha = bound == 0 ? lo : -kFloatMax;
+      op.beta = bound == 0 ? kFloatMax : hi;
+    }
+    value = out;
+    if (last) return;
+  }
 }
 
 std::string Lowering::lower_pow(const ir::Node& node) {

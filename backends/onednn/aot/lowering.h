@@ -64,6 +64,9 @@ class Lowering {
   std::string lower_binary(const ir::Node& node, blob::Algorithm algorithm);
   std::string lower_unary(const ir::Node& node, const std::string& op);
   std::string lower_clip(const ir::Node& node);
+  /// Clip with a min or max (`computed`: their values, -1 where constant) computed at
+  /// run time; the constant bounds `lo` and `hi`.
+  void lower_clip_by_values(const ir::Node& node, const int32_t computed[2], float lo, float hi);
   std::string lower_pow(const ir::Node& node);
   std::string lower_softmax(const ir::Node& node, bool log);
   std::string lower_pool(const ir::Node& node, bool is_max, bool global);

@@ -745,6 +745,20 @@ const std::vector<OpCase>& own_cases() {
          ValueId picked = g.node("Gather", {g.constant({5, 3, 4}), one}, {3, 4}, {I("axis", -3)});
          return g.finish({g.node("Relu", {projected}, {2, 5, 8}), g.node("Tanh", {picked}, {3, 4})});
        }},
+      {"ClipByBoundsComputedAtRunTime",
+       [] {
+         // A log spectrogram clipped to its peak less 2 (a min computed at run time), a
+         // computed max with a constant min, and a computed max alone.
+         TestGraph g;
+         ValueId x = g.input({2, 3, 4});
+         ValueId peak = g.node("ReduceMax", {x}, {}, {I("keepdims", 0)});
+         ValueId floor = g.node("Sub", {peak, g.scalar(2.0f)}, {});
+         ValueId floored = g.node("Clip", {x, floor}, {2, 3, 4});
+         ValueId rows = g.node("ReduceMean", {x}, {}, {I("keepdims", 0)});
+         ValueId capped = g.node("Clip", {x, g.scalar(-1.0f), rows}, {2, 3, 4});
+         ValueId only_max = g.node("Clip", {x, kNoValue, rows}, {2, 3, 4});
+         return g.finish({floored, capped, only_max});
+       }},
       {"PadsMirroredAndByTheEdge",
        [] {
          // Reflect pads on both spatial axes of a convolution's result (each row a copy
@@ -953,6 +967,11 @@ TEST(OnednnBlobFormat, OnlyABlobWithANewerOpNeedsANewerVersion) {
     TestGraph g;
     ValueId a = g.input({2, 5, 4}), b = g.input({2, 4, 6});
     EXPECT_EQ(blob_version(env, g.finish({g.node("MatMul", {a, b}, {2, 5, 6})})), 3u);
+  }
+  {
+    TestGraph g;
+    ValueId ids = g.index_input({4});
+    EXPECT_EQ(blob_version(env, g.finish({g.node("Gather", {g.constant({6, 3}), ids}, {4, 3})})), 10u);
   }
   for (const char* mode : {"constant", "reflect", "edge"}) {
     TestGraph g;
