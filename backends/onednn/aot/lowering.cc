@@ -1132,22 +1132,15 @@ std::string Lowering::lower_resize_nearest(const ir::Node& node) {
 // convolution in TensorFlow-style models).
 namespace {
 
-/// Each padded row of reflect or edge mode is a copy of its own (a reorder of the plan):
-/// past this many, portable's loop is the better choice.
-constexpr int64_t kMaxMirroredRows = 64;
-
 /// Why pads of reflect (`reflect`) or edge mode are not taken, or "".
 std::string check_mirrored_pads(const std::vector<int64_t>& xs, const std::vector<int64_t>& pads, bool reflect) {
-  int64_t rows = 0;
   for (size_t d = 0; d < xs.size(); ++d) {
     const int64_t before = pads[d], after = pads[d + xs.size()];
-    rows += before + after;
     if (before + after == 0) continue;
     // ONNX Runtime refuses these too: a reflection longer than the axis would repeat.
     if (reflect && (before >= xs[d] || after >= xs[d])) return "reflect pads must be shorter than their axis";
     if (xs[d] == 0) return "an empty axis cannot be padded from its edge";
   }
-  if (rows > kMaxMirroredRows) return "more than " + std::to_string(kMaxMirroredRows) + " padded rows";
   return "";
 }
 

@@ -302,6 +302,30 @@ sdk::Status gather_step(const Step& step) {
   return sdk::Status::ok();
 }
 
+/// `step`'s destination element by element from the source elements its index maps
+/// name, the last axis in a loop of its own.
+void indexed_copy_step(const Step& step) {
+  const float* in = static_cast<const float*>(step.source.get_data_handle());
+  float* out = static_cast<float*>(step.destination.get_data_handle());
+  const size_t rank = step.dims.size();
+  const int64_t inner = step.dims[rank - 1];
+  const int64_t* last_map = step.index_map.data() + step.index_map.size() - static_cast<size_t>(inner);
+  std::vector<int64_t> at(rank, 0);  // the output position of the row being written
+  for (size_t row = 0; row < step.count / static_cast<size_t>(inner); ++row) {
+    int64_t from = 0;
+    const int64_t* map = step.index_map.data();
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      from += map[at[d]] * step.strides[d];
+      map += step.dims[d];
+    }
+    for (int64_t i = 0; i < inner; ++i) *out++ = in[from + last_map[i] * step.strides[rank - 1]];
+    for (size_t d = rank - 1; d-- > 0;) {  // the next row: an odometer over the outer axes
+      if (++at[d] < step.dims[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
@@ -321,6 +345,7 @@ sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
       case Step::Kind::kGather:
         if (sdk::Status status = gather_step(step); !status.is_ok()) return status;
         continue;
+      case Step::Kind::kIndexedCopy: indexed_copy_step(step); continue;
       default: break;
     }
     if (step.kind == Step::Kind::kErf) {

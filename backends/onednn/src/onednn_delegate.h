@@ -23,7 +23,17 @@ struct Blob;
 
 /// One call of the execution plan.
 struct Step {
-  enum class Kind { kPrimitive, kErf, kFill, kQuantizeU8, kQuantizeS8, kDequantizeU8, kDequantizeS8, kGather };
+  enum class Kind {
+    kPrimitive,
+    kErf,
+    kFill,
+    kQuantizeU8,
+    kQuantizeS8,
+    kDequantizeU8,
+    kDequantizeS8,
+    kGather,
+    kIndexedCopy
+  };
   Kind kind = Kind::kPrimitive;
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
@@ -38,6 +48,9 @@ struct Step {
   // at (i / inner) % scales.size().
   // kGather: for each of the `count` int64 indices in `source`, the row of `inner` floats
   // it names in `table` ([rows, inner]; negative counts from the end) to `destination`.
+  // kIndexedCopy: `destination` (plain, `dims`) element [i0, i1, ...] is `source`'s (plain,
+  // element `strides`) at [map_0(i0), map_1(i1), ...], map_d being dims[d] entries of
+  // `index_map` after those of the axes before (a Pad in reflect or edge mode).
   dnnl::memory source, destination;
   size_t count = 0;
   float value = 0.0f;
@@ -47,6 +60,7 @@ struct Step {
   size_t inner = 1;
   dnnl::memory table;
   int64_t rows = 0;
+  std::vector<int64_t> dims, strides, index_map;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

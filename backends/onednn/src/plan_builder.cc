@@ -24,9 +24,6 @@ using desc_t = dnnl::memory::desc;
 
 constexpr size_t kMaxRank = 12;
 constexpr size_t kAlignment = 64;
-/// The most rows a Pad in reflect or edge mode may copy, one reorder each (lowering
-/// writes at most 64).
-constexpr int64_t kMaxPadRows = 1024;
 /// The largest stride, dilation or pad a blob may give (as lowering checks).
 constexpr int64_t kMaxWindow = int64_t{1} << 31;
 
@@ -266,9 +263,9 @@ class Builder {
   void build_shuffle(const blob::Op& op);
   void build_pad(const blob::Op& op);
   void build_gather(const blob::Op& op);
-  /// Fills the pads of `y`, whose window at `starts` holds the input (dims `xs`), from it:
-  /// mirrored without the edge (`reflect`) or repeating the edge.
-  void add_mirrored_pads(int32_t y, const dims_t& xs, const std::vector<int64_t>& starts, bool reflect);
+  /// Writes `y`, `x` padded at `starts`, the pads mirrored without the edge (`reflect`)
+  /// or repeating the edge: one indexed copy.
+  void add_mirrored_pads(int32_t x, int32_t y, const std::vector<int64_t>& starts, bool reflect);
   void build_rnn(const blob::Op& op);
   void build_quantized_convolution(const blob::Op& op);
   void build_quantized_matmul(const blob::Op& op);
@@ -1594,49 +1591,48 @@ void Builder::build_pad(const blob::Op& op) {
   const Algorithm mode = op.algorithm();
   require(mode == Algorithm::None || mode == Algorithm::PadReflect || mode == Algorithm::PadEdge, "bad pad algorithm");
   dnnl::memory dst = define(y, plain(ys));
-  if (mode == Algorithm::None) {  // the whole output takes the pad value first
-    Step fill;
-    fill.kind = Step::Kind::kFill;
-    fill.destination = dst;
-    fill.count = static_cast<size_t>(product(ys));
-    fill.value = op.alpha();
-    plan_.steps.push_back(std::move(fill));
+  if (mode != Algorithm::None) {
+    add_mirrored_pads(x, y, starts, mode == Algorithm::PadReflect);
+    publish(y);
+    return;
   }
+  // The whole output takes the pad value, then the input is copied into its window.
+  Step fill;
+  fill.kind = Step::Kind::kFill;
+  fill.destination = dst;
+  fill.count = static_cast<size_t>(product(ys));
+  fill.value = op.alpha();
+  plan_.steps.push_back(std::move(fill));
   const int storage = values_[static_cast<size_t>(y)].storage;
   add_reorder(current(x), view(storage, plain(ys).submemory_desc(xs, starts)));
-  if (mode != Algorithm::None) add_mirrored_pads(y, xs, starts, mode == Algorithm::PadReflect);
   publish(y);
 }
 
-void Builder::add_mirrored_pads(int32_t y, const dims_t& xs, const std::vector<int64_t>& starts, bool reflect) {
-  const dims_t& ys = dims(y);
-  const int storage = values_[static_cast<size_t>(y)].storage;
-  int64_t rows = 0;
-  for (size_t d = 0; d < xs.size(); ++d) rows += ys[d] - xs[d];
-  require(rows <= kMaxPadRows, "a pad of more than " + std::to_string(kMaxPadRows) + " rows");
-  // Axis by axis, as ONNX (and numpy) pad: the rows of axis d span the whole output on
-  // the axes already padded and the input's window on the others, so every row copied
-  // is already final.
+void Builder::add_mirrored_pads(int32_t x, int32_t y, const std::vector<int64_t>& starts, bool reflect) {
+  const dims_t &xs = dims(x), &ys = dims(y);
+  // Reflect and edge pads are an index map per axis: output index i of axis d reads the
+  // input at map_d(i), mirrored without the edge or clamped to it.
+  Step step;
+  step.kind = Step::Kind::kIndexedCopy;
+  step.source = as_plain(x);
+  step.destination = values_[static_cast<size_t>(y)].memory;
+  step.count = static_cast<size_t>(product(ys));
+  int64_t stride = 1;
+  step.strides.assign(xs.size(), 0);
+  for (size_t d = xs.size(); d-- > 0;) {
+    step.strides[d] = stride;
+    stride *= xs[d];
+  }
   for (size_t d = 0; d < xs.size(); ++d) {
     const int64_t first = starts[d], last = starts[d] + xs[d] - 1;
-    if (ys[d] == xs[d]) continue;
-    require(xs[d] > 0 && (!reflect || (first < xs[d] && ys[d] - 1 - last < xs[d])), "the pads outgrow the axis");
-    dims_t row = ys, at(ys.size(), 0);
-    for (size_t e = d + 1; e < ys.size(); ++e) {
-      row[e] = xs[e];
-      at[e] = starts[e];
+    require(!reflect || (first < xs[d] && ys[d] - 1 - last < xs[d]), "the reflect pads outgrow the axis");
+    step.dims.push_back(ys[d]);
+    for (int64_t i = 0; i < ys[d]; ++i) {
+      const int64_t at = i < first ? (reflect ? 2 * first - i : first) : i > last ? (reflect ? 2 * last - i : last) : i;
+      step.index_map.push_back(at - first);
     }
-    row[d] = 1;
-    const auto copy_row = [&](int64_t from, int64_t to) {
-      dims_t source = at, target = at;
-      source[d] = from;
-      target[d] = to;
-      add_reorder(view(storage, plain(ys).submemory_desc(row, source)),
-                  view(storage, plain(ys).submemory_desc(row, target)));
-    };
-    for (int64_t i = 0; i < first; ++i) copy_row(reflect ? 2 * first - i : first, i);
-    for (int64_t i = last + 1; i < ys[d]; ++i) copy_row(reflect ? 2 * last - i : last, i);
   }
+  plan_.steps.push_back(std::move(step));
 }
 
 void Builder::build_gather(const blob::Op& op) {
