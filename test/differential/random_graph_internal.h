@@ -99,6 +99,8 @@ class Generator {
   RandomGraph run_padded();
   /// `x` padded in a random mode by up to 3 on either side of each axis.
   Value pad(const Value& x);
+  /// `x` sliced backwards (a negative step) along one axis.
+  Value backward_slice(const Value& x);
 
   // ---- Quantized graphs (quantized_graph.cc).
   /// An 8-bit value with its quantization, and how many quanta a fast backend's value

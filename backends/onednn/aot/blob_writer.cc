@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writing an op list as the blob init reads (schema/onednn_blob.fbs).
+#include <algorithm>
 #include <cstring>
 
 #include "aot/lowering.h"
@@ -10,15 +11,17 @@ namespace plugrt::onednn {
 
 namespace {
 
-/// The oldest format version that reads `list`: 10 with a Pad in reflect or edge mode or
-/// a Gather, 9
+/// The oldest format version that reads `list`: 10 with a Pad in reflect or edge mode, a
+/// Gather or a slice with a negative step, 9
 /// with a matmul that reads its tensors through views (an Einsum), 8 with a per-axis QuantizeLinear or
 /// DequantizeLinear, 7 with a per-tensor one, 6 with a quantized op, 5 with a channel shuffle or a nearest
 /// resampling, 4 with a deconvolution, else 3, so an older plugin still takes the blobs
 /// that need nothing newer.
 uint32_t blob_version(const OpList& list) {
   for (const Op& op : list.ops) {
-    if ((op.kind == blob::OpKind::Pad && op.algorithm != blob::Algorithm::None) || op.kind == blob::OpKind::Gather) {
+    const bool backwards = std::any_of(op.steps.begin(), op.steps.end(), [](int64_t step) { return step < 0; });
+    if ((op.kind == blob::OpKind::Pad && op.algorithm != blob::Algorithm::None) || op.kind == blob::OpKind::Gather ||
+        backwards) {
       return 10;
     }
   }

@@ -956,15 +956,18 @@ std::string Lowering::lower_slice(const ir::Node& node) {
     const int64_t axis = static_cast<int64_t>(*normalized_axis);
     seen[static_cast<size_t>(axis)] = true;
     const int64_t step = steps.empty() ? 1 : steps[i];
-    if (step < 1) return "only positive steps are taken";
+    if (step == 0) return "a step is 0";
     const int64_t dim = xs[static_cast<size_t>(axis)];
+    if (step < -dim) return "a negative step is longer than its axis";
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
+    // ONNX's clamps: [0, dim] going forwards, [0, dim - 1] and [-1, dim - 1] backwards.
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
+    end = step > 0 ? std::clamp<int64_t>(end, 0, dim) : std::clamp<int64_t>(end, -1, dim - 1);
     offsets[static_cast<size_t>(axis)] = start;
     strides[static_cast<size_t>(axis)] = step;
-    expected[static_cast<size_t>(axis)] = std::max<int64_t>(0, (end - start + step - 1) / step);
+    expected[static_cast<size_t>(axis)] = step > 0 ? std::max<int64_t>(0, (end - start + step - 1) / step)
+                                                   : std::max<int64_t>(0, (start - end - step - 1) / -step);
   }
   if (ys != expected) return "the output shape is not " + shape_text(expected);
   Op& op = add(OpKind::Reorder, node, {activation(x)}, {activation(y)});

@@ -318,7 +318,7 @@ void indexed_copy_step(const Step& step) {
       from += map[at[d]] * step.strides[d];
       map += step.dims[d];
     }
-    for (int64_t i = 0; i < inner; ++i) *out++ = in[from + last_map[i] * step.strides[rank - 1]];
+    for (int64_t i = 0; i < inner; ++i) *out++ = in[from + last_map[i] * step.strides[rank - 1]] * step.value;
     for (size_t d = rank - 1; d-- > 0;) {  // the next row: an odometer over the outer axes
       if (++at[d] < step.dims[d]) break;
       at[d] = 0;

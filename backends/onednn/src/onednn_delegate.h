@@ -49,8 +49,9 @@ struct Step {
   // kGather: for each of the `count` int64 indices in `source`, the row of `inner` floats
   // it names in `table` ([rows, inner]; negative counts from the end) to `destination`.
   // kIndexedCopy: `destination` (plain, `dims`) element [i0, i1, ...] is `source`'s (plain,
-  // element `strides`) at [map_0(i0), map_1(i1), ...], map_d being dims[d] entries of
-  // `index_map` after those of the axes before (a Pad in reflect or edge mode).
+  // element `strides`) at [map_0(i0), map_1(i1), ...] times `value`, map_d being dims[d]
+  // entries of `index_map` after those of the axes before (a Pad in reflect or edge
+  // mode, a slice with negative steps).
   dnnl::memory source, destination;
   size_t count = 0;
   float value = 0.0f;

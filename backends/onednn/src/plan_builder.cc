@@ -266,6 +266,12 @@ class Builder {
   /// Writes `y`, `x` padded at `starts`, the pads mirrored without the edge (`reflect`)
   /// or repeating the edge: one indexed copy.
   void add_mirrored_pads(int32_t x, int32_t y, const std::vector<int64_t>& starts, bool reflect);
+  /// A slice with a step below 0 on some axis (a flip): one indexed copy.
+  void build_backward_slice(int32_t x, int32_t y, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                            float scale);
+  /// Writes `y` (defined plain) from `x` through per-axis index maps (Step::kIndexedCopy),
+  /// each element times `scale`.
+  void add_indexed_copy(int32_t x, int32_t y, std::vector<int64_t> index_map, float scale);
   void build_rnn(const blob::Op& op);
   void build_quantized_convolution(const blob::Op& op);
   void build_quantized_matmul(const blob::Op& op);
@@ -1432,6 +1438,9 @@ void Builder::build_reorder(const blob::Op& op) {
     }
     // The output's bytes seen in the input's dim order.
     add_reorder(current(x), view(storage, desc_t(xs, dnnl::memory::data_type::f32, strides)), scale);
+  } else if (std::any_of(steps.begin(), steps.end(), [](int64_t step) { return step < 0; })) {
+    build_backward_slice(x, y, starts, steps, scale);
+    return;
   } else if (!starts.empty()) {
     require(starts.size() == xs.size() && steps.size() == xs.size() && ys.size() == xs.size(),
             "starts or steps does not fit the input");
@@ -1454,6 +1463,44 @@ void Builder::build_reorder(const blob::Op& op) {
     add_reorder(current(x), define(y, plain(ys)), scale);
   }
   publish(y);
+}
+
+void Builder::build_backward_slice(int32_t x, int32_t y, const std::vector<int64_t>& starts,
+                                   const std::vector<int64_t>& steps, float scale) {
+  const dims_t &xs = dims(x), &ys = dims(y);
+  require(starts.size() == xs.size() && steps.size() == xs.size() && ys.size() == xs.size(),
+          "starts or steps does not fit the input");
+  for (size_t d = 0; d < xs.size(); ++d) {  // every index start + i * step within the axis
+    require(starts[d] >= 0 && starts[d] < xs[d] && steps[d] != 0 && steps[d] >= -xs[d] && steps[d] <= xs[d] &&
+                (steps[d] > 0 ? ys[d] - 1 <= (xs[d] - 1 - starts[d]) / steps[d] : ys[d] - 1 <= starts[d] / -steps[d]),
+            "the slice leaves the input");
+  }
+  std::vector<int64_t> index_map;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    for (int64_t i = 0; i < ys[d]; ++i) index_map.push_back(starts[d] + i * steps[d]);
+  }
+  define(y, plain(ys));
+  add_indexed_copy(x, y, std::move(index_map), scale);
+  publish(y);
+}
+
+void Builder::add_indexed_copy(int32_t x, int32_t y, std::vector<int64_t> index_map, float scale) {
+  const dims_t &xs = dims(x), &ys = dims(y);
+  Step step;
+  step.kind = Step::Kind::kIndexedCopy;
+  step.source = as_plain(x);
+  step.destination = values_[static_cast<size_t>(y)].memory;
+  step.count = static_cast<size_t>(product(ys));
+  step.value = scale;
+  step.dims.assign(ys.begin(), ys.end());
+  step.strides.assign(xs.size(), 0);
+  int64_t stride = 1;
+  for (size_t d = xs.size(); d-- > 0;) {
+    step.strides[d] = stride;
+    stride *= xs[d];
+  }
+  step.index_map = std::move(index_map);
+  plan_.steps.push_back(std::move(step));
 }
 
 void Builder::build_reshape(const blob::Op& op) {
@@ -1612,27 +1659,16 @@ void Builder::add_mirrored_pads(int32_t x, int32_t y, const std::vector<int64_t>
   const dims_t &xs = dims(x), &ys = dims(y);
   // Reflect and edge pads are an index map per axis: output index i of axis d reads the
   // input at map_d(i), mirrored without the edge or clamped to it.
-  Step step;
-  step.kind = Step::Kind::kIndexedCopy;
-  step.source = as_plain(x);
-  step.destination = values_[static_cast<size_t>(y)].memory;
-  step.count = static_cast<size_t>(product(ys));
-  int64_t stride = 1;
-  step.strides.assign(xs.size(), 0);
-  for (size_t d = xs.size(); d-- > 0;) {
-    step.strides[d] = stride;
-    stride *= xs[d];
-  }
+  std::vector<int64_t> index_map;
   for (size_t d = 0; d < xs.size(); ++d) {
     const int64_t first = starts[d], last = starts[d] + xs[d] - 1;
     require(!reflect || (first < xs[d] && ys[d] - 1 - last < xs[d]), "the reflect pads outgrow the axis");
-    step.dims.push_back(ys[d]);
     for (int64_t i = 0; i < ys[d]; ++i) {
       const int64_t at = i < first ? (reflect ? 2 * first - i : first) : i > last ? (reflect ? 2 * last - i : last) : i;
-      step.index_map.push_back(at - first);
+      index_map.push_back(at - first);
     }
   }
-  plan_.steps.push_back(std::move(step));
+  add_indexed_copy(x, y, std::move(index_map), 1.0f);
 }
 
 void Builder::build_gather(const blob::Op& op) {

@@ -588,6 +588,20 @@ const std::vector<OpCase>& own_cases() {
              g.node("Slice", {relu, g.ints({1, 0}), g.ints({6, 100}), g.ints({1, 3}), g.ints({3, 3})}, {1, 2, 7, 2});
          return g.finish({even_odd, thirds});
        }},
+      {"SliceBackwardsFlipsAndStrides",
+       [] {
+         // torch.flip's Slice (from the end to before the start, step -1) on the last
+         // axis; step -2 on one axis with a forward step on another; ends and starts
+         // past the axis, clamped as ONNX says.
+         TestGraph g;
+         ValueId x = g.input({2, 5, 6});
+         ValueId tanh = g.node("Tanh", {x}, {2, 5, 6});
+         ValueId flipped = g.node(
+             "Slice", {tanh, g.ints({-1}), g.ints({-9223372036854775807 - 1}), g.ints({2}), g.ints({-1})}, {2, 5, 6});
+         ValueId strided =
+             g.node("Slice", {tanh, g.ints({100, 0}), g.ints({-100, 6}), g.ints({1, 2}), g.ints({-2, 4})}, {2, 3, 2});
+         return g.finish({g.node("Relu", {flipped}, {2, 5, 6}), strided});
+       }},
       {"ResizeLinearHalfPixelAfterAConvolutionAndOnAnInput",
        [] {
          // A segmentation head's upsampling (by 2, and by a ratio that is not whole).
@@ -1168,12 +1182,6 @@ const std::vector<RefusedCase>& refused_cases() {
          return g.finish(
              {g.node("Resize", {x, g.floats({0, 0, 0, 0, 1, 1, 1, 1}), g.floats({1, 1, 2, 2})}, {1, 2, 8, 8},
                      {S("mode", "nearest"), S("coordinate_transformation_mode", "tf_crop_and_resize")})});
-       }},
-      {"SliceWithNegativeStep", "Slice",
-       [] {
-         TestGraph g;
-         ValueId x = g.input({8, 3});
-         return g.finish({g.node("Slice", {x, g.ints({-1}), g.ints({-100}), g.ints({0}), g.ints({-2})}, {4, 3})});
        }},
       {"SubBothBroadcast", "Sub",
        [] {
