@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -275,7 +276,7 @@ class Builder {
   /// per element of dst dim `channel_dim`) and its src and dst zero points, whose values
   /// go into `args` (run-time zero points: oneDNN's int8 kernels take those).
   void set_requantization(const blob::Op& op, int channel_dim, int64_t channels, dnnl::primitive_attr* attr,
-                          std::unordered_map<int, dnnl::memory>* args);
+                          std::unordered_map<int, dnnl::memory>* args, bool src_zero_point = true);
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
@@ -333,6 +334,9 @@ class Builder {
     std::vector<int64_t> strides, dilations, begin, end;
   };
   ConvWindow conv_window(const blob::Op& op);
+  /// The bias of a quantized convolution with its src zero point folded in, where that
+  /// is exact (see its definition); empty where it is not.
+  std::optional<dnnl::memory> folded_zero_point_bias(const blob::Op& op, const ConvWindow& window);
   dnnl::deconvolution_forward::primitive_desc deconvolution_primitive(const dims_t& xs, const dims_t& weight_dims,
                                                                       const dims_t& ys, const blob::Op& op);
   void add_bias_step(int32_t bias, dnnl::memory dst);
@@ -1741,7 +1745,7 @@ void Builder::build_rnn(const blob::Op& op) {
 // ---- Quantized ops --------------------------------------------------------------------------
 
 void Builder::set_requantization(const blob::Op& op, int channel_dim, int64_t channels, dnnl::primitive_attr* attr,
-                                 std::unordered_map<int, dnnl::memory>* args) {
+                                 std::unordered_map<int, dnnl::memory>* args, bool src_zero_point) {
   const size_t count = length(op.scales());
   require(count == 1 || (count == static_cast<size_t>(channels) && count > 1),
           "the requantization has not one scale or one per channel");
@@ -1757,8 +1761,44 @@ void Builder::set_requantization(const blob::Op& op, int channel_dim, int64_t ch
     plan_.constants.push_back(memory);
     (*args)[DNNL_ARG_ATTR_ZERO_POINTS | arg] = memory;
   };
-  zero_point(DNNL_ARG_SRC, op.src_zero_point());
+  if (src_zero_point) zero_point(DNNL_ARG_SRC, op.src_zero_point());
   zero_point(DNNL_ARG_DST, op.dst_zero_point());
+}
+
+/// Without padding every tap of the window reads src, so sum((x - zx) * w) + bias =
+/// sum(x * w) + (bias - zx * sum(w)) per output channel: the src zero point folds into
+/// an int32 bias made here, and oneDNN runs the convolution without a run-time zero
+/// point, on faster kernels (a quarter less time on mobilenet_v2's 1x1 convolutions).
+/// oneDNN converts the accumulator and the bias to float32 before adding them, exactly
+/// while both are below 2^24: folded only where that holds for every src (the bound
+/// 255 * sum(|w|)) and for the new bias, so the result is the unfolded one.
+std::optional<dnnl::memory> Builder::folded_zero_point_bias(const blob::Op& op, const ConvWindow& window) {
+  const int32_t w = input(op, 1), b = input(op, 2, true);
+  const auto no_pad = [](const std::vector<int64_t>& pads) {
+    return std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p <= 0; });
+  };
+  if (op.src_zero_point() == 0 || !no_pad(window.begin) || !no_pad(window.end)) return std::nullopt;
+  const auto out_channels = static_cast<size_t>(window.out_channels);
+  const auto per_channel = static_cast<size_t>(product(dims(w)) / window.out_channels);
+  const auto* weights = static_cast<const int8_t*>(constant(w));
+  constexpr int64_t kExact = int64_t{1} << 24;
+  std::vector<int32_t> folded(out_channels);
+  for (size_t oc = 0; oc < out_channels; ++oc) {
+    int64_t sum = 0, magnitude = 0;
+    for (size_t i = oc * per_channel; i < (oc + 1) * per_channel; ++i) {
+      sum += weights[i];
+      magnitude += weights[i] < 0 ? -weights[i] : weights[i];
+    }
+    int32_t bias = 0;
+    if (b >= 0) std::memcpy(&bias, static_cast<const uint8_t*>(constant(b)) + oc * sizeof bias, sizeof bias);
+    const int64_t value = bias - int64_t{op.src_zero_point()} * sum;
+    if (255 * magnitude > kExact || value > kExact || value < -kExact) return std::nullopt;
+    folded[oc] = static_cast<int32_t>(value);
+  }
+  dnnl::memory memory(plain({window.out_channels}, dnnl::memory::data_type::s32), engine_);
+  std::memcpy(memory.get_data_handle(), folded.data(), folded.size() * sizeof(int32_t));
+  plan_.constants.push_back(memory);
+  return memory;
 }
 
 void Builder::build_quantized_convolution(const blob::Op& op) {
@@ -1775,22 +1815,28 @@ void Builder::build_quantized_convolution(const blob::Op& op) {
         &end = window.end;
   const auto s8 = dnnl::memory::data_type::s8;
   const desc_t src = any(xs, dnnl_type_of(x)), weights_md = any(weight_dims, s8), dst = any(dims(y), dnnl_type_of(y));
+  const std::optional<dnnl::memory> folded_bias = folded_zero_point_bias(op, window);
+  const bool with_bias = b >= 0 || folded_bias;
   const auto forward = dnnl::prop_kind::forward_inference;
   const dnnl::convolution_forward::desc desc =
-      b >= 0 ? dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, src, weights_md,
-                                               plain(dims(b), dnnl::memory::data_type::s32), dst, strides, dilations,
-                                               begin, end)
-             : dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, src, weights_md, dst,
-                                               strides, dilations, begin, end);
+      with_bias ? dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, src, weights_md,
+                                                  plain({out_channels}, dnnl::memory::data_type::s32), dst, strides,
+                                                  dilations, begin, end)
+                : dnnl::convolution_forward::desc(forward, dnnl::algorithm::convolution_direct, src, weights_md, dst,
+                                                  strides, dilations, begin, end);
   std::unordered_map<int, dnnl::memory> args;
   dnnl::primitive_attr attr = attributes();
-  set_requantization(op, 1, out_channels, &attr, &args);
+  set_requantization(op, 1, out_channels, &attr, &args, !folded_bias);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
   // The constant's bytes are ONNX's [O, I/g, k...], which are goihw's when grouped.
   read_constant_as(w, plain(weight_dims, s8));
   args[DNNL_ARG_SRC] = in_format(x, pd.src_desc());
   args[DNNL_ARG_WEIGHTS] = constant_in(w, pd.weights_desc());
-  if (b >= 0) args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  if (folded_bias) {
+    args[DNNL_ARG_BIAS] = *folded_bias;
+  } else if (b >= 0) {
+    args[DNNL_ARG_BIAS] = constant_in(b, pd.bias_desc());
+  }
   args[DNNL_ARG_DST] = define(y, pd.dst_desc());
   add_step(dnnl::convolution_forward(pd), std::move(args), pd.scratchpad_desc());
   publish(y);

@@ -101,6 +101,46 @@ TEST(OnednnQuantized, ConvPointwiseDilated1d) {
   expect_matches_portable(q);
 }
 
+/// Unpadded convolutions run with the src zero point folded into the bias (1x1 and
+/// valid windows), where the float32 sums stay exact; a large one keeps the run-time zero
+/// point. All three match portable as the others do.
+TEST(OnednnQuantized, ConvPointwiseSrcZeroPointFoldedIntoBias) {
+  Quantized q;
+  q.x = {1, 48, 6, 7};
+  q.w = {40, 48, 1, 1};
+  q.y = {1, 40, 6, 7};
+  q.attributes = {};
+  q.x_zero_point = 131;
+  q.per_channel = true;
+  expect_matches_portable(q);
+  q.bias = false;
+  q.activation = DType::kInt8;
+  q.x_zero_point = static_cast<uint8_t>(-77);
+  expect_matches_portable(q);
+}
+
+TEST(OnednnQuantized, ConvValidWindowSrcZeroPointFoldedIntoBias) {
+  Quantized q;
+  q.x = {1, 8, 9, 9};
+  q.w = {16, 8, 3, 3};
+  q.y = {1, 16, 4, 4};
+  q.attributes = {Attribute::Ints("strides", {2, 2})};
+  q.x_zero_point = 250;
+  expect_matches_portable(q);
+}
+
+TEST(OnednnQuantized, ConvPointwiseTooLargeToFoldKeepsTheZeroPoint) {
+  Quantized q;
+  q.x = {1, 1536, 2, 2};  // 255 * sum(|w|) passes 2^24
+  q.w = {8, 1536, 1, 1};
+  q.y = {1, 8, 2, 2};
+  q.attributes = {};
+  q.x_zero_point = 200;
+  q.x_scale = 0.002f;
+  q.y_scale = 2.5f;
+  expect_matches_portable(q);
+}
+
 TEST(OnednnQuantized, MatMulUint8PerTensor) {
   Quantized q;
   q.matmul = true;
