@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/quantization_steps.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace plugrt::onednn {
 
@@ -49,44 +54,95 @@ void per_axis_step(const Step& step, Convert convert) {
   }
 }
 
-template <typename Q>
-void quantize_step(const Step& step) {
-  if (!step.scales.empty()) return per_axis_step<float, Q>(step, quantize<Q>);
-  const float* in = static_cast<const float*>(step.source.get_data_handle());
-  Q* out = static_cast<Q*>(step.destination.get_data_handle());
-  const auto count = static_cast<int64_t>(step.count);
-  const float scale = step.value;
-  const int32_t zero_point = step.zero_point;
+/// Runs `range(begin, end)` over [0, count): on the method's OpenMP threads in chunks
+/// for 64 Ki elements or more, else on the calling thread.
+template <typename Range>
+void in_chunks(int64_t count, Range range) {
 #ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (parallel : count >= (int64_t{1} << 16))
+  if (count >= (int64_t{1} << 16) && omp_get_max_threads() > 1) {
+#pragma omp parallel
+    {
+      const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+      const int64_t chunk = (count + threads - 1) / threads;
+      range(std::min(count, thread * chunk), std::min(count, (thread + 1) * chunk));
+    }
+    return;
+  }
 #endif
-  for (int64_t i = 0; i < count; ++i) out[i] = quantize<Q>(in[i], scale, zero_point);
+  range(0, count);
 }
 
-/// ONNX's DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact).
-template <typename Q>
-void dequantize_step(const Step& step) {
-  if (!step.scales.empty()) return per_axis_step<Q, float>(step, dequantize<Q>);
-  const Q* in = static_cast<const Q*>(step.source.get_data_handle());
-  float* out = static_cast<float*>(step.destination.get_data_handle());
-  const auto count = static_cast<int64_t>(step.count);
-  const float scale = step.value;
-  const int32_t zero_point = step.zero_point;
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (parallel : count >= (int64_t{1} << 16))
+// The loops over one range, built for AVX-512 and AVX2 too (the default build is SSE2)
+// and picked when the library loads: twice as fast with AVX-512 on 16 floats a step.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define PLUGRT_ONEDNN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-  for (int64_t i = 0; i < count; ++i) out[i] = dequantize<Q>(in[i], scale, zero_point);
+#endif
+#ifndef PLUGRT_ONEDNN_VECTOR_CLONES
+#define PLUGRT_ONEDNN_VECTOR_CLONES
+#endif
+
+template <typename Q>
+inline void quantize_loop(const float* in, Q* out, int64_t begin, int64_t end, float scale, int32_t zero_point) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+  for (int64_t i = begin; i < end; ++i) out[i] = quantize<Q>(in[i], scale, zero_point);
+}
+
+template <typename Q>
+inline void dequantize_loop(const Q* in, float* out, int64_t begin, int64_t end, float scale, int32_t zero_point) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+  for (int64_t i = begin; i < end; ++i) out[i] = dequantize<Q>(in[i], scale, zero_point);
+}
+
+PLUGRT_ONEDNN_VECTOR_CLONES void quantize_u8(const float* in, uint8_t* out, int64_t begin, int64_t end, float scale,
+                                             int32_t zero_point) {
+  quantize_loop(in, out, begin, end, scale, zero_point);
+}
+
+PLUGRT_ONEDNN_VECTOR_CLONES void quantize_s8(const float* in, int8_t* out, int64_t begin, int64_t end, float scale,
+                                             int32_t zero_point) {
+  quantize_loop(in, out, begin, end, scale, zero_point);
+}
+
+PLUGRT_ONEDNN_VECTOR_CLONES void dequantize_u8(const uint8_t* in, float* out, int64_t begin, int64_t end, float scale,
+                                               int32_t zero_point) {
+  dequantize_loop(in, out, begin, end, scale, zero_point);
+}
+
+PLUGRT_ONEDNN_VECTOR_CLONES void dequantize_s8(const int8_t* in, float* out, int64_t begin, int64_t end, float scale,
+                                               int32_t zero_point) {
+  dequantize_loop(in, out, begin, end, scale, zero_point);
+}
+
+/// ONNX's QuantizeLinear (`loop`: quantize_u8 or quantize_s8), or DequantizeLinear:
+/// (x - zero_point) * scale in float32, the difference exact (dequantize_u8, _s8).
+template <typename In, typename Out>
+void convert_step(const Step& step, void (*loop)(const In*, Out*, int64_t, int64_t, float, int32_t)) {
+  const In* in = static_cast<const In*>(step.source.get_data_handle());
+  Out* out = static_cast<Out*>(step.destination.get_data_handle());
+  in_chunks(static_cast<int64_t>(step.count),
+            [&](int64_t begin, int64_t end) { loop(in, out, begin, end, step.value, step.zero_point); });
 }
 
 }  // namespace
 
 void run_quantization_step(const Step& step) {
+  const bool per_axis = !step.scales.empty();
   switch (step.kind) {
-    case Step::Kind::kQuantizeU8: quantize_step<uint8_t>(step); break;
-    case Step::Kind::kQuantizeS8: quantize_step<int8_t>(step); break;
-    case Step::Kind::kDequantizeU8: dequantize_step<uint8_t>(step); break;
-    case Step::Kind::kDequantizeS8: dequantize_step<int8_t>(step); break;
-    default: break;
+    case Step::Kind::kQuantizeU8:
+      return per_axis ? per_axis_step<float, uint8_t>(step, quantize<uint8_t>) : convert_step(step, quantize_u8);
+    case Step::Kind::kQuantizeS8:
+      return per_axis ? per_axis_step<float, int8_t>(step, quantize<int8_t>) : convert_step(step, quantize_s8);
+    case Step::Kind::kDequantizeU8:
+      return per_axis ? per_axis_step<uint8_t, float>(step, dequantize<uint8_t>) : convert_step(step, dequantize_u8);
+    case Step::Kind::kDequantizeS8:
+      return per_axis ? per_axis_step<int8_t, float>(step, dequantize<int8_t>) : convert_step(step, dequantize_s8);
+    default: return;
   }
 }
 
