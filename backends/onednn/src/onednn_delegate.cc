@@ -272,7 +272,8 @@ sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
       case Step::Kind::kQuantizeU8:
       case Step::Kind::kQuantizeS8:
       case Step::Kind::kDequantizeU8:
-      case Step::Kind::kDequantizeS8: run_quantization_step(step); continue;
+      case Step::Kind::kDequantizeS8:
+      case Step::Kind::kAddDequantized: run_quantization_step(step); continue;
       case Step::Kind::kGather:
         if (sdk::Status status = gather_step(step); !status.is_ok()) return status;
         continue;

@@ -277,6 +277,16 @@ class Builder {
   /// go into `args` (run-time zero points: oneDNN's int8 kernels take those).
   void set_requantization(const blob::Op& op, int channel_dim, int64_t channels, dnnl::primitive_attr* attr,
                           std::unordered_map<int, dnnl::memory>* args, bool src_zero_point = true);
+  /// Residual adds of dequantized values: a DequantizeLinear whose one reader is a
+  /// same-shape Add is deferred (defer_dequantize) and the Add made one step that reads
+  /// its 8-bit bytes (build_dequantized_add), or the step made after all (undefer).
+  void count_readers();
+  bool defer_dequantize(const blob::Op& op);
+  bool build_dequantized_add(const blob::Op& op);
+  void undefer(int32_t t);
+  /// A kAddDequantized operand: `t`, or the 8-bit source of the DequantizeLinear deferred
+  /// into it, with its scale and zero point.
+  void read_add_operand(int32_t t, dnnl::memory* memory, Step::Element* element, float* scale, int32_t* zero_point);
   void plan_memory();
 
   const blob::Tensor& tensor(int32_t t) const { return *blob_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t)); }
@@ -386,6 +396,9 @@ class Builder {
   /// theirs: a blocked `x` read as it is, a member `y` written where its group wants it
   /// (`any` for the other). Undefined descs when neither applies: oneDNN's choice stands.
   std::pair<desc_t, desc_t> group_layouts(int32_t x, int32_t y);
+  std::vector<int> readers_;                               // per tensor: ops reading it, +1 if an output
+  std::vector<int64_t> last_reader_;                       // per tensor: the last op reading it
+  std::unordered_map<int32_t, const blob::Op*> deferred_;  // value -> its deferred DequantizeLinear
   Plan plan_;
 };
 
@@ -1937,6 +1950,100 @@ void Builder::read_quantization(const blob::Op& op, bool quantize, bool u8, Step
   }
 }
 
+void Builder::count_readers() {
+  readers_.assign(dims_.size(), 0);
+  last_reader_.assign(dims_.size(), -1);
+  auto read = [&](int32_t t, int64_t n) {
+    if (t < 0 || static_cast<size_t>(t) >= dims_.size()) return;
+    ++readers_[static_cast<size_t>(t)];
+    last_reader_[static_cast<size_t>(t)] = n;
+  };
+  for (flatbuffers::uoffset_t n = 0; n < blob_.ops()->size(); ++n) {
+    const blob::Op& op = *blob_.ops()->Get(n);
+    for (flatbuffers::uoffset_t i = 0; i < length(op.inputs()); ++i) read(op.inputs()->Get(i), n);
+    for (flatbuffers::uoffset_t i = 0; i < length(op.post_ops()); ++i) read(op.post_ops()->Get(i)->operand(), n);
+  }
+  for (flatbuffers::uoffset_t k = 0; k < blob_.outputs()->size(); ++k) {
+    read(static_cast<int32_t>(blob_.outputs()->Get(k)), -1);
+  }
+}
+
+/// A per-tensor DequantizeLinear read only by a later Add without post-ops, of two
+/// operands and an output of one shape: left for that Add.
+bool Builder::defer_dequantize(const blob::Op& op) {
+  const int32_t x = input(op, 0), y = output(op);
+  const int64_t reader = last_reader_[static_cast<size_t>(y)];
+  if (length(op.zero_points()) > 0 || readers_[static_cast<size_t>(y)] != 1 || reader < 0) return false;
+  if (type(y) != blob::DataType::F32 || (type(x) != blob::DataType::U8 && type(x) != blob::DataType::S8)) return false;
+  const blob::Op& add = *blob_.ops()->Get(static_cast<flatbuffers::uoffset_t>(reader));
+  if (add.kind() != OpKind::Binary || add.algorithm() != Algorithm::Add || length(add.post_ops()) > 0 ||
+      length(add.inputs()) != 2 || length(add.outputs()) != 1) {
+    return false;
+  }
+  for (int32_t t : {add.inputs()->Get(0), add.inputs()->Get(1), add.outputs()->Get(0)}) {
+    if (t < 0 || static_cast<size_t>(t) >= dims_.size() || dims(t) != dims(y)) return false;
+  }
+  deferred_[y] = &op;
+  return true;
+}
+
+void Builder::undefer(int32_t t) {
+  auto found = deferred_.find(t);
+  if (found == deferred_.end()) return;
+  const blob::Op& op = *found->second;
+  deferred_.erase(found);
+  build_quantize_linear(op, false);
+}
+
+void Builder::read_add_operand(int32_t t, dnnl::memory* memory, Step::Element* element, float* scale,
+                               int32_t* zero_point) {
+  auto found = deferred_.find(t);
+  if (found == deferred_.end()) {
+    require(type(t) == blob::DataType::F32, "an Add's operand is not float32");
+    *memory = current(t);
+    *element = Step::Element::kF32;
+    return;
+  }
+  const int32_t x = input(*found->second, 0);
+  const bool u8 = type(x) == blob::DataType::U8;
+  Step parameters;
+  read_quantization(*found->second, false, u8, &parameters);
+  *memory = current(x);
+  *element = u8 ? Step::Element::kU8 : Step::Element::kS8;
+  *scale = parameters.value;
+  *zero_point = parameters.zero_point;
+}
+
+/// An Add of one or two deferred DequantizeLinear as one pass over the bytes, where both
+/// operands are in one dense layout (a convolution's nhwc, typically): the dequantized
+/// values are never written out.
+bool Builder::build_dequantized_add(const blob::Op& op) {
+  const int32_t a = input(op, 0), b = input(op, 1), y = output(op);
+  if (deferred_.count(a) == 0 && deferred_.count(b) == 0) return false;
+  Step step;
+  step.kind = Step::Kind::kAddDequantized;
+  read_add_operand(a, &step.source, &step.element, &step.value, &step.zero_point);
+  read_add_operand(b, &step.source2, &step.element2, &step.value2, &step.zero_point2);
+  auto as_f32 = [](const desc_t& md) {
+    dnnl_memory_desc_t d = md.data;
+    d.data_type = dnnl_f32;
+    return desc_t(d);
+  };
+  const desc_t layout = as_f32(step.source.get_desc());
+  if (!is_dense(layout) || as_f32(step.source2.get_desc()) != layout || dims(y) != dims(a)) {
+    undefer(a);
+    undefer(b);
+    return false;
+  }
+  deferred_.erase(a);
+  deferred_.erase(b);
+  step.destination = define(y, layout);
+  step.count = static_cast<size_t>(product(dims(y)));
+  plan_.steps.push_back(std::move(step));
+  publish(y);
+  return true;
+}
+
 void Builder::build_op(const blob::Op& op, const std::string& where) {
   try {
     if (op.kind() != OpKind::QuantizedConvolution && op.kind() != OpKind::QuantizedMatMul &&
@@ -1962,7 +2069,9 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::MatMul: build_matmul(op); break;
       case OpKind::InnerProduct: build_inner_product(op); break;
       case OpKind::Eltwise: build_eltwise(op); break;
-      case OpKind::Binary: build_binary(op); break;
+      case OpKind::Binary:
+        if (!build_dequantized_add(op)) build_binary(op);
+        break;
       case OpKind::Softmax: build_softmax(op, false); break;
       case OpKind::LogSoftmax: build_softmax(op, true); break;
       case OpKind::Pooling: build_pooling(op); break;
@@ -1981,7 +2090,9 @@ void Builder::build_op(const blob::Op& op, const std::string& where) {
       case OpKind::QuantizedConvolution: build_quantized_convolution(op); break;
       case OpKind::QuantizedMatMul: build_quantized_matmul(op); break;
       case OpKind::Quantize: build_quantize_linear(op, true); break;
-      case OpKind::Dequantize: build_quantize_linear(op, false); break;
+      case OpKind::Dequantize:
+        if (!defer_dequantize(op)) build_quantize_linear(op, false);
+        break;
       default: throw BlobError("its kind is unknown to this build");
     }
   } catch (const BlobError& e) {
@@ -2127,6 +2238,7 @@ void Builder::plan_memory() {
     if (step.kind != Step::Kind::kPrimitive && step.kind != Step::Kind::kFill) {
       touch(step.source, static_cast<int64_t>(s));
     }
+    if (step.kind == Step::Kind::kAddDequantized) touch(step.source2, static_cast<int64_t>(s));
     if (step.kind != Step::Kind::kPrimitive) touch(step.destination, static_cast<int64_t>(s));
   }
   // First fit by first use: a block is free again after its last step.
@@ -2173,6 +2285,7 @@ Plan Builder::build() {
     group_storages_.push_back(new_storage(StorageKind::kArena, 0, blocked16(group).get_size()));
   }
   for (const auto& [member, where] : concat_groups_.members) in_group_[member] = false;
+  count_readers();
   for (flatbuffers::uoffset_t n = 0; n < blob_.ops()->size(); ++n) {
     const blob::Op& op = *blob_.ops()->Get(n);
     const std::string where = "op " + std::to_string(n) + " (" + blob::EnumNameOpKind(op.kind()) +

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -129,6 +130,43 @@ void convert_step(const Step& step, void (*loop)(const In*, Out*, int64_t, int64
             [&](int64_t begin, int64_t end) { loop(in, out, begin, end, step.value, step.zero_point); });
 }
 
+/// An element of a kAddDequantized operand as float32: as it is, or dequantized.
+template <typename T>
+float element(const T* data, int64_t i, float scale, int32_t zero_point) {
+  if constexpr (std::is_same_v<T, float>) {
+    return data[i];
+  } else {
+    return dequantize<T>(data[i], scale, zero_point);
+  }
+}
+
+/// DequantizeLinear (of one operand or both), then Add: each product and the sum
+/// rounded to float32 as the three steps would (this file is built without
+/// floating-point contraction, so no fused multiply-add joins them).
+template <typename A, typename B>
+void add_dequantized(const Step& step) {
+  const A* a = static_cast<const A*>(step.source.get_data_handle());
+  const B* b = static_cast<const B*>(step.source2.get_data_handle());
+  float* out = static_cast<float*>(step.destination.get_data_handle());
+  in_chunks(static_cast<int64_t>(step.count), [&](int64_t begin, int64_t end) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int64_t i = begin; i < end; ++i) {
+      out[i] = element(a, i, step.value, step.zero_point) + element(b, i, step.value2, step.zero_point2);
+    }
+  });
+}
+
+template <typename A>
+void add_dequantized_to(const Step& step) {
+  switch (step.element2) {
+    case Step::Element::kF32: return add_dequantized<A, float>(step);
+    case Step::Element::kU8: return add_dequantized<A, uint8_t>(step);
+    case Step::Element::kS8: return add_dequantized<A, int8_t>(step);
+  }
+}
+
 }  // namespace
 
 void run_quantization_step(const Step& step) {
@@ -142,6 +180,13 @@ void run_quantization_step(const Step& step) {
       return per_axis ? per_axis_step<uint8_t, float>(step, dequantize<uint8_t>) : convert_step(step, dequantize_u8);
     case Step::Kind::kDequantizeS8:
       return per_axis ? per_axis_step<int8_t, float>(step, dequantize<int8_t>) : convert_step(step, dequantize_s8);
+    case Step::Kind::kAddDequantized:
+      switch (step.element) {
+        case Step::Element::kF32: return add_dequantized_to<float>(step);
+        case Step::Element::kU8: return add_dequantized_to<uint8_t>(step);
+        case Step::Element::kS8: return add_dequantized_to<int8_t>(step);
+      }
+      return;
     default: return;
   }
 }

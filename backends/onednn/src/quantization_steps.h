@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The plan's quantization steps (QuantizeLinear, DequantizeLinear): loops over a value's
-// bytes, exact to ONNX's arithmetic. Their file is built with -fno-trapping-math so that
-// GCC vectorizes the quantization's clamps (see CMakeLists.txt); the results are the same.
+// The plan's quantization steps (QuantizeLinear, DequantizeLinear, and a residual Add of
+// dequantized values): loops over a value's bytes, exact to ONNX's arithmetic. Their
+// file is built with -fno-trapping-math so that GCC vectorizes the quantization's
+// clamps, and -ffp-contract=off so that a product and a sum stay two roundings (see
+// CMakeLists.txt); the results are the same.
 #ifndef PLUGRT_BACKENDS_ONEDNN_SRC_QUANTIZATION_STEPS_H_
 #define PLUGRT_BACKENDS_ONEDNN_SRC_QUANTIZATION_STEPS_H_
 
@@ -9,7 +11,8 @@
 
 namespace plugrt::onednn {
 
-/// Runs a step of kind kQuantizeU8, kQuantizeS8, kDequantizeU8 or kDequantizeS8.
+/// Runs a step of kind kQuantizeU8, kQuantizeS8, kDequantizeU8, kDequantizeS8 or
+/// kAddDequantized.
 void run_quantization_step(const Step& step);
 
 }  // namespace plugrt::onednn
