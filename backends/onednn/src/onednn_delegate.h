@@ -58,12 +58,14 @@ struct Step {
   // a read from `source` and b from `source2`: float32 as they are, or uint8 or int8
   // dequantized as above, a's with `value` and `zero_point`, b's with `value2` and
   // `zero_point2` (DequantizeLinear, DequantizeLinear or not, then Add, each rounded
-  // in float32 as they would be).
+  // in float32 as they would be); with `relu`, then s > 0 ? s : 0, as oneDNN's Relu of
+  // slope 0 computes it (a max with 0).
   dnnl::memory source, destination, source2;
   size_t count = 0;
   float value = 0.0f, value2 = 0.0f;
   int32_t zero_point = 0, zero_point2 = 0;
   Element element = Element::kF32, element2 = Element::kF32;
+  bool relu = false;
   std::vector<float> scales;
   std::vector<int32_t> zero_points;
   size_t inner = 1;

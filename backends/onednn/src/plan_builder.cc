@@ -1968,15 +1968,24 @@ void Builder::count_readers() {
   }
 }
 
-/// A per-tensor DequantizeLinear read only by a later Add without post-ops, of two
-/// operands and an output of one shape: left for that Add.
+/// Whether `op`'s post-ops are none, or one Relu (of slope 0), which a kAddDequantized
+/// step applies as oneDNN's eltwise does.
+bool relu_or_none(const blob::Op& op) {
+  if (length(op.post_ops()) == 0) return true;
+  const blob::PostOp* post = op.post_ops()->Get(0);
+  return length(op.post_ops()) == 1 && post->kind() == blob::PostOpKind::Eltwise &&
+         post->algorithm() == Algorithm::Relu && post->alpha() == 0.0f;
+}
+
+/// A per-tensor DequantizeLinear read only by a later Add (with no post-op but a Relu)
+/// of two operands and an output of one shape: left for that Add.
 bool Builder::defer_dequantize(const blob::Op& op) {
   const int32_t x = input(op, 0), y = output(op);
   const int64_t reader = last_reader_[static_cast<size_t>(y)];
   if (length(op.zero_points()) > 0 || readers_[static_cast<size_t>(y)] != 1 || reader < 0) return false;
   if (type(y) != blob::DataType::F32 || (type(x) != blob::DataType::U8 && type(x) != blob::DataType::S8)) return false;
   const blob::Op& add = *blob_.ops()->Get(static_cast<flatbuffers::uoffset_t>(reader));
-  if (add.kind() != OpKind::Binary || add.algorithm() != Algorithm::Add || length(add.post_ops()) > 0 ||
+  if (add.kind() != OpKind::Binary || add.algorithm() != Algorithm::Add || !relu_or_none(add) ||
       length(add.inputs()) != 2 || length(add.outputs()) != 1) {
     return false;
   }
@@ -2020,6 +2029,7 @@ void Builder::read_add_operand(int32_t t, dnnl::memory* memory, Step::Element* e
 bool Builder::build_dequantized_add(const blob::Op& op) {
   const int32_t a = input(op, 0), b = input(op, 1), y = output(op);
   if (deferred_.count(a) == 0 && deferred_.count(b) == 0) return false;
+  require(relu_or_none(op), "a deferred DequantizeLinear's Add has other post-ops");
   Step step;
   step.kind = Step::Kind::kAddDequantized;
   read_add_operand(a, &step.source, &step.element, &step.value, &step.zero_point);
@@ -2037,6 +2047,7 @@ bool Builder::build_dequantized_add(const blob::Op& op) {
   }
   deferred_.erase(a);
   deferred_.erase(b);
+  step.relu = length(op.post_ops()) > 0;
   step.destination = define(y, layout);
   step.count = static_cast<size_t>(product(dims(y)));
   plan_.steps.push_back(std::move(step));

@@ -140,10 +140,11 @@ float element(const T* data, int64_t i, float scale, int32_t zero_point) {
   }
 }
 
-/// DequantizeLinear (of one operand or both), then Add: each product and the sum
-/// rounded to float32 as the three steps would (this file is built without
-/// floating-point contraction, so no fused multiply-add joins them).
-template <typename A, typename B>
+/// DequantizeLinear (of one operand or both), then Add (then Relu, a max with 0, as
+/// oneDNN's Relu of slope 0 computes it): each product and the sum rounded to float32 as the separate steps
+/// would (this file is built without floating-point contraction, so no fused
+/// multiply-add joins them).
+template <typename A, typename B, bool kRelu>
 void add_dequantized(const Step& step) {
   const A* a = static_cast<const A*>(step.source.get_data_handle());
   const B* b = static_cast<const B*>(step.source2.get_data_handle());
@@ -153,9 +154,15 @@ void add_dequantized(const Step& step) {
 #pragma omp simd
 #endif
     for (int64_t i = begin; i < end; ++i) {
-      out[i] = element(a, i, step.value, step.zero_point) + element(b, i, step.value2, step.zero_point2);
+      const float sum = element(a, i, step.value, step.zero_point) + element(b, i, step.value2, step.zero_point2);
+      out[i] = kRelu ? (sum > 0.0f ? sum : 0.0f) : sum;
     }
   });
+}
+
+template <typename A, typename B>
+void add_dequantized(const Step& step) {
+  return step.relu ? add_dequantized<A, B, true>(step) : add_dequantized<A, B, false>(step);
 }
 
 template <typename A>

@@ -472,16 +472,18 @@ std::vector<std::vector<uint8_t>> run_all(OnednnEnvironment& env, const std::vec
   return outputs;
 }
 
-/// Residual adds of dequantized values, as a quantized mobilenet_v2 has them: uint8 plus
-/// int8, and float32 plus uint8, each DequantizeLinear read by the Add alone, one sum
-/// quantized again. oneDNN runs each Add as one pass over the 8-bit bytes; the sums and
-/// the quantized one are portable's to the bit.
+/// Residual adds of dequantized values, as quantized mobilenet_v2 and resnet50 have them:
+/// uint8 plus int8, float32 plus uint8, and uint8 plus int8 then Relu, each
+/// DequantizeLinear read by the Add alone, one sum quantized again. oneDNN runs each Add
+/// as one pass over the 8-bit bytes; the sums and the quantized one are portable's to
+/// the bit.
 TEST(OnednnQuantized, ResidualAddOfDequantizedValuesIsExact) {
   GraphBuilder b;
   const Ints shape = {1, 24, 7, 9};
   const ValueId a = b.add_value("a", DType::kUInt8, shape), c = b.add_value("c", DType::kInt8, shape);
   const ValueId f = b.add_value("f", DType::kFloat32, shape), d = b.add_value("d", DType::kUInt8, shape);
-  for (ValueId v : {a, c, f, d}) b.add_input(v);
+  const ValueId e = b.add_value("e", DType::kUInt8, shape), g = b.add_value("g", DType::kInt8, shape);
+  for (ValueId v : {a, c, f, d, e, g}) b.add_input(v);
   auto dequantized = [&](const char* name, ValueId q, DType dtype, float scale, int zero) {
     const ValueId s = b.add_constant_f32(std::string(name) + "_s", {}, {scale});
     const ValueId z = b.add_constant(std::string(name) + "_z", dtype, {}, {static_cast<uint8_t>(zero)});
@@ -497,7 +499,12 @@ TEST(OnednnQuantized, ResidualAddOfDequantizedValuesIsExact) {
   const ValueId sq = b.add_value("sq", DType::kUInt8, shape);
   b.add_node("QuantizeLinear", "q",
              {sum, b.add_constant_f32("q_s", {}, {0.043f}), b.add_constant("q_z", DType::kUInt8, {}, {100})}, {sq});
-  for (ValueId v : {sum, sum2, sq}) b.add_output(v);
+  // A residual block of resnet: the Add, then Relu (a post-op of the Add on oneDNN).
+  const ValueId sum3 = b.add_value("sum3", DType::kFloat32, shape), r = b.add_value("r", DType::kFloat32, shape);
+  b.add_node("Add", "add3",
+             {dequantized("de", e, DType::kUInt8, 0.019f, 77), dequantized("dg", g, DType::kInt8, 0.033f, 12)}, {sum3});
+  b.add_node("Relu", "relu", {sum3}, {r});
+  for (ValueId v : {sum, sum2, sq, r}) b.add_output(v);
   const std::vector<uint8_t> graph = b.finish();
 
   OnednnEnvironment env;
@@ -509,13 +516,13 @@ TEST(OnednnQuantized, ResidualAddOfDequantizedValuesIsExact) {
   std::vector<float> floats(static_cast<size_t>(n));
   std::uniform_real_distribution<float> values(-3.0f, 3.0f);
   for (float& v : floats) v = values(generator);
-  const std::vector<RawInput> inputs = {{random_bytes(n, generator), {kDLUInt, 8, 1}, shape},
-                                        {random_bytes(n, generator), {kDLInt, 8, 1}, shape},
-                                        {float_bytes(floats), {kDLFloat, 32, 1}, shape},
-                                        {random_bytes(n, generator), {kDLUInt, 8, 1}, shape}};
+  const std::vector<RawInput> inputs = {
+      {random_bytes(n, generator), {kDLUInt, 8, 1}, shape}, {random_bytes(n, generator), {kDLInt, 8, 1}, shape},
+      {float_bytes(floats), {kDLFloat, 32, 1}, shape},      {random_bytes(n, generator), {kDLUInt, 8, 1}, shape},
+      {random_bytes(n, generator), {kDLUInt, 8, 1}, shape}, {random_bytes(n, generator), {kDLInt, 8, 1}, shape}};
   const auto actual = run_all(env, taken.program, inputs, true);
   const auto expected = run_all(env, portable.program, inputs, false);
-  ASSERT_EQ(actual.size(), 3u);
+  ASSERT_EQ(actual.size(), 4u);
   EXPECT_EQ(actual, expected);
 }
 
