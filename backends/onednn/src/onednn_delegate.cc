@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "onednn_blob_generated.h"
 #include "src/blob_format.h"
 #include "src/plan_builder.h"
+#include "src/quantization_steps.h"
 #include "src/threading.h"
 
 namespace plugrt::onednn {
@@ -214,75 +214,6 @@ sdk::Status OnednnDelegate::execute(const sdk::Arguments& args) {
 
 namespace {
 
-/// ONNX's QuantizeLinear of one element: the quotient in float32, rounded half to even,
-/// plus the zero point, saturated (NaN: the type's lowest value, as on portable). The
-/// quotient is first clamped to [-512, 512], outside which every result saturates, and
-/// rounded by adding and taking away 1.5 * 2^23, which leaves an integer rounded in the
-/// default mode (to nearest, ties to even) without a call to nearbyint, so the loop
-/// vectorizes.
-template <typename Q>
-Q quantize(float x, float scale, int32_t zero_point) {
-  float q = x / scale;
-  q = q > -512.0f ? q : -512.0f;  // NaN too
-  q = q < 512.0f ? q : 512.0f;
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-  const int32_t value = static_cast<int32_t>((q + kMagic) - kMagic) + zero_point;
-  constexpr int32_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
-  return static_cast<Q>(value < lo ? lo : value > hi ? hi : value);
-}
-
-template <typename Q>
-float dequantize(Q x, float scale, int32_t zero_point) {
-  return static_cast<float>(static_cast<int32_t>(x) - zero_point) * scale;
-}
-
-/// Per axis: `count` elements as rows of `inner`, row r on index r % n of the axis, each
-/// element `convert(x, scale, zero_point)` with its row's scale and zero point.
-template <typename In, typename Out, typename Convert>
-void per_axis_step(const Step& step, Convert convert) {
-  const In* in = static_cast<const In*>(step.source.get_data_handle());
-  Out* out = static_cast<Out*>(step.destination.get_data_handle());
-  const auto inner = static_cast<int64_t>(step.inner), rows = static_cast<int64_t>(step.count / step.inner);
-  const auto channels = static_cast<int64_t>(step.scales.size());
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (static_cast <int64_t>(step.count) >= (int64_t{1} << 16))
-#endif
-  for (int64_t r = 0; r < rows; ++r) {
-    const float scale = step.scales[static_cast<size_t>(r % channels)];
-    const int32_t zero_point = step.zero_points[static_cast<size_t>(r % channels)];
-    for (int64_t i = r * inner; i < (r + 1) * inner; ++i) out[i] = convert(in[i], scale, zero_point);
-  }
-}
-
-template <typename Q>
-void quantize_step(const Step& step) {
-  if (!step.scales.empty()) return per_axis_step<float, Q>(step, quantize<Q>);
-  const float* in = static_cast<const float*>(step.source.get_data_handle());
-  Q* out = static_cast<Q*>(step.destination.get_data_handle());
-  const auto count = static_cast<int64_t>(step.count);
-  const float scale = step.value;
-  const int32_t zero_point = step.zero_point;
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
-#endif
-  for (int64_t i = 0; i < count; ++i) out[i] = quantize<Q>(in[i], scale, zero_point);
-}
-
-/// ONNX's DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact).
-template <typename Q>
-void dequantize_step(const Step& step) {
-  if (!step.scales.empty()) return per_axis_step<Q, float>(step, dequantize<Q>);
-  const Q* in = static_cast<const Q*>(step.source.get_data_handle());
-  float* out = static_cast<float*>(step.destination.get_data_handle());
-  const auto count = static_cast<int64_t>(step.count);
-  const float scale = step.value;
-  const int32_t zero_point = step.zero_point;
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (count >= (int64_t{1} << 16))
-#endif
-  for (int64_t i = 0; i < count; ++i) out[i] = dequantize<Q>(in[i], scale, zero_point);
-}
-
 /// Copies the table rows `step`'s indices name; an index outside [-rows, rows) fails
 /// the call before anything is read through it.
 sdk::Status gather_step(const Step& step) {
@@ -338,10 +269,11 @@ sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
                                                       " oneDNN steps: the host asked the call to stop");
     }
     switch (step.kind) {
-      case Step::Kind::kQuantizeU8: quantize_step<uint8_t>(step); continue;
-      case Step::Kind::kQuantizeS8: quantize_step<int8_t>(step); continue;
-      case Step::Kind::kDequantizeU8: dequantize_step<uint8_t>(step); continue;
-      case Step::Kind::kDequantizeS8: dequantize_step<int8_t>(step); continue;
+      case Step::Kind::kQuantizeU8:
+      case Step::Kind::kQuantizeS8:
+      case Step::Kind::kDequantizeU8:
+      case Step::Kind::kDequantizeS8:
+      case Step::Kind::kAddDequantized: run_quantization_step(step); continue;
       case Step::Kind::kGather:
         if (sdk::Status status = gather_step(step); !status.is_ok()) return status;
         continue;

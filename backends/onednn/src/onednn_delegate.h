@@ -32,8 +32,11 @@ struct Step {
     kDequantizeU8,
     kDequantizeS8,
     kGather,
-    kIndexedCopy
+    kIndexedCopy,
+    kAddDequantized,
   };
+  /// An operand's element type in a kAddDequantized step.
+  enum class Element { kF32, kU8, kS8 };
   Kind kind = Kind::kPrimitive;
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
@@ -52,10 +55,18 @@ struct Step {
   // element `strides`) at [map_0(i0), map_1(i1), ...] times `value`, map_d being dims[d]
   // entries of `index_map` after those of the axes before (a Pad in reflect or edge
   // mode, a slice with negative steps).
-  dnnl::memory source, destination;
+  // kAddDequantized: `count` float32 elements of `destination` = a + b, in one layout,
+  // a read from `source` and b from `source2`: float32 as they are, or uint8 or int8
+  // dequantized as above, a's with `value` and `zero_point`, b's with `value2` and
+  // `zero_point2` (DequantizeLinear, DequantizeLinear or not, then Add, each rounded
+  // in float32 as they would be); with `relu`, then s > 0 ? s : 0, as oneDNN's Relu of
+  // slope 0 computes it (a max with 0).
+  dnnl::memory source, destination, source2;
   size_t count = 0;
-  float value = 0.0f;
-  int32_t zero_point = 0;
+  float value = 0.0f, value2 = 0.0f;
+  int32_t zero_point = 0, zero_point2 = 0;
+  Element element = Element::kF32, element2 = Element::kF32;
+  bool relu = false;
   std::vector<float> scales;
   std::vector<int32_t> zero_points;
   size_t inner = 1;

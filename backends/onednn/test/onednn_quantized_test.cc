@@ -101,6 +101,46 @@ TEST(OnednnQuantized, ConvPointwiseDilated1d) {
   expect_matches_portable(q);
 }
 
+/// Unpadded convolutions run with the src zero point folded into the bias (1x1 and
+/// valid windows), where the float32 sums stay exact; a large one keeps the run-time zero
+/// point. All three match portable as the others do.
+TEST(OnednnQuantized, ConvPointwiseSrcZeroPointFoldedIntoBias) {
+  Quantized q;
+  q.x = {1, 48, 6, 7};
+  q.w = {40, 48, 1, 1};
+  q.y = {1, 40, 6, 7};
+  q.attributes = {};
+  q.x_zero_point = 131;
+  q.per_channel = true;
+  expect_matches_portable(q);
+  q.bias = false;
+  q.activation = DType::kInt8;
+  q.x_zero_point = static_cast<uint8_t>(-77);
+  expect_matches_portable(q);
+}
+
+TEST(OnednnQuantized, ConvValidWindowSrcZeroPointFoldedIntoBias) {
+  Quantized q;
+  q.x = {1, 8, 9, 9};
+  q.w = {16, 8, 3, 3};
+  q.y = {1, 16, 4, 4};
+  q.attributes = {Attribute::Ints("strides", {2, 2})};
+  q.x_zero_point = 250;
+  expect_matches_portable(q);
+}
+
+TEST(OnednnQuantized, ConvPointwiseTooLargeToFoldKeepsTheZeroPoint) {
+  Quantized q;
+  q.x = {1, 1536, 2, 2};  // 255 * sum(|w|) passes 2^24
+  q.w = {8, 1536, 1, 1};
+  q.y = {1, 8, 2, 2};
+  q.attributes = {};
+  q.x_zero_point = 200;
+  q.x_scale = 0.002f;
+  q.y_scale = 2.5f;
+  expect_matches_portable(q);
+}
+
 TEST(OnednnQuantized, MatMulUint8PerTensor) {
   Quantized q;
   q.matmul = true;
@@ -390,6 +430,100 @@ TEST(OnednnQuantized, QuantizedBlockIsOnePartition) {
     differing += a != e;
   }
   EXPECT_LE(differing * 100, element_count(pooled_shape)) << differing << " outputs differ by one quantum";
+}
+
+/// One input of a graph: its bytes, type and shape.
+struct RawInput {
+  std::vector<uint8_t> bytes;
+  DLDataType dtype;
+  Ints shape;
+};
+
+/// Runs `program` on `inputs` and returns every output's bytes; checks that everything
+/// ran on oneDNN when `expect_onednn`.
+std::vector<std::vector<uint8_t>> run_all(OnednnEnvironment& env, const std::vector<uint8_t>& program,
+                                          std::vector<RawInput> inputs, bool expect_onednn) {
+  Result<Method> method = env.load(program);
+  EXPECT_TRUE(method.is_ok()) << method.status().to_string();
+  if (!method.is_ok()) return {};
+  for (const DelegatePlacement& placement : method->report().delegates) {
+    if (expect_onednn) {
+      EXPECT_EQ(placement.backend, "onednn");
+      EXPECT_FALSE(placement.fell_back) << placement.reason;
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    RawInput& in = inputs[i];
+    DLTensor tensor{
+        in.bytes.data(), {kDLCPU, 0}, static_cast<int32_t>(in.shape.size()), in.dtype, in.shape.data(), nullptr, 0};
+    EXPECT_TRUE(method->set_input(i, tensor).is_ok());
+  }
+  Status run = method->execute();
+  EXPECT_TRUE(run.is_ok()) << run.to_string();
+  if (!run.is_ok()) return {};
+  std::vector<std::vector<uint8_t>> outputs;
+  for (size_t o = 0; o < method->num_outputs(); ++o) {
+    const DLTensor& out = method->output(o);
+    size_t bytes = (out.dtype.bits + 7u) / 8u;
+    for (int32_t d = 0; d < out.ndim; ++d) bytes *= static_cast<size_t>(out.shape[d]);
+    const auto* data = static_cast<const uint8_t*>(out.data);
+    outputs.emplace_back(data, data + bytes);
+  }
+  return outputs;
+}
+
+/// Residual adds of dequantized values, as quantized mobilenet_v2 and resnet50 have them:
+/// uint8 plus int8, float32 plus uint8, and uint8 plus int8 then Relu, each
+/// DequantizeLinear read by the Add alone, one sum quantized again. oneDNN runs each Add
+/// as one pass over the 8-bit bytes; the sums and the quantized one are portable's to
+/// the bit.
+TEST(OnednnQuantized, ResidualAddOfDequantizedValuesIsExact) {
+  GraphBuilder b;
+  const Ints shape = {1, 24, 7, 9};
+  const ValueId a = b.add_value("a", DType::kUInt8, shape), c = b.add_value("c", DType::kInt8, shape);
+  const ValueId f = b.add_value("f", DType::kFloat32, shape), d = b.add_value("d", DType::kUInt8, shape);
+  const ValueId e = b.add_value("e", DType::kUInt8, shape), g = b.add_value("g", DType::kInt8, shape);
+  for (ValueId v : {a, c, f, d, e, g}) b.add_input(v);
+  auto dequantized = [&](const char* name, ValueId q, DType dtype, float scale, int zero) {
+    const ValueId s = b.add_constant_f32(std::string(name) + "_s", {}, {scale});
+    const ValueId z = b.add_constant(std::string(name) + "_z", dtype, {}, {static_cast<uint8_t>(zero)});
+    const ValueId y = b.add_value(name, DType::kFloat32, shape);
+    b.add_node("DequantizeLinear", std::string("dq_") + name, {q, s, z}, {y});
+    return y;
+  };
+  const ValueId sum = b.add_value("sum", DType::kFloat32, shape), sum2 = b.add_value("sum2", DType::kFloat32, shape);
+  b.add_node("Add", "add",
+             {dequantized("da", a, DType::kUInt8, 0.037f, 131), dequantized("dc", c, DType::kInt8, 0.0213f, -7)},
+             {sum});
+  b.add_node("Add", "add2", {f, dequantized("dd", d, DType::kUInt8, 0.0071f, 3)}, {sum2});
+  const ValueId sq = b.add_value("sq", DType::kUInt8, shape);
+  b.add_node("QuantizeLinear", "q",
+             {sum, b.add_constant_f32("q_s", {}, {0.043f}), b.add_constant("q_z", DType::kUInt8, {}, {100})}, {sq});
+  // A residual block of resnet: the Add, then Relu (a post-op of the Add on oneDNN).
+  const ValueId sum3 = b.add_value("sum3", DType::kFloat32, shape), r = b.add_value("r", DType::kFloat32, shape);
+  b.add_node("Add", "add3",
+             {dequantized("de", e, DType::kUInt8, 0.019f, 77), dequantized("dg", g, DType::kInt8, 0.033f, 12)}, {sum3});
+  b.add_node("Relu", "relu", {sum3}, {r});
+  for (ValueId v : {sum, sum2, sq, r}) b.add_output(v);
+  const std::vector<uint8_t> graph = b.finish();
+
+  OnednnEnvironment env;
+  compiler::CompiledModel taken = env.compile(graph, {"onednn"});
+  EXPECT_THAT(taken.summary.untaken_ops, IsEmpty());
+  compiler::CompiledModel portable = env.compile(graph, {"portable"});
+  std::mt19937 generator(11);
+  const int64_t n = element_count(shape);
+  std::vector<float> floats(static_cast<size_t>(n));
+  std::uniform_real_distribution<float> values(-3.0f, 3.0f);
+  for (float& v : floats) v = values(generator);
+  const std::vector<RawInput> inputs = {
+      {random_bytes(n, generator), {kDLUInt, 8, 1}, shape}, {random_bytes(n, generator), {kDLInt, 8, 1}, shape},
+      {float_bytes(floats), {kDLFloat, 32, 1}, shape},      {random_bytes(n, generator), {kDLUInt, 8, 1}, shape},
+      {random_bytes(n, generator), {kDLUInt, 8, 1}, shape}, {random_bytes(n, generator), {kDLInt, 8, 1}, shape}};
+  const auto actual = run_all(env, taken.program, inputs, true);
+  const auto expected = run_all(env, portable.program, inputs, false);
+  ASSERT_EQ(actual.size(), 4u);
+  EXPECT_EQ(actual, expected);
 }
 
 /// x (float32, `shape`) -> QuantizeLinear along `axis`, a scale and zero point (of
