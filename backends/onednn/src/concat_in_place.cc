@@ -33,11 +33,17 @@ bool fits(const blob::Blob& blob, const blob::Op& op, const std::vector<dims_t>&
   };
   const int32_t y = op.outputs()->Get(0);
   if (!usable(y)) return false;
+  const dims_t& ys = dims[static_cast<size_t>(y)];
   std::unordered_set<int32_t> seen;
+  int64_t channels = 0;
   for (int32_t x : *op.inputs()) {
     if (!usable(x) || !written(x) || !seen.insert(x).second) return false;
+    const dims_t& xs = dims[static_cast<size_t>(x)];
+    // Producers write into the buffer before the concat is built: its shapes must add up.
+    if (xs[2] != ys[2] || xs[3] != ys[3]) return false;
+    channels += xs[1];
   }
-  return true;
+  return channels == ys[1];
 }
 
 /// Keeps the groups that two or more concatenations read. A lone concatenation (a

@@ -25,6 +25,9 @@ using desc_t = dnnl::memory::desc;
 
 constexpr size_t kMaxRank = 12;
 constexpr size_t kAlignment = 64;
+/// The most entries the index maps of one indexed copy may hold (their axes' lengths
+/// summed): far more than any real tensor's, few enough to build at init.
+constexpr int64_t kMaxIndexMap = int64_t{1} << 24;
 /// The largest stride, dilation or pad a blob may give (as lowering checks).
 constexpr int64_t kMaxWindow = int64_t{1} << 31;
 
@@ -67,6 +70,14 @@ desc_t channels_last(const dims_t& dims) {
   }
   strides[0] = stride;
   return desc_t(dims, dnnl::memory::data_type::f32, strides);
+}
+
+/// The entries of the per-axis index maps of an output of `dims` (checked).
+size_t index_map_length(const dims_t& dims) {
+  int64_t length = 0;
+  for (int64_t d : dims) length += d;
+  require(length <= kMaxIndexMap, "an indexed copy's output is too long");
+  return static_cast<size_t>(length);
 }
 
 desc_t any(const dims_t& dims, dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
@@ -1493,6 +1504,7 @@ void Builder::build_backward_slice(int32_t x, int32_t y, const std::vector<int64
             "the slice leaves the input");
   }
   std::vector<int64_t> index_map;
+  index_map.reserve(index_map_length(ys));
   for (size_t d = 0; d < xs.size(); ++d) {
     for (int64_t i = 0; i < ys[d]; ++i) index_map.push_back(starts[d] + i * steps[d]);
   }
@@ -1503,6 +1515,7 @@ void Builder::build_backward_slice(int32_t x, int32_t y, const std::vector<int64
 
 void Builder::add_indexed_copy(int32_t x, int32_t y, std::vector<int64_t> index_map, float scale) {
   const dims_t &xs = dims(x), &ys = dims(y);
+  require(xs.size() == ys.size() && index_map.size() == index_map_length(ys), "an index map does not fit its output");
   Step step;
   step.kind = Step::Kind::kIndexedCopy;
   step.source = as_plain(x);
@@ -1677,6 +1690,7 @@ void Builder::add_mirrored_pads(int32_t x, int32_t y, const std::vector<int64_t>
   // Reflect and edge pads are an index map per axis: output index i of axis d reads the
   // input at map_d(i), mirrored without the edge or clamped to it.
   std::vector<int64_t> index_map;
+  index_map.reserve(index_map_length(ys));
   for (size_t d = 0; d < xs.size(); ++d) {
     const int64_t first = starts[d], last = starts[d] + xs[d] - 1;
     require(!reflect || (first < xs[d] && ys[d] - 1 - last < xs[d]), "the reflect pads outgrow the axis");
