@@ -61,8 +61,8 @@ std::vector<uint8_t> quantized_graph(const Quantized& q) {
   return b.finish();
 }
 
-std::vector<uint8_t> run_quantized(PluginEnvironment& env, const std::vector<uint8_t>& program, const Quantized& q,
-                                   uint32_t seed, const std::string& backend) {
+std::vector<uint8_t> run_bytes(PluginEnvironment& env, const std::vector<uint8_t>& program, std::vector<uint8_t> input,
+                               DLDataType dtype, Ints shape, const std::string& backend) {
   Result<Method> method = env.load(program);
   EXPECT_TRUE(method.is_ok()) << method.status().to_string();
   if (!method.is_ok()) return {};
@@ -72,18 +72,23 @@ std::vector<uint8_t> run_quantized(PluginEnvironment& env, const std::vector<uin
       EXPECT_FALSE(placement.fell_back) << placement.reason;
     }
   }
-  std::mt19937 generator(seed);
-  std::vector<uint8_t> input = random_bytes(element_count(q.x), generator);
-  Ints shape = q.x;
-  const DLDataType dtype = q.activation == DType::kUInt8 ? DLDataType{kDLUInt, 8, 1} : DLDataType{kDLInt, 8, 1};
   DLTensor tensor{input.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), dtype, shape.data(), nullptr, 0};
   EXPECT_TRUE(method->set_input(0, tensor).is_ok());
   Status run = method->execute();
   EXPECT_TRUE(run.is_ok()) << run.to_string();
   if (!run.is_ok()) return {};
   const DLTensor& out = method->output(0);
+  size_t bytes = (out.dtype.bits + 7u) / 8u;
+  for (int32_t d = 0; d < out.ndim; ++d) bytes *= static_cast<size_t>(out.shape[d]);
   const auto* data = static_cast<const uint8_t*>(out.data);
-  return std::vector<uint8_t>(data, data + element_count(q.y));
+  return std::vector<uint8_t>(data, data + bytes);
+}
+
+std::vector<uint8_t> run_quantized(PluginEnvironment& env, const std::vector<uint8_t>& program, const Quantized& q,
+                                   uint32_t seed, const std::string& backend) {
+  std::mt19937 generator(seed);
+  const DLDataType dtype = q.activation == DType::kUInt8 ? DLDataType{kDLUInt, 8, 1} : DLDataType{kDLInt, 8, 1};
+  return run_bytes(env, program, random_bytes(element_count(q.x), generator), dtype, q.x, backend);
 }
 
 int64_t expect_quantized_matches_portable(PluginEnvironment& env, const std::string& backend, const Quantized& q) {

@@ -41,6 +41,11 @@ std::vector<uint8_t> random_bytes(int64_t n, std::mt19937& generator);
 /// The graph of `q`: input x, output y, constants drawn from a fixed seed.
 std::vector<uint8_t> quantized_graph(const Quantized& q);
 
+/// Runs `program` on one input tensor of `dtype` and `shape` (its bytes) and returns the
+/// first output's bytes. With `backend` not empty, expects every partition on it.
+std::vector<uint8_t> run_bytes(PluginEnvironment& env, const std::vector<uint8_t>& program, std::vector<uint8_t> input,
+                               DLDataType dtype, Ints shape, const std::string& backend = "");
+
 /// Runs `program` on one input of `q`'s type (the same bytes for the same seed) and
 /// returns the output's bytes. With `backend` not empty, expects every partition on it.
 std::vector<uint8_t> run_quantized(PluginEnvironment& env, const std::vector<uint8_t>& program, const Quantized& q,

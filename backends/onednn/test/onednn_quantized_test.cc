@@ -218,29 +218,10 @@ TEST(OnednnQuantized, BlobOfAQuantizedOpIsVersion6) {
 
 // ---- QuantizeLinear and DequantizeLinear ------------------------------------------------------
 
-/// Runs `program` on one input tensor of `dtype` and `shape` (its bytes) and returns the
-/// first output's bytes; checks that everything ran on oneDNN when `expect_onednn`.
+/// run_bytes, expecting every partition on oneDNN when `expect_onednn`.
 std::vector<uint8_t> run_raw(OnednnEnvironment& env, const std::vector<uint8_t>& program, std::vector<uint8_t> input,
                              DLDataType dtype, Ints shape, bool expect_onednn) {
-  Result<Method> method = env.load(program);
-  EXPECT_TRUE(method.is_ok()) << method.status().to_string();
-  if (!method.is_ok()) return {};
-  for (const DelegatePlacement& placement : method->report().delegates) {
-    if (expect_onednn) {
-      EXPECT_EQ(placement.backend, "onednn");
-      EXPECT_FALSE(placement.fell_back) << placement.reason;
-    }
-  }
-  DLTensor tensor{input.data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), dtype, shape.data(), nullptr, 0};
-  EXPECT_TRUE(method->set_input(0, tensor).is_ok());
-  Status run = method->execute();
-  EXPECT_TRUE(run.is_ok()) << run.to_string();
-  if (!run.is_ok()) return {};
-  const DLTensor& out = method->output(0);
-  size_t bytes = (out.dtype.bits + 7u) / 8u;
-  for (int32_t d = 0; d < out.ndim; ++d) bytes *= static_cast<size_t>(out.shape[d]);
-  const auto* data = static_cast<const uint8_t*>(out.data);
-  return std::vector<uint8_t>(data, data + bytes);
+  return run_bytes(env, program, std::move(input), dtype, std::move(shape), expect_onednn ? "onednn" : "");
 }
 
 std::vector<uint8_t> float_bytes(const std::vector<float>& values) {
