@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "src/concat_in_place.h"
@@ -400,7 +401,7 @@ class Builder {
   /// group's storage, and the members written there so far.
   ConcatGroups concat_groups_;
   std::vector<int> group_storages_;
-  std::unordered_map<int32_t, bool> in_group_;
+  std::unordered_set<int32_t> members_written_;
   /// Where member `t` lives in its group's storage: the byte offset.
   size_t member_offset(int32_t t) const;
   /// The concatenation `op` whose output `y` is a prefix of a group: its inputs not
@@ -510,12 +511,12 @@ void Builder::read_constant_as(int32_t t, const desc_t& md) {
 dnnl::memory Builder::define(int32_t t, const desc_t& md) {
   Value& value = values_[static_cast<size_t>(t)];
   const int32_t external = tensor(t).external_output();
-  if (const auto member = in_group_.find(t); member != in_group_.end() && md == member_layout(t)) {
+  if (const desc_t member = member_layout(t); !member.is_zero() && md == member) {
     value.storage = group_storages_[concat_groups_.members.at(t).group];
     value.md = md;
     value.memory = view(value.storage, md, member_offset(t));
     value.defined = true;
-    member->second = true;
+    members_written_.insert(t);
     return value.memory;
   }
   if (external >= 0 && md == plain(dims(t), dnnl_type_of(t))) {
@@ -1365,7 +1366,9 @@ size_t Builder::member_offset(int32_t t) const {
   return static_cast<size_t>(concat_groups_.members.at(t).channel * ds[2] * ds[3]) * sizeof(float);
 }
 
-desc_t Builder::member_layout(int32_t t) const { return in_group_.count(t) > 0 ? blocked16(dims(t)) : desc_t(); }
+desc_t Builder::member_layout(int32_t t) const {
+  return concat_groups_.members.count(t) > 0 ? blocked16(dims(t)) : desc_t();
+}
 
 std::pair<desc_t, desc_t> Builder::group_layouts(int32_t x, int32_t y) {
   const desc_t src = current(x).get_desc(), member = member_layout(y);
@@ -1382,9 +1385,8 @@ void Builder::build_concat_in_place(const blob::Op& op, int32_t y, size_t group)
     require(dims(x).size() == 4 && dims(x)[2] == dims(y)[2] && dims(x)[3] == dims(y)[3],
             "a concat input's shape differs");
     channels += dims(x)[1];
-    bool& written = in_group_.at(x);
-    if (!written) add_reorder(current(x), view(storage, member_layout(x), member_offset(x)));
-    written = true;
+    require(concat_groups_.members.count(x) > 0, "a concat input is not in its group");
+    if (members_written_.insert(x).second) add_reorder(current(x), view(storage, member_layout(x), member_offset(x)));
   }
   require(channels == dims(y)[1], "the concat inputs do not add up");
   Value& value = values_[static_cast<size_t>(y)];
@@ -2345,7 +2347,6 @@ Plan Builder::build() {
   for (const dims_t& group : concat_groups_.groups) {
     group_storages_.push_back(new_storage(StorageKind::kArena, 0, blocked16(group).get_size()));
   }
-  for (const auto& [member, where] : concat_groups_.members) in_group_[member] = false;
   count_readers();
   for (flatbuffers::uoffset_t n = 0; n < blob_.ops()->size(); ++n) {
     const blob::Op& op = *blob_.ops()->Get(n);
