@@ -13,7 +13,7 @@
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 30: 13 targets in about 7 minutes of CI) on its corpus in test/fuzz/corpus/;
+#         (default 20: 13 targets in about 5 minutes of CI) on its corpus in test/fuzz/corpus/;
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 40000 a backend, about a quarter of them quantized; each graph runs on two
@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
-fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-30}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-20}"
 
 # UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
 # turns any report into a failing exit code. A failed allocation must be handled, as in
