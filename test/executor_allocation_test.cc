@@ -53,6 +53,9 @@ void* operator new(size_t size, std::align_val_t alignment, const std::nothrow_t
 void* operator new[](size_t size, std::align_val_t alignment, const std::nothrow_t& tag) noexcept {
   return operator new(size, alignment, tag);
 }
+// The replaced new allocates with malloc; where GCC inlines a delete below into a caller's
+// `new T` (at -O1), it takes the pair for a mismatch.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
