@@ -5,10 +5,12 @@
 #   address,undefined   ASan + UBSan; UBSan aborts on the first report, so tests fail
 #   thread              TSan (cannot be combined with address)
 # Works with gcc and clang. scripts/ci-hardening.sh and CMakePresets.json use it.
+# PLUGRT_SANITIZE_LEAVE_OUT names checks of those to leave out (-fno-sanitize=...).
 #
 # PLUGRT_BUILD_FUZZERS (clang only) also instruments every target for libFuzzer's coverage
 # (-fsanitize=fuzzer-no-link), with address,undefined unless PLUGRT_SANITIZE says otherwise.
 set(PLUGRT_SANITIZE "" CACHE STRING "Sanitizers for the whole build: address,undefined or thread (empty: none)")
+set(PLUGRT_SANITIZE_LEAVE_OUT "" CACHE STRING "Sanitizer checks to leave out, e.g. null,alignment (empty: none)")
 
 set(_plugrt_sanitize "${PLUGRT_SANITIZE}")
 if(PLUGRT_BUILD_FUZZERS)
@@ -38,6 +40,10 @@ list(JOIN _plugrt_sanitizers "," _plugrt_sanitize_flag)
 add_compile_options(-fsanitize=${_plugrt_sanitize_flag} -fno-omit-frame-pointer)
 if("undefined" IN_LIST _plugrt_sanitizers)
   add_compile_options(-fno-sanitize-recover=all)
+endif()
+if(PLUGRT_SANITIZE_LEAVE_OUT)
+  string(REPLACE ";" "," _plugrt_leave_out "${PLUGRT_SANITIZE_LEAVE_OUT}")
+  add_compile_options(-fno-sanitize=${_plugrt_leave_out})  # after -fsanitize=, which it narrows
 endif()
 add_link_options(-fsanitize=${_plugrt_sanitize_flag})
 

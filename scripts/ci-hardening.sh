@@ -5,15 +5,20 @@
 #   format  scripts/check-format.sh: clang-format 14 and the SPDX license lines; and
 #         scripts/check-layers.sh: each part includes only the layers it may;
 #   asan  the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (plugins
-#         included) in build-asan, and the whole ctest suite there, its differential
-#         test on PLUGRT_ASAN_DIFFERENTIAL_GRAPHS random graphs per backend (default
-#         1000, half of the plain build's: some 80 and 65 s under ASan on 2 cores; the
-#         long run below checks the numbers on far more);
+#         included) in build-asan, without UBSan's null and alignment checks (they cost a
+#         quarter of its compile time; a null access still faults under ASan, and the
+#         fuzz build below keeps both on the code that reads untrusted bytes), and the
+#         ctest suite there but for the three tests
+#         that install and build out of tree (they check packaging, which scripts/test.sh
+#         does; CMakePresets.json), its differential test on
+#         PLUGRT_ASAN_DIFFERENTIAL_GRAPHS random graphs per backend (default 1000, half
+#         of the plain build's; the long run below checks the numbers on far more);
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 20: 13 targets in about 5 minutes of CI) on its corpus in test/fuzz/corpus/;
+#         (default 30), PLUGRT_JOBS at a time, each on its corpus in test/fuzz/corpus/
+#         (13 targets: about 3.5 minutes on 2 cores);
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 40000 a backend, about a quarter of them quantized; each graph runs on two
@@ -33,7 +38,7 @@ cd "$(dirname "$0")/.."
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
-fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-20}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-30}"
 
 # UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
 # turns any report into a failing exit code. A failed allocation must be handled, as in
@@ -103,40 +108,53 @@ lsan_tool_failure() {
     ! grep -q -e "ERROR: AddressSanitizer" -e "ERROR: LeakSanitizer" -e "ERROR: libFuzzer" -e "runtime error:" "$1"
 }
 
+# fuzz_one NAME FUZZER: runs one fuzz target for fuzz_seconds on its seeds; its output goes
+# to build-fuzz/fuzz/NAME.log. A failure of LeakSanitizer itself, not a finding, gets one
+# more run. Returns the run's status.
+fuzz_one() {
+  local name="$1" fuzzer="$2" corpus="test/fuzz/corpus/$1" scratch="build-fuzz/fuzz/$1" seeds=() rc=0
+  mkdir -p "$scratch" build-fuzz/fuzz/artifacts  # new inputs go to scratch, never the corpus
+  [ -d "$corpus" ] && seeds+=("$corpus")
+  # A backend's ahead-of-time entries read graph IR: they share that corpus.
+  case "$name" in *_aot) seeds+=(test/fuzz/corpus/graph_ir) ;; esac
+  # The plugin file reader's seeds are this build's own plugin files.
+  [ "$name" = plugin_file ] && seeds+=(build-fuzz/test/plugins/files)
+  # Bound what is really used (RSS) rather than what is asked. libFuzzer looks for leaks
+  # after each input; LeakSanitizer's own check at exit is left out, as its tracer
+  # crashes there at times (a crash of the tool, not a finding).
+  local run=("$fuzzer" -max_total_time="$fuzz_seconds" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1048576
+             -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz/artifacts/$name-" "$scratch" "${seeds[@]}")
+  ASAN_OPTIONS="$ASAN_OPTIONS:leak_check_at_exit=0" "${run[@]}" > "build-fuzz/fuzz/$name.log" 2>&1 || rc=$?
+  if [ $rc -ne 0 ] && lsan_tool_failure "build-fuzz/fuzz/$name.log"; then
+    echo "=== fuzz: $name again (LeakSanitizer's own tracer crashed at exit)"
+    rc=0
+    ASAN_OPTIONS="$ASAN_OPTIONS:leak_check_at_exit=0" "${run[@]}" > "build-fuzz/fuzz/$name.log" 2>&1 || rc=$?
+  fi
+  return $rc
+}
+
+# Each fuzz target runs on one core: $jobs of them run at a time.
 run_fuzzers() {
   install_clang || return 1
   step "fuzz: configure and build" bash -c "cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --parallel $jobs" ||
     return 1
-  local failed=() fuzzer name corpus scratch seeds
+  local failed=() fuzzer name names=() start
+  start=$(date +%s)
   for fuzzer in build-fuzz/test/fuzz/plugrt_*_fuzzer; do
     name="$(basename "$fuzzer")"
     name="${name#plugrt_}"
     name="${name%_fuzzer}"
-    corpus="test/fuzz/corpus/$name"
-    scratch="build-fuzz/fuzz/$name"    # new inputs go here, never into the committed corpus
-    mkdir -p "$scratch" build-fuzz/fuzz/artifacts
-    seeds=()
-    [ -d "$corpus" ] && seeds+=("$corpus")
-    # A backend's ahead-of-time entries read graph IR: they share that corpus.
-    case "$name" in *_aot) seeds+=(test/fuzz/corpus/graph_ir) ;; esac
-    # The plugin file reader's seeds are this build's own plugin files.
-    [ "$name" = plugin_file ] && seeds+=(build-fuzz/test/plugins/files)
-    # Bound what is really used (RSS) rather than what is asked. libFuzzer looks for leaks
-    # after each input; LeakSanitizer's own check at exit is left out, as its tracer
-    # crashes there at times (a crash of the tool, not a finding).
-    # Each run's output goes to its own log; a failing run's report is printed again at
-    # the end, where a truncated CI log still shows it.
-    local run=(bash -c '"$@" > "build-fuzz/fuzz/'"$name"'.log" 2>&1' fuzz "$fuzzer"
-               -max_total_time="$fuzz_seconds" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1048576
-               -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz/artifacts/$name-" "$scratch" "${seeds[@]}")
-    if ! ASAN_OPTIONS="$ASAN_OPTIONS:leak_check_at_exit=0" step "fuzz: $name for ${fuzz_seconds} s" "${run[@]}"; then
-      # A failure of LeakSanitizer itself, not a finding, gets one more run.
-      if ! lsan_tool_failure "build-fuzz/fuzz/$name.log" ||
-         ! ASAN_OPTIONS="$ASAN_OPTIONS:leak_check_at_exit=0" step "fuzz: $name again (LeakSanitizer's own tracer crashed at exit)" "${run[@]}"; then
-        failed+=("$name")
-      fi
-    fi
+    names+=("$name")
+    echo "=== fuzz: $name for ${fuzz_seconds} s"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    (rc=0; fuzz_one "$name" "$fuzzer" || rc=$?; echo $rc > "build-fuzz/fuzz/$name.status") &
   done
+  wait
+  timings+=("fuzz: ${#names[@]} targets, ${fuzz_seconds} s each, $jobs at a time: $(($(date +%s) - start)) s")
+  for name in "${names[@]}"; do
+    [ "$(cat "build-fuzz/fuzz/$name.status" 2>/dev/null)" = 0 ] || failed+=("$name")
+  done
+  # A failing run's report is printed again at the end, where a truncated CI log still shows it.
   if [ ${#failed[@]} -gt 0 ]; then
     for name in "${failed[@]}"; do
       echo "=== fuzz: $name failed; the end of build-fuzz/fuzz/$name.log:" >&2
