@@ -25,8 +25,8 @@
 #         threads and on one, oneDNN also with its plan for two capped: about 2 minutes on
 #         oneDNN and 1 on XNNPACK on 2 cores), from seed PLUGRT_DIFFERENTIAL_SEED (default
 #         1000000, past the seeds ctest checks), with the build scripts/test.sh made.
-# The budget, on 2 cores: scripts/test.sh about 14 minutes, then asan about 20, tsan 4,
-# fuzz 11 (build and runs), differential 3: .ci/run stays near 50 of CI's 60 minutes.
+# The budget, on 2 cores: scripts/test.sh about 18 minutes, then asan about 24 (build 16,
+# ctest 8), tsan 5.5, fuzz 9 (build 5.5, runs 3.5), differential 3.6: .ci/run about 60.
 # Sanitizer builds keep line tables only (-g1): enough for every report's stack, and a
 # third less compile time and half the disk of full debug information.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
