@@ -8,11 +8,10 @@
 #         included) in build-asan, without UBSan's null and alignment checks (they cost a
 #         quarter of its compile time; a null access still faults under ASan, and the
 #         fuzz build below keeps both on the code that reads untrusted bytes), and the
-#         ctest suite there but for the three tests
-#         that install and build out of tree (they check packaging, which scripts/test.sh
-#         does; CMakePresets.json), its differential test on
-#         PLUGRT_ASAN_DIFFERENTIAL_GRAPHS random graphs per backend (default 1000, half
-#         of the plain build's; the long run below checks the numbers on far more);
+#         ctest suite there but for the three tests that install and build out of tree
+#         (they check packaging, which scripts/test.sh does; CMakePresets.json), its
+#         differential test on PLUGRT_ASAN_DIFFERENTIAL_GRAPHS random graphs per backend
+#         (default 1000, half of the plain build's; the long run below checks far more);
 #   tsan  with ThreadSanitizer in build-tsan, only what the concurrency tests need, and
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
