@@ -11,8 +11,12 @@
 
 namespace plugrt::plugins {
 
-/// The spin budget when PLUGRT_SPIN_US does not set one, in microseconds.
-constexpr uint64_t kDefaultSpinMicroseconds = 1000;
+/// The spin budget when PLUGRT_SPIN_US does not set one, in microseconds. Long enough that
+/// the gaps between one call's parallel regions, and between calls run back to back, find
+/// the workers awake; short enough that a worker whose region waits on a preempted
+/// teammate, or whose process is idle, gives the core back soon when another process wants
+/// it (bench/shared_cores.py; docs/benchmarks.md, "Shared cores").
+constexpr uint64_t kDefaultSpinMicroseconds = 100;
 
 /// Before the first plugin loads: unless the environment already says how OpenMP waits
 /// (GOMP_SPINCOUNT or OMP_WAIT_POLICY) or libgomp is loaded (it has read it then), sets

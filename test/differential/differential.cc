@@ -61,9 +61,10 @@ Result<compiler::CompiledModel> compile_for(Registry& registry, Span<const uint8
 }
 
 /// Loads a program on a budget of `threads` and runs it on inputs uniform in [-2, 2)
-/// drawn from `seed`: once on the whole budget, and for a budget above one, again until
-/// a call runs on one thread (the method's thread chooser measures both counts on its
-/// first calls), so that a backend's handles are checked on every count a call may get.
+/// drawn from `seed` until a call has run on the whole budget and, for a budget above
+/// one, a call on one thread (the method's thread chooser measures both counts on its
+/// first calls, in either order), so that a backend's handles are checked on every count
+/// a call may get. The outputs: the budget's call, then one thread's.
 Result<std::vector<Outputs>> run(Registry& registry, const std::vector<uint8_t>& bytes, uint32_t seed, size_t threads,
                                  Span<const plugrt_option> runtime_options = {}) {
   Result<Program> program = Program::from_bytes(bytes, "differential.prt");
@@ -89,19 +90,21 @@ Result<std::vector<Outputs>> run(Registry& registry, const std::vector<uint8_t>&
         inputs[i].data(), {kDLCPU, 0}, static_cast<int32_t>(shape.size()), {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
     PLUGRT_RETURN_IF_ERROR(method->set_input(i, tensor));
   }
-  std::vector<Outputs> runs;
+  std::vector<Outputs> runs(threads == 1 ? 1 : 2);  // [0]: the budget's, [1]: one thread's
+  std::vector<bool> done(runs.size(), false);
   for (size_t call = 0; call < 16; ++call) {
     // Outputs poisoned first: a call that writes nothing must not pass on the last one's.
     for (size_t o = 0; o < method->num_outputs(); ++o) poison(method->output(o), method->output_spec(o));
     PLUGRT_RETURN_IF_ERROR(method->execute());
-    if (call > 0 && method->last_call_threads() != 1) continue;
-    Outputs& outputs = runs.emplace_back();
+    const size_t which = method->last_call_threads() == threads ? 0 : 1;
+    if (which >= runs.size() || done[which]) continue;
     for (size_t o = 0; o < method->num_outputs(); ++o) {
-      outputs.push_back(read_output(method->output(o), method->output_spec(o)));
+      runs[which].push_back(read_output(method->output(o), method->output_spec(o)));
     }
-    if (threads == 1 || runs.size() == 2) return runs;
+    done[which] = true;
+    if (std::find(done.begin(), done.end(), false) == done.end()) return runs;
   }
-  return Status(Error::kInternal, "no call of the method ran on one thread");
+  return Status(Error::kInternal, "the method's first 16 calls did not run on both the budget and one thread");
 }
 
 /// The largest |a - b| of two 8-bit outputs (as floats), infinity when the sizes differ.

@@ -637,7 +637,12 @@ sdk::Status XnnpackDelegate::create_runtime(xnn_subgraph_t subgraph, uint64_t ru
                                       " bytes the XNNPACK runtime needs");
   }
   threadpool_ = acquire_threadpool(resolve_thread_count(num_threads));
-  const xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, 0, &runtime_);
+  // Each call ends with the pool's workers asleep. pthreadpool's idle workers would spin
+  // a million pause instructions (tens of milliseconds) otherwise, holding cores that the
+  // next backend, another method or another process needs: two processes running
+  // XNNPACK methods on two cores took twice as long. Waking them at the next call costs
+  // too little to measure on an idle machine (backends/xnnpack/README.md, "Threads").
+  const xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, XNN_FLAG_YIELD_WORKERS, &runtime_);
   if (status != xnn_status_success) return from_xnn(status, "xnn_create_runtime_v2 failed");
 
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
@@ -753,15 +758,9 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   for (size_t o = 0; o < outputs_.size(); ++o) {
     PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("output", o, raw.outputs[o], outputs_[o]));
   }
-  xnn_runtime_t runtime = runtime_for(args.num_threads());
-  const xnn_status status = xnn_invoke_runtime(runtime);
-  if (runtime == runtime_) workers_awake_ = threadpool_ != nullptr;
-  // The hand-off: another backend runs next on these cores. Workers already asleep (a
-  // call on one thread since) are left so.
-  if (args.park_workers() && workers_awake_) {
-    park_workers(threadpool_);
-    workers_awake_ = false;
-  }
+  // The pool's workers are asleep after every call (create_runtime), so a hand-off to
+  // another backend (PLUGRT_EXECUTE_PARK_WORKERS) needs nothing more.
+  const xnn_status status = xnn_invoke_runtime(runtime_for(args.num_threads()));
   if (status != xnn_status_success) {
     return sdk::Status::internal(std::string("xnn_invoke_runtime failed: ") + xnn_status_name(status));
   }

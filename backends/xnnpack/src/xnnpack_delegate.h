@@ -88,7 +88,6 @@ class XnnpackDelegate final : public sdk::Delegate {
   const blob::Blob* root_ = nullptr;  // in the blob, which outlives the handle
   xnn_runtime_t one_thread_runtime_ = nullptr;
   bool one_thread_refused_ = false;
-  bool workers_awake_ = false;  // the pool ran since its workers were last parked
   std::vector<External> inputs_;
   std::vector<External> outputs_;
 };
