@@ -16,16 +16,19 @@
 #         the tests named *Concurren*, *Thread* or *Stress*, plus the contract kit's
 #         concurrency checks on every backend plugin;
 #   fuzz  the libFuzzer targets (clang) in build-fuzz, each run for PLUGRT_FUZZ_SECONDS
-#         (default 30), PLUGRT_JOBS at a time, each on its corpus in test/fuzz/corpus/
-#         (13 targets: about 3.5 minutes on 2 cores);
+#         (default 20), PLUGRT_JOBS at a time, each on its corpus in test/fuzz/corpus/
+#         (13 targets: about 2.5 minutes on 2 cores);
 #   differential  the differential test's long run (test/differential/README.md): random
 #         graphs on each fast backend against portable, PLUGRT_DIFFERENTIAL_LONG_GRAPHS
 #         (default 40000 a backend, about a quarter of them quantized; each graph runs on two
-#         threads and on one, oneDNN also with its plan for two capped: about 2 minutes on
+#         threads and on one, oneDNN also with its plan for two capped: about 2.5 minutes on
 #         oneDNN and 1 on XNNPACK on 2 cores), from seed PLUGRT_DIFFERENTIAL_SEED (default
-#         1000000, past the seeds ctest checks), with the build scripts/test.sh made.
-# The budget, on 2 cores: scripts/test.sh about 18 minutes, then asan about 24 (build 16,
-# ctest 8), tsan 5.5, fuzz 9 (build 5.5, runs 3.5), differential 3.6: .ci/run about 60.
+#         1000000, past the seeds ctest checks), with the build scripts/test.sh made; under
+#         CI, within what is left of its budget (run_differential).
+# The budget, on 2 cores: scripts/test.sh about 18 minutes, then asan about 26 (its build
+# about 17), tsan 3.5, fuzz 8 (build 5.5), and the differential run what is left of 55
+# minutes, at least 1.5: .ci/run took 63 minutes before the fuzz runs, the TSan build and
+# the differential run were cut to fit; .ci/run sets the deadline.
 # Sanitizer builds keep line tables only (-g1): enough for every report's stack, and a
 # third less compile time and half the disk of full debug information.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
@@ -37,7 +40,7 @@ cd "$(dirname "$0")/.."
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(format asan tsan fuzz differential)
 jobs="${PLUGRT_JOBS:-2}"
-fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-30}"
+fuzz_seconds="${PLUGRT_FUZZ_SECONDS:-20}"
 
 # UBSan stops at the first report (also compiled in: -fno-sanitize-recover=all); TSan
 # turns any report into a failing exit code. A failed allocation must be handled, as in
@@ -80,12 +83,13 @@ run_asan() {
 
 run_tsan() {
   step "tsan: configure" bash -c "cmake --preset tsan >/dev/null" || return 1
-  # The binaries the matching tests live in, and the plugins they load. The backends'
-  # own tests and the stress test are built when the tree has them.
+  # The binaries the matching tests live in, and the plugins they load. The backend
+  # plugins, their suite (its thread tests) and the stress test are built when the tree
+  # has them; the backends' own test binaries hold no matching test.
   local targets=(plugrt_plugin_loading_test plugrt_executor_test plugrt_test_plugins
                  plugrt_contract_runner)
   local target
-  for target in $(ninja -C build-tsan -t targets all | sed -n 's/^\(plugrt_\(xnnpack_test\|onednn_test\|stress_test\|backend_[a-z0-9]*\)\): phony$/\1/p'); do
+  for target in $(ninja -C build-tsan -t targets all | sed -n 's/^\(plugrt_\(stress_test\|backend_[a-z0-9]*\)\): phony$/\1/p'); do
     targets+=("$target")
   done
   step "tsan: build ${targets[*]}" cmake --build build-tsan --parallel "$jobs" --target "${targets[@]}" || return 1
@@ -166,14 +170,23 @@ run_fuzzers() {
   fi
 }
 
+# The long differential run stops at its graph count or, when PLUGRT_CI_DEADLINE is set
+# (seconds since the epoch; .ci/run sets it), when each backend has had its half of the
+# time left before it, and never less than PLUGRT_DIFFERENTIAL_MIN_SECONDS (default 45).
 run_differential() {
   local build="${PLUGRT_BUILD_DIR:-build}" graphs="${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-40000}" backend rc=0
-  local runner="$build/test/differential/plugrt_differential"
+  local runner="$build/test/differential/plugrt_differential" backends=(onednn xnnpack) limit=() i
+  local least="${PLUGRT_DIFFERENTIAL_MIN_SECONDS:-45}" seconds=""
   step "differential: build" cmake --build "$build" --parallel "$jobs" --target plugrt_differential_run || return 1
   mkdir -p "$build/differential-failures"
-  for backend in onednn xnnpack; do
-    step "differential: $backend, $graphs graphs" "$runner" --backend "$backend" \
-      --graphs "$graphs" --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
+  for i in "${!backends[@]}"; do
+    if [ -n "${PLUGRT_CI_DEADLINE:-}" ]; then  # the backends still to run share what is left
+      seconds=$(((PLUGRT_CI_DEADLINE - $(date +%s)) / (${#backends[@]} - i)))
+      [ "$seconds" -lt "$least" ] && seconds="$least"
+      limit=(--seconds "$seconds")
+    fi
+    step "differential: ${backends[$i]}, $graphs graphs${seconds:+ or $seconds s}" "$runner" \
+      --backend "${backends[$i]}" --graphs "$graphs" "${limit[@]}" --seed "${PLUGRT_DIFFERENTIAL_SEED:-1000000}" \
       --failures "$build/differential-failures" || rc=1
   done
   return $rc
