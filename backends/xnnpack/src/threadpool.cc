@@ -27,6 +27,8 @@ std::map<size_t, SharedPool>& pools() {
   return by_thread_count;
 }
 
+void do_nothing(void*, size_t) {}
+
 }  // namespace
 
 size_t resolve_thread_count(size_t requested) {
@@ -62,6 +64,14 @@ void release_threadpool(pthreadpool_t pool) {
     }
     return;
   }
+}
+
+void park_workers(pthreadpool_t pool) {
+  if (pool == nullptr) return;
+  // An empty region whose flag sends every worker to a futex wait when it is done. The
+  // range covers every thread: a range of 1 would run on the caller alone.
+  pthreadpool_parallelize_1d(pool, do_nothing, nullptr, pthreadpool_get_threads_count(pool),
+                             PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 void keep_cpuinfo_loaded() {

@@ -21,6 +21,12 @@ size_t resolve_thread_count(size_t requested);
 pthreadpool_t acquire_threadpool(size_t threads);
 void release_threadpool(pthreadpool_t pool);
 
+/// Puts the pool's workers to sleep now, instead of leaving them spin-waiting for the
+/// next parallel region (pthreadpool spins a million pause instructions, tens of
+/// milliseconds, before it sleeps): one empty region whose flag sends each worker to a
+/// futex wait. For the end of every call on the pool. The next region wakes them.
+void park_workers(pthreadpool_t pool);
+
 /// Keeps libcpuinfo loaded for the rest of the process. cpuinfo_initialize (which
 /// xnn_initialize calls) allocates cpuinfo's tables once and never frees them; if
 /// unloading this plugin also unloaded cpuinfo, every later load of the plugin would

@@ -637,12 +637,7 @@ sdk::Status XnnpackDelegate::create_runtime(xnn_subgraph_t subgraph, uint64_t ru
                                       " bytes the XNNPACK runtime needs");
   }
   threadpool_ = acquire_threadpool(resolve_thread_count(num_threads));
-  // Each call ends with the pool's workers asleep. pthreadpool's idle workers would spin
-  // a million pause instructions (tens of milliseconds) otherwise, holding cores that the
-  // next backend, another method or another process needs: two processes running
-  // XNNPACK methods on two cores took twice as long. Waking them at the next call costs
-  // too little to measure on an idle machine (backends/xnnpack/README.md, "Threads").
-  const xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, XNN_FLAG_YIELD_WORKERS, &runtime_);
+  const xnn_status status = xnn_create_runtime_v2(subgraph, threadpool_, 0, &runtime_);
   if (status != xnn_status_success) return from_xnn(status, "xnn_create_runtime_v2 failed");
 
   for (std::vector<External>* list : {&inputs_, &outputs_}) {
@@ -758,9 +753,16 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   for (size_t o = 0; o < outputs_.size(); ++o) {
     PLUGRT_SDK_RETURN_IF_ERROR(check_tensor("output", o, raw.outputs[o], outputs_[o]));
   }
-  // The pool's workers are asleep after every call (create_runtime), so a hand-off to
-  // another backend (PLUGRT_EXECUTE_PARK_WORKERS) needs nothing more.
-  const xnn_status status = xnn_invoke_runtime(runtime_for(args.num_threads()));
+  xnn_runtime_t runtime = runtime_for(args.num_threads());
+  const xnn_status status = xnn_invoke_runtime(runtime);
+  // Every call on the pool ends with its workers asleep: left spinning, each would hold
+  // a core for tens of milliseconds after the call (a method called every few
+  // milliseconds would keep a core busy between its calls), a core that the next
+  // backend, another method or another process needs. So a hand-off to another backend
+  // (PLUGRT_EXECUTE_PARK_WORKERS) needs nothing more. XNN_FLAG_YIELD_WORKERS cannot do
+  // this: in the XNNPACK this builds with, a runtime made with it still left the worker
+  // spinning after a call (ThePoolsWorkersSleepAfterACall).
+  if (runtime == runtime_ && threadpool_ != nullptr) park_workers(threadpool_);
   if (status != xnn_status_success) {
     return sdk::Status::internal(std::string("xnn_invoke_runtime failed: ") + xnn_status_name(status));
   }
