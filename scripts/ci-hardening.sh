@@ -25,10 +25,10 @@
 #         oneDNN and 1 on XNNPACK on 2 cores), from seed PLUGRT_DIFFERENTIAL_SEED (default
 #         1000000, past the seeds ctest checks), with the build scripts/test.sh made; under
 #         CI, within what is left of its budget (run_differential).
-# The budget, on 2 cores: scripts/test.sh about 18 minutes, then asan about 26 (its build
-# about 17), tsan 3.5, fuzz 8 (build 5.5), and the differential run what is left of 55
-# minutes, at least 1.5: .ci/run took 63 minutes before the fuzz runs, the TSan build and
-# the differential run were cut to fit; .ci/run sets the deadline.
+# The budget, on 2 cores: scripts/test.sh about 18 minutes, then asan about 26 (build 17,
+# ctest 9.5), tsan 3.5, fuzz 8 (build 5.5), and the differential run what is left of 55
+# minutes, at least 1: about 57 in all. .ci/run took 63 minutes before the fuzz runs, the
+# TSan build and the differential run were cut to fit; .ci/run sets the deadline.
 # Sanitizer builds keep line tables only (-g1): enough for every report's stack, and a
 # third less compile time and half the disk of full debug information.
 # Any sanitizer report, test failure or fuzzer crash fails the script. Arguments choose
@@ -172,11 +172,11 @@ run_fuzzers() {
 
 # The long differential run stops at its graph count or, when PLUGRT_CI_DEADLINE is set
 # (seconds since the epoch; .ci/run sets it), when each backend has had its half of the
-# time left before it, and never less than PLUGRT_DIFFERENTIAL_MIN_SECONDS (default 45).
+# time left before it, and never less than PLUGRT_DIFFERENTIAL_MIN_SECONDS (default 30).
 run_differential() {
   local build="${PLUGRT_BUILD_DIR:-build}" graphs="${PLUGRT_DIFFERENTIAL_LONG_GRAPHS:-40000}" backend rc=0
   local runner="$build/test/differential/plugrt_differential" backends=(onednn xnnpack) limit=() i
-  local least="${PLUGRT_DIFFERENTIAL_MIN_SECONDS:-45}" seconds=""
+  local least="${PLUGRT_DIFFERENTIAL_MIN_SECONDS:-30}" seconds=""
   step "differential: build" cmake --build "$build" --parallel "$jobs" --target plugrt_differential_run || return 1
   mkdir -p "$build/differential-failures"
   for i in "${!backends[@]}"; do
