@@ -104,7 +104,7 @@ TEST_P(ModelZooThreadsTest, MatchesPyTorchOnTwoThreadsAndOnOne) {
   check_every_thread_count(env.registry(), model, backend, {});
   if (backend == "onednn") {
     // Its plans for two threads capped to one, rather than a plan made for one.
-    static constexpr char kKey[] = "onednn.one_thread_plan_max_bytes";
+    static constexpr char kKey[] = "one_thread_plan_max_bytes";  // oneDNN's
     const plugrt_option capped{{kKey, sizeof(kKey) - 1}, "0", 1};
     check_every_thread_count(env.registry(), model, backend, Span<const plugrt_option>(&capped, 1));
   }

@@ -233,7 +233,7 @@ Verdict Checker::check(const std::vector<uint8_t>& onnx, int64_t reduction_lengt
   Result<std::vector<Outputs>> actual = run(registry_, fast->program, input_seed, 2);
   Result<std::vector<Outputs>> expected = run(registry_, reference->program, input_seed, 1);
   if (actual.is_ok() && backend == "onednn") {
-    static constexpr char kKey[] = "onednn.one_thread_plan_max_bytes";
+    static constexpr char kKey[] = "one_thread_plan_max_bytes";  // oneDNN's
     const plugrt_option no_second_plan{{kKey, sizeof(kKey) - 1}, "0", 1};
     Result<std::vector<Outputs>> capped =
         run(registry_, fast->program, input_seed, 2, Span<const plugrt_option>(&no_second_plan, 1));

@@ -39,9 +39,8 @@ sdk::Status OnednnDelegate::build(const sdk::InitContext& context) {
   threads_ = resolve_thread_count(context.num_threads);
   blob_ = blob::GetBlob(buffer);
   constants_.assign(context.constants.begin(), context.constants.end());
-  PLUGRT_SDK_ASSIGN_OR_RETURN(
-      const int64_t max_bytes,
-      context.runtime_options.get_int("onednn.one_thread_plan_max_bytes", kMaxBytesForOneThreadPlan, 0));
+  PLUGRT_SDK_ASSIGN_OR_RETURN(const int64_t max_bytes, context.runtime_options.get_int("one_thread_plan_max_bytes",
+                                                                                       kMaxBytesForOneThreadPlan, 0));
   size_t bytes = context.blob_size;
   for (const plugrt_named_constant& constant : constants_) bytes += constant.size;
   one_thread_plan_refused_ = threads_ <= 1 || bytes > static_cast<uint64_t>(max_bytes);

@@ -124,7 +124,8 @@ class OnednnDelegate final : public sdk::Delegate {
  private:
   /// The most blob and constant bytes for which a handle makes a second plan, for calls
   /// on one thread, rather than capping its plan's teams (see plan_for); the runtime
-  /// option `onednn.one_thread_plan_max_bytes` changes it.
+  /// option `one_thread_plan_max_bytes` changes it (`--backend-option
+  /// onednn.one_thread_plan_max_bytes=N`, MethodOptions::backend_options).
   static constexpr int64_t kMaxBytesForOneThreadPlan = int64_t{8} << 20;
 
   explicit OnednnDelegate(sdk::Host host) : host_(host) {}

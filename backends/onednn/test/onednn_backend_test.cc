@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "onednn_test_support.h"
+#include "plugrt/backend_options.h"
 #include "plugrt/graph_builder.h"
 #include "plugrt/graph_constants.h"
 #include "plugrt/method.h"
@@ -94,6 +95,23 @@ TEST_F(OnednnBackendTest, TinyCnnRunsMixedWithPortableAndMatchesPyTorch) {
   Result<Method> method = env_.load(compiled.program);
   ASSERT_TRUE(method.is_ok()) << method.status().to_string();
   EXPECT_LT(difference_from_pytorch(*method, "tiny_cnn"), 1e-4);
+}
+
+TEST_F(OnednnBackendTest, ARuntimeOptionAddressedToItReachesItsInit) {
+  // As `plugrt run --backend-option onednn.KEY=VALUE` passes it: the key without the
+  // backend's name. A value below 0 is refused, so the delegate falls back and says why.
+  compiler::CompiledModel compiled = env_.compile_model("tiny_cnn", {"onednn"});
+  BackendOptions options;
+  ASSERT_TRUE(options.add("onednn.one_thread_plan_max_bytes=-1").is_ok());
+  MethodOptions method_options;
+  method_options.backend_options = &options;
+  Result<Method> method = env_.load(compiled.program, method_options);
+  ASSERT_TRUE(method.is_ok()) << method.status().to_string();
+  bool refused = false;
+  for (const DelegatePlacement& delegate : method->report().delegates) {
+    refused |= delegate.fell_back && delegate.reason.find("one_thread_plan_max_bytes") != std::string::npos;
+  }
+  EXPECT_TRUE(refused) << "the oneDNN delegate did not see its runtime option";
 }
 
 // The reasons given for the fuzzers' findings (the shared suite checks that each is
