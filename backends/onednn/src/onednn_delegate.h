@@ -126,7 +126,7 @@ class OnednnDelegate final : public sdk::Delegate {
   /// on one thread, rather than capping its plan's teams (see plan_for); the runtime
   /// option `one_thread_plan_max_bytes` changes it (`--backend-option
   /// onednn.one_thread_plan_max_bytes=N`, MethodOptions::backend_options).
-  static constexpr int64_t kMaxBytesForOneThreadPlan = int64_t{8} << 20;
+  static constexpr int64_t kMaxBytesForOneThreadPlan = int64_t{32} << 20;
 
   explicit OnednnDelegate(sdk::Host host) : host_(host) {}
   sdk::Status build(const sdk::InitContext& context);
