@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The XNNPACK plugin as a whole: the shared backend suite (test/backend_support/
-// backend_suite.h) and the bundled models.
+// backend_suite.h), the bundled models, and its pool's workers between calls.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -72,7 +72,7 @@ TEST_F(XnnpackBackendTest, ThePoolsWorkersSleepAfterACall) {
   ASSERT_TRUE(method.is_ok()) << method.status().to_string();
   for (uint32_t seed = 0; seed < 3; ++seed) run_with_seed(*method, seed);
   // pthreadpool's worker spins a million pause instructions (tens of milliseconds) for
-  // the next region unless the runtime yields it; asleep, it takes no time at all.
+  // the next region unless the handle parks it; asleep, it takes no time at all.
   const uint64_t before = other_threads_cpu_ns();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_LT(other_threads_cpu_ns() - before, uint64_t{5'000'000});
