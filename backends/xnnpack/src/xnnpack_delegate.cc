@@ -762,7 +762,7 @@ sdk::Status XnnpackDelegate::execute(const sdk::Arguments& args) {
   // (PLUGRT_EXECUTE_PARK_WORKERS) needs nothing more. XNN_FLAG_YIELD_WORKERS cannot do
   // this: in the XNNPACK this builds with, a runtime made with it still left the worker
   // spinning after a call (ThePoolsWorkersSleepAfterACall).
-  if (runtime == runtime_ && threadpool_ != nullptr) park_workers(threadpool_);
+  if (runtime == runtime_) park_workers(threadpool_);  // no pool: it does nothing
   if (status != xnn_status_success) {
     return sdk::Status::internal(std::string("xnn_invoke_runtime failed: ") + xnn_status_name(status));
   }
