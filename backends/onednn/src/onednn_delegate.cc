@@ -9,6 +9,7 @@
 #include "src/blob_format.h"
 #include "src/plan_builder.h"
 #include "src/quantization_steps.h"
+#include "src/recurrent_steps.h"
 #include "src/threading.h"
 
 namespace plugrt::onednn {
@@ -277,6 +278,7 @@ sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
         if (sdk::Status status = gather_step(step); !status.is_ok()) return status;
         continue;
       case Step::Kind::kIndexedCopy: indexed_copy_step(step); continue;
+      case Step::Kind::kLstm: run_lstm_step(step); continue;
       default: break;
     }
     if (step.kind == Step::Kind::kErf) {

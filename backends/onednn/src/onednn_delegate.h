@@ -21,6 +21,13 @@ namespace blob {
 struct Blob;
 }  // namespace blob
 
+/// A kLstm step's sizes: T steps, batch N, K input features, H hidden units, D
+/// directions; axis 0 forward, 1 reverse, 2 both (as the blob's recurrent op).
+struct LstmShape {
+  int64_t steps = 0, batch = 0, features = 0, hidden = 0, directions = 1;
+  int axis = 0;
+};
+
 /// One call of the execution plan.
 struct Step {
   enum class Kind {
@@ -34,6 +41,7 @@ struct Step {
     kGather,
     kIndexedCopy,
     kAddDequantized,
+    kLstm,
   };
   /// An operand's element type in a kAddDequantized step.
   enum class Element { kF32, kU8, kS8 };
@@ -73,6 +81,8 @@ struct Step {
   dnnl::memory table;
   int64_t rows = 0;
   std::vector<int64_t> dims, strides, index_map;
+  // kLstm: its operands in `args` (src/recurrent_steps.h).
+  LstmShape lstm;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

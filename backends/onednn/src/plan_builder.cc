@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "src/concat_in_place.h"
+#include "src/recurrent_steps.h"
 
 namespace plugrt::onednn {
 
@@ -31,6 +32,10 @@ constexpr size_t kAlignment = 64;
 constexpr int64_t kMaxIndexMap = int64_t{1} << 24;
 /// The largest stride, dilation or pad a blob may give (as lowering checks).
 constexpr int64_t kMaxWindow = int64_t{1} << 31;
+/// The largest batch whose LSTM runs as the hand-written step rather than oneDNN's
+/// primitive: the step reads the recurrent weights once a step for up to 4 rows at a
+/// time, where the primitive's GEMMs do better with many rows.
+constexpr int64_t kLstmStepMaxBatch = 16;
 
 template <typename T>
 size_t length(const flatbuffers::Vector<T>* vector) {
@@ -286,6 +291,9 @@ class Builder {
   /// each element times `scale`.
   void add_indexed_copy(int32_t x, int32_t y, std::vector<int64_t> index_map, float scale);
   void build_rnn(const blob::Op& op);
+  /// An LSTM of a small batch as one hand-written step (src/recurrent_steps.h), its
+  /// operands checked by build_rnn.
+  void build_lstm_step(const blob::Op& op, const LstmShape& shape, const std::vector<int32_t>& outputs);
   void build_quantized_convolution(const blob::Op& op);
   void build_quantized_matmul(const blob::Op& op);
   void build_quantize_linear(const blob::Op& op, bool quantize);
@@ -1760,6 +1768,10 @@ void Builder::build_rnn(const blob::Op& op) {
   const dnnl::rnn_direction direction = op.axis() == 0   ? dnnl::rnn_direction::unidirectional_left2right
                                         : op.axis() == 1 ? dnnl::rnn_direction::unidirectional_right2left
                                                          : dnnl::rnn_direction::bidirectional_concat;
+  if (lstm && batch <= kLstmStepMaxBatch) {
+    build_lstm_step(op, LstmShape{steps, batch, xs[2], hidden, directions, op.axis()}, outputs);
+    return;
+  }
   const auto inference = dnnl::prop_kind::forward_inference;
   const desc_t src = plain(xs), h0_md = h0 >= 0 ? plain(state) : desc_t(), c0_md = c0 >= 0 ? plain(state) : desc_t();
   const desc_t weights_layer = any(ws), weights_iter = any(dims(iter_weights)), bias_md = plain(dims(bias));
@@ -1804,6 +1816,38 @@ void Builder::build_rnn(const blob::Op& op) {
   args[DNNL_ARG_DST_ITER] = define(outputs[1], state_md);
   if (lstm) args[DNNL_ARG_DST_ITER_C] = define(outputs[2], state_md);
   add_step(primitive, std::move(args), scratchpad);
+  for (int32_t t : outputs) publish(t);
+}
+
+void Builder::build_lstm_step(const blob::Op& op, const LstmShape& shape, const std::vector<int32_t>& outputs) {
+  const int32_t x = input(op, 0), h0 = input(op, 4, true), c0 = input(op, 5, true);
+  Step step;
+  step.kind = Step::Kind::kLstm;
+  step.lstm = shape;
+  step.args[DNNL_ARG_SRC_LAYER] = as_plain(x);
+  if (h0 >= 0) step.args[DNNL_ARG_SRC_ITER] = as_plain(h0);
+  if (c0 >= 0) step.args[DNNL_ARG_SRC_ITER_C] = as_plain(c0);
+  // The weights packed once, now, into memories the plan keeps.
+  auto packed = [&](int32_t t, int64_t depth) {
+    dnnl::memory memory(plain({shape.directions * depth * 4 * shape.hidden}), engine_);
+    pack_lstm_weights(static_cast<const float*>(constant(t)), shape.directions, depth, 4 * shape.hidden,
+                      static_cast<float*>(memory.get_data_handle()));
+    plan_.constants.push_back(memory);
+    return memory;
+  };
+  step.args[DNNL_ARG_WEIGHTS_LAYER] = packed(input(op, 1), shape.features);
+  step.args[DNNL_ARG_WEIGHTS_ITER] = packed(input(op, 2), shape.hidden);
+  step.args[DNNL_ARG_BIAS] = current(input(op, 3));
+  step.args[DNNL_ARG_DST_LAYER] = define(outputs[0], plain(dims(outputs[0])));
+  step.args[DNNL_ARG_DST_ITER] = define(outputs[1], plain(dims(outputs[1])));
+  step.args[DNNL_ARG_DST_ITER_C] = define(outputs[2], plain(dims(outputs[2])));
+  const desc_t scratch({static_cast<int64_t>(lstm_scratch_floats(shape))}, dnnl::memory::data_type::f32,
+                       dnnl::memory::format_tag::x);
+  dnnl::memory memory(scratch, engine_, DNNL_MEMORY_NONE);
+  plan_.scratchpad_views.push_back(memory);
+  plan_.scratchpad_size = std::max(plan_.scratchpad_size, scratch.get_size());
+  step.args[DNNL_ARG_SCRATCHPAD] = memory;
+  plan_.steps.push_back(std::move(step));
   for (int32_t t : outputs) publish(t);
 }
 
@@ -2289,6 +2333,7 @@ void Builder::plan_memory() {
   std::unordered_map<dnnl_memory_t, int> storage_of;
   for (const View& view : views_) storage_of[view.memory.get()] = view.storage;
   auto touch = [&](const dnnl::memory& memory, int64_t step) {
+    if (!memory) return;  // an operand a step's kind does not have
     auto found = storage_of.find(memory.get());
     if (found == storage_of.end()) return;
     Storage& storage = storages_[static_cast<size_t>(found->second)];

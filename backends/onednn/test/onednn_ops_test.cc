@@ -824,6 +824,39 @@ const std::vector<OpCase>& own_cases() {
                                                    {{}, {1, 1, 3}}, {I("hidden_size", 3), S("direction", "reverse")});
          return g.finish({out[1]});
        }},
+      {"LstmBidirectionalBatchOfThreeOddWidths",
+       [] {
+         // The hand-written step's edges: 3 rows (a block of 3), 4 x 37 gate columns (a
+         // full panel, a narrower one, a 16-wide tile and 4 single columns), inputs 19
+         // wide and scaled by 8 so that gates saturate; initial states computed.
+         TestGraph g;
+         ValueId x = g.node("Mul", {g.input({7, 3, 19}), g.scalar(8.0f)}, {7, 3, 19});
+         ValueId h0 = g.node("Tanh", {g.input({2, 3, 37})}, {2, 3, 37});
+         ValueId c0 = g.node("Mul", {g.input({2, 3, 37}), g.scalar(3.0f)}, {2, 3, 37});
+         std::vector<ValueId> out = g.node_outputs(
+             "LSTM", {x, g.constant({2, 148, 19}), g.constant({2, 148, 37}), g.constant({2, 296}), kNoValue, h0, c0},
+             {{7, 2, 3, 37}, {2, 3, 37}, {2, 3, 37}}, {I("hidden_size", 37), S("direction", "bidirectional")});
+         return g.finish(out);
+       }},
+      {"LstmBatchOfFiveWithoutStatesOrBias",
+       [] {
+         // 5 rows: a block of 4 and one row; hidden 40 (160 gate columns); zero states.
+         TestGraph g;
+         ValueId x = g.input({9, 5, 24});
+         std::vector<ValueId> out = g.node_outputs("LSTM", {x, g.constant({1, 160, 24}), g.constant({1, 160, 40})},
+                                                   {{9, 1, 5, 40}, {1, 5, 40}}, {I("hidden_size", 40)});
+         return g.finish(out);
+       }},
+      {"LstmBatchOfTwentyOnThePrimitive",
+       [] {
+         // Above the hand-written step's batch limit: oneDNN's LSTM primitive.
+         TestGraph g;
+         ValueId x = g.input({4, 20, 6});
+         std::vector<ValueId> out = g.node_outputs(
+             "LSTM", {x, g.constant({2, 32, 6}), g.constant({2, 32, 8}), g.constant({2, 64})},
+             {{4, 2, 20, 8}, {2, 20, 8}, {2, 20, 8}}, {I("hidden_size", 8), S("direction", "bidirectional")});
+         return g.finish(out);
+       }},
       {"GruBidirectionalBothResetForms",
        [] {
          // PyTorch's GRU applies the reset after the recurrent product (linear_before_reset 1).
