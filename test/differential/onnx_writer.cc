@@ -105,6 +105,22 @@ Value OnnxWriter::node(const std::string& op, const std::vector<Value>& inputs, 
   return out;
 }
 
+std::vector<Value> OnnxWriter::node_outputs(const std::string& op, const std::vector<Value>& inputs,
+                                            const std::vector<std::optional<Shape>>& shapes,
+                                            const std::vector<Attr>& attrs) {
+  onnx::NodeProto* node = model_->mutable_graph()->add_node();
+  node->set_op_type(op);
+  node->set_name(op + "_" + std::to_string(counter_++));
+  for (const Value& input : inputs) node->add_input(input.name);
+  std::vector<Value> outputs;
+  for (const std::optional<Shape>& shape : shapes) {
+    outputs.push_back(shape ? Value{"v" + std::to_string(counter_++), *shape, ElementType::kFloat} : Value{});
+    node->add_output(outputs.back().name);
+  }
+  for (const Attr& attr : attrs) set_attribute(node->add_attribute(), attr);
+  return outputs;
+}
+
 void OnnxWriter::output(const Value& value) {
   onnx::ValueInfoProto* info = model_->mutable_graph()->add_output();
   info->set_name(value.name);

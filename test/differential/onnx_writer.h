@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,10 @@ class OnnxWriter {
   /// One node with one output of `shape` and `type`.
   Value node(const std::string& op, const std::vector<Value>& inputs, Shape shape, const std::vector<Attr>& attrs = {},
              ElementType type = ElementType::kFloat);
+  /// One float32 node with an output of each shape that `shapes` holds; an output given
+  /// std::nullopt is left out (named ""), as is an input whose name is empty.
+  std::vector<Value> node_outputs(const std::string& op, const std::vector<Value>& inputs,
+                                  const std::vector<std::optional<Shape>>& shapes, const std::vector<Attr>& attrs);
   /// Marks `value` as a graph output.
   void output(const Value& value);
   /// Adds a key and value to the model's metadata_props.

@@ -23,7 +23,8 @@ RandomGraph Generator::generate() {
   Random choice(graph_.seed ^ 0x51a7e5c0de5eedULL);
   if (choice.chance(0.25)) return run_quantized();
   if (choice.chance(0.1)) return run_einsum();
-  return choice.chance(0.05) ? run_padded() : run();
+  if (choice.chance(0.05)) return run_padded();
+  return choice.chance(0.04) ? run_recurrent() : run();
 }
 
 RandomGraph Generator::run() {

@@ -49,9 +49,9 @@ class Generator {
  public:
   explicit Generator(uint64_t seed) : random_(seed) { graph_.seed = seed; }
   /// A quantized graph for about one seed in four, an Einsum graph for about one in
-  /// thirteen, a Pad graph for about one in thirty (all chosen from a stream of their
-  /// own, so that the other seeds keep the float graphs they always had), else a float
-  /// one.
+  /// thirteen, a Pad graph for about one in thirty, a recurrent graph for about one in
+  /// forty (all chosen from a stream of their own, so that the other seeds keep the
+  /// graphs they always had), else a float one.
   RandomGraph generate();
 
  private:
@@ -101,6 +101,9 @@ class Generator {
   Value pad(const Value& x);
   /// `x` sliced backwards (a negative step) along one axis.
   Value backward_slice(const Value& x);
+
+  // ---- Recurrent graphs (recurrent_graph.cc).
+  RandomGraph run_recurrent();
 
   // ---- Quantized graphs (quantized_graph.cc).
   /// An 8-bit value with its quantization, and how many quanta a fast backend's value

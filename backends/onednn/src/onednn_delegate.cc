@@ -278,7 +278,7 @@ sdk::Status OnednnDelegate::run_steps(Plan& plan, const sdk::Arguments& args) {
         if (sdk::Status status = gather_step(step); !status.is_ok()) return status;
         continue;
       case Step::Kind::kIndexedCopy: indexed_copy_step(step); continue;
-      case Step::Kind::kLstm: run_lstm_step(step); continue;
+      case Step::Kind::kRecurrent: run_recurrent_step(step); continue;
       default: break;
     }
     if (step.kind == Step::Kind::kErf) {

@@ -21,11 +21,18 @@ namespace blob {
 struct Blob;
 }  // namespace blob
 
-/// A kLstm step's sizes: T steps, batch N, K input features, H hidden units, D
-/// directions; axis 0 forward, 1 reverse, 2 both (as the blob's recurrent op).
-struct LstmShape {
+/// A kRecurrent step's cell and sizes: T steps, batch N, K input features, H hidden
+/// units, D directions; axis 0 forward, 1 reverse, 2 both (as the blob's recurrent op).
+struct RecurrentShape {
+  /// An LSTM; a GRU (reset before its recurrent product); a GRU with the reset after
+  /// (ONNX's linear_before_reset, PyTorch's GRU).
+  enum class Cell { kLstm, kGru, kGruResetAfter };
+  Cell cell = Cell::kLstm;
   int64_t steps = 0, batch = 0, features = 0, hidden = 0, directions = 1;
   int axis = 0;
+  int64_t gates() const { return cell == Cell::kLstm ? 4 : 3; }
+  /// The bias rows per direction: the reset-after GRU keeps R's bias of its third gate apart.
+  int64_t bias_gates() const { return cell == Cell::kGru ? 3 : 4; }
 };
 
 /// One call of the execution plan.
@@ -41,7 +48,7 @@ struct Step {
     kGather,
     kIndexedCopy,
     kAddDequantized,
-    kLstm,
+    kRecurrent,
   };
   /// An operand's element type in a kAddDequantized step.
   enum class Element { kF32, kU8, kS8 };
@@ -81,8 +88,8 @@ struct Step {
   dnnl::memory table;
   int64_t rows = 0;
   std::vector<int64_t> dims, strides, index_map;
-  // kLstm: its operands in `args` (src/recurrent_steps.h).
-  LstmShape lstm;
+  // kRecurrent: its operands in `args` (src/recurrent_steps.h).
+  RecurrentShape recurrent;
 };
 
 /// One partition input or output: the host tensor's dims and the memories that view it.

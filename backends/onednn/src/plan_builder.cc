@@ -32,10 +32,10 @@ constexpr size_t kAlignment = 64;
 constexpr int64_t kMaxIndexMap = int64_t{1} << 24;
 /// The largest stride, dilation or pad a blob may give (as lowering checks).
 constexpr int64_t kMaxWindow = int64_t{1} << 31;
-/// The largest batch whose LSTM runs as the hand-written step rather than oneDNN's
-/// primitive: the step reads the recurrent weights once a step for up to 4 rows at a
-/// time, where the primitive's GEMMs do better with many rows.
-constexpr int64_t kLstmStepMaxBatch = 16;
+/// The largest batch whose LSTM or GRU runs as the hand-written step rather than
+/// oneDNN's primitive: the step reads the recurrent weights once a step for up to 4 rows
+/// at a time, where the primitive's GEMMs do better with many rows.
+constexpr int64_t kRecurrentStepMaxBatch = 16;
 
 template <typename T>
 size_t length(const flatbuffers::Vector<T>* vector) {
@@ -291,9 +291,9 @@ class Builder {
   /// each element times `scale`.
   void add_indexed_copy(int32_t x, int32_t y, std::vector<int64_t> index_map, float scale);
   void build_rnn(const blob::Op& op);
-  /// An LSTM of a small batch as one hand-written step (src/recurrent_steps.h), its
-  /// operands checked by build_rnn.
-  void build_lstm_step(const blob::Op& op, const LstmShape& shape, const std::vector<int32_t>& outputs);
+  /// An LSTM or GRU of a small batch as one hand-written step (src/recurrent_steps.h),
+  /// its operands checked by build_rnn.
+  void build_recurrent_step(const blob::Op& op, const RecurrentShape& shape, const std::vector<int32_t>& outputs);
   void build_quantized_convolution(const blob::Op& op);
   void build_quantized_matmul(const blob::Op& op);
   void build_quantize_linear(const blob::Op& op, bool quantize);
@@ -1768,12 +1768,19 @@ void Builder::build_rnn(const blob::Op& op) {
   const dnnl::rnn_direction direction = op.axis() == 0   ? dnnl::rnn_direction::unidirectional_left2right
                                         : op.axis() == 1 ? dnnl::rnn_direction::unidirectional_right2left
                                                          : dnnl::rnn_direction::bidirectional_concat;
-  if (lstm && batch <= kLstmStepMaxBatch) {
-    build_lstm_step(op, LstmShape{steps, batch, xs[2], hidden, directions, op.axis()}, outputs);
+  if (batch <= kRecurrentStepMaxBatch) {
+    const auto cell = lstm  ? RecurrentShape::Cell::kLstm
+                      : lbr ? RecurrentShape::Cell::kGruResetAfter
+                            : RecurrentShape::Cell::kGru;
+    build_recurrent_step(op, RecurrentShape{cell, steps, batch, xs[2], hidden, directions, op.axis()}, outputs);
     return;
   }
   const auto inference = dnnl::prop_kind::forward_inference;
-  const desc_t src = plain(xs), h0_md = h0 >= 0 ? plain(state) : desc_t(), c0_md = c0 >= 0 ? plain(state) : desc_t();
+  // oneDNN's LSTM takes both initial states or neither (differential seed 1029009: h0
+  // alone was refused at init): one given alone is paired with zeros.
+  const bool states = h0 >= 0 || c0 >= 0;
+  const desc_t src = plain(xs), h0_md = states ? plain(state) : desc_t();
+  const desc_t c0_md = lstm && states ? plain(state) : desc_t();
   const desc_t weights_layer = any(ws), weights_iter = any(dims(iter_weights)), bias_md = plain(dims(bias));
   const desc_t dst = plain(dims(outputs[0])), state_md = plain(state);
   std::unordered_map<int, dnnl::memory> args;
@@ -1806,9 +1813,15 @@ void Builder::build_rnn(const blob::Op& op) {
     layer_format = pd.weights_layer_desc();
     iter_format = pd.weights_iter_desc();
   }
+  auto zeros = [&]() {
+    dnnl::memory memory(state_md, engine_);
+    std::memset(memory.get_data_handle(), 0, state_md.get_size());
+    plan_.constants.push_back(memory);
+    return memory;
+  };
   args[DNNL_ARG_SRC_LAYER] = as_plain(x);
-  if (h0 >= 0) args[DNNL_ARG_SRC_ITER] = as_plain(h0);
-  if (c0 >= 0) args[DNNL_ARG_SRC_ITER_C] = as_plain(c0);
+  if (states) args[DNNL_ARG_SRC_ITER] = h0 >= 0 ? as_plain(h0) : zeros();
+  if (lstm && states) args[DNNL_ARG_SRC_ITER_C] = c0 >= 0 ? as_plain(c0) : zeros();
   args[DNNL_ARG_WEIGHTS_LAYER] = constant_in(layer_weights, layer_format);
   args[DNNL_ARG_WEIGHTS_ITER] = constant_in(iter_weights, iter_format);
   args[DNNL_ARG_BIAS] = current(bias);
@@ -1819,29 +1832,29 @@ void Builder::build_rnn(const blob::Op& op) {
   for (int32_t t : outputs) publish(t);
 }
 
-void Builder::build_lstm_step(const blob::Op& op, const LstmShape& shape, const std::vector<int32_t>& outputs) {
+void Builder::build_recurrent_step(const blob::Op& op, const RecurrentShape& shape,
+                                   const std::vector<int32_t>& outputs) {
   const int32_t x = input(op, 0), h0 = input(op, 4, true), c0 = input(op, 5, true);
   Step step;
-  step.kind = Step::Kind::kLstm;
-  step.lstm = shape;
+  step.kind = Step::Kind::kRecurrent;
+  step.recurrent = shape;
   step.args[DNNL_ARG_SRC_LAYER] = as_plain(x);
   if (h0 >= 0) step.args[DNNL_ARG_SRC_ITER] = as_plain(h0);
   if (c0 >= 0) step.args[DNNL_ARG_SRC_ITER_C] = as_plain(c0);
   // The weights packed once, now, into memories the plan keeps.
-  auto packed = [&](int32_t t, int64_t depth) {
-    dnnl::memory memory(plain({shape.directions * depth * 4 * shape.hidden}), engine_);
-    pack_lstm_weights(static_cast<const float*>(constant(t)), shape.directions, depth, 4 * shape.hidden,
-                      static_cast<float*>(memory.get_data_handle()));
+  auto packed = [&](int32_t t, bool recurrent) {
+    dnnl::memory memory(plain({product(dims(t))}), engine_);
+    pack_recurrent_weights(static_cast<const float*>(constant(t)), shape, recurrent,
+                           static_cast<float*>(memory.get_data_handle()));
     plan_.constants.push_back(memory);
     return memory;
   };
-  step.args[DNNL_ARG_WEIGHTS_LAYER] = packed(input(op, 1), shape.features);
-  step.args[DNNL_ARG_WEIGHTS_ITER] = packed(input(op, 2), shape.hidden);
+  step.args[DNNL_ARG_WEIGHTS_LAYER] = packed(input(op, 1), false);
+  step.args[DNNL_ARG_WEIGHTS_ITER] = packed(input(op, 2), true);
   step.args[DNNL_ARG_BIAS] = current(input(op, 3));
-  step.args[DNNL_ARG_DST_LAYER] = define(outputs[0], plain(dims(outputs[0])));
-  step.args[DNNL_ARG_DST_ITER] = define(outputs[1], plain(dims(outputs[1])));
-  step.args[DNNL_ARG_DST_ITER_C] = define(outputs[2], plain(dims(outputs[2])));
-  const desc_t scratch({static_cast<int64_t>(lstm_scratch_floats(shape))}, dnnl::memory::data_type::f32,
+  const int arg[] = {DNNL_ARG_DST_LAYER, DNNL_ARG_DST_ITER, DNNL_ARG_DST_ITER_C};
+  for (size_t o = 0; o < outputs.size(); ++o) step.args[arg[o]] = define(outputs[o], plain(dims(outputs[o])));
+  const desc_t scratch({static_cast<int64_t>(recurrent_scratch_floats(shape))}, dnnl::memory::data_type::f32,
                        dnnl::memory::format_tag::x);
   dnnl::memory memory(scratch, engine_, DNNL_MEMORY_NONE);
   plan_.scratchpad_views.push_back(memory);

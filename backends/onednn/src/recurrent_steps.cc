@@ -85,7 +85,7 @@ inline __attribute__((always_inline)) void row_block(const float* a, size_t lda,
   }
 }
 
-/// c[r][:cols] += a[r][:depth] times w ([depth, cols] in panels: pack_lstm_weights), for
+/// c[r][:cols] += a[r][:depth] times w ([depth, cols] in panels: pack_columns), for
 /// `rows` rows of a and c (lda and ldc floats apart).
 PLUGRT_ONEDNN_RECURRENT_CLONES void accumulate_products(const float* a, size_t lda, size_t rows, const float* w,
                                                         size_t depth, size_t cols, float* c, size_t ldc) {
@@ -128,7 +128,7 @@ inline float rational_tanh(float x) {
 /// The logistic function through tanh: within 3e-7 of 1 / (1 + e^-x).
 inline float rational_sigmoid(float x) { return 0.5f + 0.5f * rational_tanh(0.5f * x); }
 
-/// One row of one step: the summed pre-activations `gates` ([4, hidden]: i, f, c, o)
+/// One LSTM row of one step: the summed pre-activations `gates` ([4, hidden]: i, f, c, o)
 /// update the cell state `c` and write the hidden state `h`, as ONNX's LSTM with its
 /// default activations: c = f * c + i * tanh(g), h = o * tanh(c).
 PLUGRT_ONEDNN_RECURRENT_CLONES void lstm_cell(const float* gates, size_t hidden, float* c, float* h) {
@@ -141,91 +141,215 @@ PLUGRT_ONEDNN_RECURRENT_CLONES void lstm_cell(const float* gates, size_t hidden,
   }
 }
 
+/// A GRU row's reset gate applied to the hidden state before the recurrent product (ONNX's
+/// linear_before_reset 0): rh = sigmoid(x_r + h R_r) * h, from the projected `gates` and
+/// the products `sums` ([3, hidden]: z, r, h).
+PLUGRT_ONEDNN_RECURRENT_CLONES void gru_reset(const float* gates, const float* sums, const float* h, size_t hidden,
+                                              float* rh) {
+#pragma omp simd
+  for (size_t j = 0; j < hidden; ++j) rh[j] = rational_sigmoid(gates[hidden + j] + sums[hidden + j]) * h[j];
+}
+
+/// One GRU row of one step, as ONNX's GRU with its default activations: z = sigmoid(x_z +
+/// h R_z), the candidate n = tanh(x_h + r * (h R_h + Rb_h)) with the reset after the
+/// product (`reset_after`: linear_before_reset 1, as PyTorch's GRU), else tanh(x_h + (r * h)
+/// R_h) with that product already in `sums`; then h' = (1 - z) * n + z * h.
+PLUGRT_ONEDNN_RECURRENT_CLONES void gru_cell(const float* gates, const float* sums, const float* h, size_t hidden,
+                                             bool reset_after, float* out) {
+  const float *update = gates, *reset = gates + hidden, *candidate = gates + 2 * hidden;
+  if (reset_after) {
+#pragma omp simd
+    for (size_t j = 0; j < hidden; ++j) {
+      const float r = rational_sigmoid(reset[j] + sums[hidden + j]);
+      const float z = rational_sigmoid(update[j] + sums[j]);
+      const float n = rational_tanh(candidate[j] + r * sums[2 * hidden + j]);
+      out[j] = (1.0f - z) * n + z * h[j];
+    }
+  } else {
+#pragma omp simd
+    for (size_t j = 0; j < hidden; ++j) {
+      const float z = rational_sigmoid(update[j] + sums[j]);
+      const float n = rational_tanh(candidate[j] + sums[2 * hidden + j]);
+      out[j] = (1.0f - z) * n + z * h[j];
+    }
+  }
+}
+
+/// Columns [first, first + width) of `rows` rows of `cols` floats, in panels.
+void pack_columns(const float* in, size_t rows, size_t cols, size_t first, size_t width, float* out) {
+  for (size_t panel = 0; panel < width; panel += kPanel) {
+    const size_t panel_width = std::min(kPanel, width - panel);
+    for (size_t k = 0; k < rows; ++k) {
+      std::memcpy(out + panel * rows + k * panel_width, in + k * cols + first + panel, panel_width * sizeof(float));
+    }
+  }
+}
+
 float* operand(const Step& step, int arg) {
   const auto found = step.args.find(arg);
   return found == step.args.end() ? nullptr : static_cast<float*>(found->second.get_data_handle());
 }
 
+/// What a direction's recurrence reads and writes.
+struct Direction {
+  size_t hidden, batch, gate_width, y_width;
+  bool reverse;
+  const float* iter_weights;  // packed
+  float* gates;               // every step's projection, [T, N, gates x H]
+  float* y;                   // its first column in y
+  float* h_last;
+  /// The hidden state the first step reads: h0's rows, or zeros.
+  const float* h0;
+  bool zero_start;
+  float* scratch;  // after the gates: a GRU's sums, reset state and zeros
+};
+
+Direction direction(const Step& step, int64_t d) {
+  const RecurrentShape& s = step.recurrent;
+  Direction r{};
+  r.hidden = static_cast<size_t>(s.hidden);
+  r.batch = static_cast<size_t>(s.batch);
+  r.gate_width = static_cast<size_t>(s.gates() * s.hidden);
+  r.y_width = static_cast<size_t>(s.directions) * r.hidden;
+  r.reverse = s.axis == 1 || (s.axis == 2 && d == 1);
+  const auto at = static_cast<size_t>(d);
+  r.iter_weights = operand(step, DNNL_ARG_WEIGHTS_ITER) + at * r.hidden * r.gate_width;
+  r.gates = operand(step, DNNL_ARG_SCRATCHPAD) + at * (recurrent_scratch_floats(s) / static_cast<size_t>(s.directions));
+  r.scratch = r.gates + static_cast<size_t>(s.steps) * r.batch * r.gate_width;
+  r.y = operand(step, DNNL_ARG_DST_LAYER) + at * r.hidden;
+  r.h_last = operand(step, DNNL_ARG_DST_ITER) + at * r.batch * r.hidden;
+  const float* h0 = operand(step, DNNL_ARG_SRC_ITER);
+  r.zero_start = h0 == nullptr;
+  r.h0 = h0 != nullptr ? h0 + at * r.batch * r.hidden : nullptr;
+  return r;
+}
+
 /// The projection of the input onto direction d's gates for rows [begin, end) of the
 /// T x N input rows: the bias plus x times W.
 void project(const Step& step, int64_t d, int64_t begin, int64_t end) {
-  const LstmShape& s = step.lstm;
-  const auto gate_width = static_cast<size_t>(4 * s.hidden), features = static_cast<size_t>(s.features);
-  const float* bias = operand(step, DNNL_ARG_BIAS) + static_cast<size_t>(d) * gate_width;
-  float* gates = operand(step, DNNL_ARG_SCRATCHPAD) + static_cast<size_t>(d * s.steps * s.batch) * gate_width;
+  const RecurrentShape& s = step.recurrent;
+  const Direction r = direction(step, d);
+  const auto features = static_cast<size_t>(s.features);
+  const float* bias = operand(step, DNNL_ARG_BIAS) + static_cast<size_t>(d * s.bias_gates() * s.hidden);
   for (int64_t row = begin; row < end; ++row) {
-    std::memcpy(gates + static_cast<size_t>(row) * gate_width, bias, gate_width * sizeof(float));
+    std::memcpy(r.gates + static_cast<size_t>(row) * r.gate_width, bias, r.gate_width * sizeof(float));
   }
   const float* x = operand(step, DNNL_ARG_SRC_LAYER) + static_cast<size_t>(begin) * features;
-  const float* w = operand(step, DNNL_ARG_WEIGHTS_LAYER) + static_cast<size_t>(d) * features * gate_width;
-  accumulate_products(x, features, static_cast<size_t>(end - begin), w, features, gate_width,
-                      gates + static_cast<size_t>(begin) * gate_width, gate_width);
+  const float* w = operand(step, DNNL_ARG_WEIGHTS_LAYER) + static_cast<size_t>(d) * features * r.gate_width;
+  accumulate_products(x, features, static_cast<size_t>(end - begin), w, features, r.gate_width,
+                      r.gates + static_cast<size_t>(begin) * r.gate_width, r.gate_width);
 }
 
-/// Direction d's recurrence over every step, its gates already projected.
-void recur(const Step& step, int64_t d) {
-  const LstmShape& s = step.lstm;
-  const auto hidden = static_cast<size_t>(s.hidden), batch = static_cast<size_t>(s.batch);
-  const size_t gate_width = 4 * hidden, y_width = static_cast<size_t>(s.directions) * hidden;
-  const bool reverse = s.axis == 1 || (s.axis == 2 && d == 1);
-  const float* iter_weights = operand(step, DNNL_ARG_WEIGHTS_ITER) + static_cast<size_t>(d) * hidden * gate_width;
-  const float* h0 = operand(step, DNNL_ARG_SRC_ITER);
+/// Copies the last step's hidden state (`h`, rows `stride` apart) to h_last.
+void keep_last(const Direction& r, const float* h, size_t stride) {
+  for (size_t n = 0; n < r.batch; ++n) std::memcpy(r.h_last + n * r.hidden, h + n * stride, r.hidden * sizeof(float));
+}
+
+/// An LSTM direction's recurrence over every step, its gates already projected.
+void recur_lstm(const Step& step, int64_t d) {
+  const Direction r = direction(step, d);
   const float* c0 = operand(step, DNNL_ARG_SRC_ITER_C);
-  float* gates = operand(step, DNNL_ARG_SCRATCHPAD) + static_cast<size_t>(d * s.steps) * batch * gate_width;
-  float* y = operand(step, DNNL_ARG_DST_LAYER) + static_cast<size_t>(d) * hidden;
-  float* c = operand(step, DNNL_ARG_DST_ITER_C) + static_cast<size_t>(d) * batch * hidden;  // the running state
-  float* h_last = operand(step, DNNL_ARG_DST_ITER) + static_cast<size_t>(d) * batch * hidden;
+  float* c = operand(step, DNNL_ARG_DST_ITER_C) + static_cast<size_t>(d) * r.batch * r.hidden;  // the running state
   if (c0 != nullptr) {
-    std::memcpy(c, c0 + static_cast<size_t>(d) * batch * hidden, batch * hidden * sizeof(float));
+    std::memcpy(c, c0 + static_cast<size_t>(d) * r.batch * r.hidden, r.batch * r.hidden * sizeof(float));
   } else {
-    std::fill(c, c + batch * hidden, 0.0f);
+    std::fill(c, c + r.batch * r.hidden, 0.0f);
   }
-  // The hidden state read by each step: h0's rows, then the rows of y the step before wrote.
-  const float* h = h0 != nullptr ? h0 + static_cast<size_t>(d) * batch * hidden : nullptr;
-  size_t h_stride = hidden;
-  for (int64_t i = 0; i < s.steps; ++i) {
-    const auto t = static_cast<size_t>(reverse ? s.steps - 1 - i : i);
-    float* step_gates = gates + t * batch * gate_width;
-    if (h != nullptr) accumulate_products(h, h_stride, batch, iter_weights, hidden, gate_width, step_gates, gate_width);
-    float* step_y = y + t * batch * y_width;
-    for (size_t n = 0; n < batch; ++n) {
-      lstm_cell(step_gates + n * gate_width, hidden, c + n * hidden, step_y + n * y_width);
+  const float* h = r.h0;  // each step reads h0's rows, or the rows of y the step before wrote
+  size_t stride = r.hidden;
+  for (int64_t i = 0; i < step.recurrent.steps; ++i) {
+    const auto t = static_cast<size_t>(r.reverse ? step.recurrent.steps - 1 - i : i);
+    float* gates = r.gates + t * r.batch * r.gate_width;
+    if (h != nullptr)
+      accumulate_products(h, stride, r.batch, r.iter_weights, r.hidden, r.gate_width, gates, r.gate_width);
+    float* y = r.y + t * r.batch * r.y_width;
+    for (size_t n = 0; n < r.batch; ++n)
+      lstm_cell(gates + n * r.gate_width, r.hidden, c + n * r.hidden, y + n * r.y_width);
+    h = y;
+    stride = r.y_width;
+  }
+  if (h != nullptr) {
+    keep_last(r, h, stride);
+  } else {
+    std::fill(r.h_last, r.h_last + r.batch * r.hidden, 0.0f);  // no steps and no h0
+  }
+}
+
+/// A GRU direction's recurrence over every step, its gates already projected.
+void recur_gru(const Step& step, int64_t d) {
+  const Direction r = direction(step, d);
+  const bool reset_after = step.recurrent.cell == RecurrentShape::Cell::kGruResetAfter;
+  const size_t hidden = r.hidden, width = r.gate_width;
+  float* sums = r.scratch;                  // [N, 3 x H]: h R_z, h R_r, and h R_h (+ Rb_h) or (r * h) R_h
+  float* reset = sums + r.batch * width;    // [N, H]: r * h
+  float* zeros = reset + r.batch * hidden;  // [N, H]
+  std::fill(zeros, zeros + r.batch * hidden, 0.0f);
+  // Rb_h, the fourth bias row of a GRU that resets after its product.
+  const float* hidden_bias = operand(step, DNNL_ARG_BIAS) + static_cast<size_t>((4 * d + 3) * step.recurrent.hidden);
+  const float* h = r.zero_start ? zeros : r.h0;
+  size_t stride = hidden;
+  for (int64_t i = 0; i < step.recurrent.steps; ++i) {
+    const auto t = static_cast<size_t>(r.reverse ? step.recurrent.steps - 1 - i : i);
+    const bool zero_h = i == 0 && r.zero_start;
+    for (size_t n = 0; n < r.batch; ++n) {
+      float* row = sums + n * width;
+      std::fill(row, row + width, 0.0f);
+      if (reset_after) std::memcpy(row + 2 * hidden, hidden_bias, hidden * sizeof(float));
     }
-    h = step_y;
-    h_stride = y_width;
-  }
-  for (size_t n = 0; n < batch; ++n) {
-    float* out = h_last + n * hidden;
-    if (h != nullptr) {
-      std::memcpy(out, h + n * h_stride, hidden * sizeof(float));
-    } else {
-      std::fill(out, out + hidden, 0.0f);  // no steps and no h0
+    const float* gates = r.gates + t * r.batch * width;
+    if (reset_after) {
+      if (!zero_h) accumulate_products(h, stride, r.batch, r.iter_weights, hidden, width, sums, width);
+    } else if (!zero_h) {
+      // z and r first; then the candidate's product of the reset state (R_h packed apart).
+      accumulate_products(h, stride, r.batch, r.iter_weights, hidden, 2 * hidden, sums, width);
+      for (size_t n = 0; n < r.batch; ++n) {
+        gru_reset(gates + n * width, sums + n * width, h + n * stride, hidden, reset + n * hidden);
+      }
+      accumulate_products(reset, hidden, r.batch, r.iter_weights + 2 * hidden * hidden, hidden, hidden,
+                          sums + 2 * hidden, width);
     }
+    float* y = r.y + t * r.batch * r.y_width;
+    for (size_t n = 0; n < r.batch; ++n) {
+      gru_cell(gates + n * width, sums + n * width, h + n * stride, hidden, reset_after, y + n * r.y_width);
+    }
+    h = y;
+    stride = r.y_width;
   }
+  keep_last(r, h, stride);
 }
 
 }  // namespace
 
-void pack_lstm_weights(const float* weights, int64_t directions, int64_t depth, int64_t gate_width, float* packed) {
-  const auto cols = static_cast<size_t>(gate_width), rows = static_cast<size_t>(depth);
-  for (size_t d = 0; d < static_cast<size_t>(directions); ++d) {
-    const float* in = weights + d * rows * cols;
-    float* out = packed + d * rows * cols;
-    for (size_t first = 0; first < cols; first += kPanel) {
-      const size_t width = std::min(kPanel, cols - first);
-      for (size_t k = 0; k < rows; ++k)
-        std::memcpy(out + first * rows + k * width, in + k * cols + first, width * sizeof(float));
+void pack_recurrent_weights(const float* weights, const RecurrentShape& shape, bool recurrent, float* packed) {
+  const auto depth = static_cast<size_t>(recurrent ? shape.hidden : shape.features);
+  const auto hidden = static_cast<size_t>(shape.hidden), cols = static_cast<size_t>(shape.gates()) * hidden;
+  for (size_t d = 0; d < static_cast<size_t>(shape.directions); ++d) {
+    const float* in = weights + d * depth * cols;
+    float* out = packed + d * depth * cols;
+    if (recurrent && shape.cell == RecurrentShape::Cell::kGru) {
+      pack_columns(in, depth, cols, 0, 2 * hidden, out);
+      pack_columns(in, depth, cols, 2 * hidden, hidden, out + depth * 2 * hidden);
+    } else {
+      pack_columns(in, depth, cols, 0, cols, out);
     }
   }
 }
 
-size_t lstm_scratch_floats(const LstmShape& shape) {
-  return static_cast<size_t>(shape.directions * shape.steps * shape.batch * 4 * shape.hidden);
+size_t recurrent_scratch_floats(const RecurrentShape& shape) {
+  const int64_t gru_rows = shape.cell == RecurrentShape::Cell::kLstm ? 0 : shape.batch * 5 * shape.hidden;
+  return static_cast<size_t>(shape.directions * (shape.steps * shape.batch * shape.gates() * shape.hidden + gru_rows));
 }
 
-void run_lstm_step(const Step& step) {
-  const LstmShape& s = step.lstm;
+void run_recurrent_step(const Step& step) {
+  const RecurrentShape& s = step.recurrent;
   const int64_t rows = s.steps * s.batch;
+  auto recur = [&](int64_t d) {
+    if (s.cell == RecurrentShape::Cell::kLstm) {
+      recur_lstm(step, d);
+    } else {
+      recur_gru(step, d);
+    }
+  };
 #ifdef _OPENMP
   // The projections split in one chunk per thread, then one direction per thread.
   const bool parallel = omp_get_max_threads() > 1 && (s.directions > 1 || rows * s.features * s.hidden >= (1 << 16));
@@ -238,12 +362,12 @@ void run_lstm_step(const Step& step) {
         project(step, d, rows * chunk / chunks, rows * (chunk + 1) / chunks);
     }
 #pragma omp for schedule(static)
-    for (int64_t d = 0; d < s.directions; ++d) recur(step, d);
+    for (int64_t d = 0; d < s.directions; ++d) recur(d);
   }
 #else
   for (int64_t d = 0; d < s.directions; ++d) {
     project(step, d, 0, rows);
-    recur(step, d);
+    recur(d);
   }
 #endif
 }

@@ -873,6 +873,30 @@ const std::vector<OpCase>& own_cases() {
          std::vector<ValueId> before = gru(1), after = gru(0);
          return g.finish({before[0], before[1], after[0], after[1]});
        }},
+      {"GruResetBeforeTheProductOddWidthsReverse",
+       [] {
+         // The hand-written step's GRU with the reset applied to h before R_h (packed
+         // apart): 5 rows, hidden 37 (2 x 37 and 37 columns: tiles and single columns),
+         // inputs scaled so that gates saturate, h0 computed.
+         TestGraph g;
+         ValueId x = g.node("Mul", {g.input({6, 5, 11}), g.scalar(6.0f)}, {6, 5, 11});
+         ValueId h0 = g.node("Tanh", {g.input({1, 5, 37})}, {1, 5, 37});
+         std::vector<ValueId> out = g.node_outputs(
+             "GRU", {x, g.constant({1, 111, 11}), g.constant({1, 111, 37}), g.constant({1, 222}), kNoValue, h0},
+             {{6, 1, 5, 37}, {1, 5, 37}}, {I("hidden_size", 37), S("direction", "reverse")});
+         return g.finish(out);
+       }},
+      {"GruResetAfterTheProductOneRowNoStatesOrBias",
+       [] {
+         // PyTorch's form at a batch of 1, both ways, hidden 45 (135 gate columns: a full
+         // panel and a narrow one), no bias and no initial state.
+         TestGraph g;
+         ValueId x = g.input({10, 1, 20});
+         std::vector<ValueId> out = g.node_outputs(
+             "GRU", {x, g.constant({2, 135, 20}), g.constant({2, 135, 45})}, {{10, 2, 1, 45}, {2, 1, 45}},
+             {I("hidden_size", 45), S("direction", "bidirectional"), I("linear_before_reset", 1)});
+         return g.finish(out);
+       }},
       {"SliceNegativeStartsTwoAxes",
        [] {
          TestGraph g;
