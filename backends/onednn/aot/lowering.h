@@ -121,6 +121,7 @@ class Lowering {
   std::vector<size_t> match_layer_norm(size_t first);
   std::vector<size_t> match_gelu(size_t first);
   std::vector<size_t> match_swish(size_t first);
+  std::vector<size_t> match_hard_swish(size_t first);
   std::vector<size_t> match_channel_shuffle(size_t first);
   /// The node reading `value` when exactly one node does (and it is no graph output).
   int64_t sole_reader(int32_t value) const;

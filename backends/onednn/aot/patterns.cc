@@ -204,6 +204,31 @@ std::vector<size_t> Lowering::match_swish(size_t first) {
   return {first, static_cast<size_t>(mul)};
 }
 
+// y = x * HardSigmoid(x) with alpha 1/6 and beta 1/2: HardSwish, as PyTorch exports it
+// before opset 14 (MobileNetV3). One eltwise op, which then fuses into the convolution
+// before it, instead of two eltwise steps and a binary one over the whole tensor.
+std::vector<size_t> Lowering::match_hard_swish(size_t first) {
+  const ir::Node& gate = graph_.node(first);
+  if (!is_op(gate, "HardSigmoid") || GraphView::num_inputs(gate) != 1) return {};
+  if (!near(GraphView::float_attribute(gate, "alpha", 0.2f), 1.0f / 6.0f) ||
+      GraphView::float_attribute(gate, "beta", 0.5f) != 0.5f) {
+    return {};
+  }
+  const int32_t x = GraphView::input(gate, 0), g = GraphView::output(gate, 0);
+  if (!check_activation(x, "input").empty()) return {};
+  const int64_t mul = sole_reader(g);
+  if (mul < 0 || !is_op(graph_.node(static_cast<size_t>(mul)), "Mul")) return {};
+  const ir::Node& mul_node = graph_.node(static_cast<size_t>(mul));
+  const int32_t m0 = GraphView::input(mul_node, 0), m1 = GraphView::input(mul_node, 1);
+  if (!((m0 == x && m1 == g) || (m0 == g && m1 == x))) return {};
+  const int32_t y = GraphView::output(mul_node, 0);
+  if (!check_activation(y, "output").empty() || graph_.shape(y) != graph_.shape(x)) return {};
+  Op& op = add(blob::OpKind::Eltwise, mul_node, {activation(x)}, {activation(y)});
+  op.algorithm = blob::Algorithm::HardSwish;
+  op.name = "HardSwish ending at " + op.name;
+  return {first, static_cast<size_t>(mul)};
+}
+
 // Reshape [.., C, ..] to [.., g, C / g, ..], Transpose swapping those two axes, Reshape
 // back: ShuffleNet's channel shuffle, one oneDNN shuffle instead of two copies.
 std::vector<size_t> Lowering::match_channel_shuffle(size_t first) {
@@ -247,6 +272,7 @@ std::string Lowering::add_all_nodes() {
     std::vector<size_t> covered = match_layer_norm(n);
     if (covered.empty()) covered = match_gelu(n);
     if (covered.empty()) covered = match_swish(n);
+    if (covered.empty()) covered = match_hard_swish(n);
     if (covered.empty()) covered = match_channel_shuffle(n);
     bool clash = false;
     for (size_t c : covered) clash |= done[c] || c < n;

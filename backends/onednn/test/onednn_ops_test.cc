@@ -447,6 +447,23 @@ const std::vector<OpCase>& own_cases() {
        [] {
          return unary("Erf", {2, 7});
        }},
+      {"HardSwishAsExportedBeforeOpset14",
+       [] {
+         // x * HardSigmoid(x) with alpha 1/6 after a convolution (one HardSwish post-op),
+         // the Mul's operands in both orders; with another slope it is no HardSwish. At
+         // opset 13, which has no HardSwish op for placement to name it by.
+         TestGraph g(13);
+         ValueId x = g.input({1, 3, 6, 6});
+         ValueId conv = g.node("Conv", {x, g.constant({8, 3, 3, 3})}, {1, 8, 4, 4});
+         ValueId gate = g.node("HardSigmoid", {conv}, {1, 8, 4, 4}, {F("alpha", 1.0f / 6), F("beta", 0.5f)});
+         ValueId swished = g.node("Mul", {conv, gate}, {1, 8, 4, 4});
+         ValueId second = g.node("Conv", {swished, g.constant({8, 8, 1, 1})}, {1, 8, 4, 4});
+         ValueId gate2 = g.node("HardSigmoid", {second}, {1, 8, 4, 4}, {F("alpha", 1.0f / 6)});
+         ValueId swished2 = g.node("Mul", {gate2, second}, {1, 8, 4, 4});
+         ValueId line = g.input({2, 9});
+         ValueId other = g.node("HardSigmoid", {line}, {2, 9}, {F("alpha", 0.25f)});
+         return g.finish({swished2, g.node("Mul", {line, other}, {2, 9})});
+       }},
       {"HardSigmoidOtherSlope",
        [] {
          return unary("HardSigmoid", {2, 9}, {F("alpha", 0.3f), F("beta", 0.4f)});
