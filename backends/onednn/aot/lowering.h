@@ -122,6 +122,8 @@ class Lowering {
   std::vector<size_t> match_gelu(size_t first);
   std::vector<size_t> match_swish(size_t first);
   std::vector<size_t> match_hard_swish(size_t first);
+  /// x * gate(x) from the gate node `first` as one eltwise op (SiLU, HardSwish).
+  std::vector<size_t> match_self_gated(size_t first, blob::Algorithm algorithm, float alpha, const char* what);
   std::vector<size_t> match_channel_shuffle(size_t first);
   /// The node reading `value` when exactly one node does (and it is no graph output).
   int64_t sole_reader(int32_t value) const;

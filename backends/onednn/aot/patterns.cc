@@ -183,37 +183,10 @@ std::vector<size_t> Lowering::match_gelu(size_t first) {
           static_cast<size_t>(half)};
 }
 
-// y = x * Sigmoid(x): SiLU, as PyTorch exports it (EfficientNet, MobileNetV3's heads).
-// One eltwise op, which then fuses into the convolution before it.
-std::vector<size_t> Lowering::match_swish(size_t first) {
-  const ir::Node& sigmoid = graph_.node(first);
-  if (!is_op(sigmoid, "Sigmoid")) return {};
-  const int32_t x = GraphView::input(sigmoid, 0), s = GraphView::output(sigmoid, 0);
-  if (!check_activation(x, "input").empty()) return {};
-  const int64_t mul = sole_reader(s);
-  if (mul < 0 || !is_op(graph_.node(static_cast<size_t>(mul)), "Mul")) return {};
-  const ir::Node& mul_node = graph_.node(static_cast<size_t>(mul));
-  const int32_t m0 = GraphView::input(mul_node, 0), m1 = GraphView::input(mul_node, 1);
-  if (!((m0 == x && m1 == s) || (m0 == s && m1 == x))) return {};
-  const int32_t y = GraphView::output(mul_node, 0);
-  if (!check_activation(y, "output").empty() || graph_.shape(y) != graph_.shape(x)) return {};
-  Op& op = add(blob::OpKind::Eltwise, mul_node, {activation(x)}, {activation(y)});
-  op.algorithm = blob::Algorithm::Swish;
-  op.alpha = 1.0f;
-  op.name = "SiLU ending at " + op.name;
-  return {first, static_cast<size_t>(mul)};
-}
-
-// y = x * HardSigmoid(x) with alpha 1/6 and beta 1/2: HardSwish, as PyTorch exports it
-// before opset 14 (MobileNetV3). One eltwise op, which then fuses into the convolution
-// before it, instead of two eltwise steps and a binary one over the whole tensor.
-std::vector<size_t> Lowering::match_hard_swish(size_t first) {
+// y = x * gate(x), `first` being the gate (its op checked by the caller), x also read by
+// the Mul: one eltwise op of `algorithm`, which then fuses into the convolution before it.
+std::vector<size_t> Lowering::match_self_gated(size_t first, blob::Algorithm algorithm, float alpha, const char* what) {
   const ir::Node& gate = graph_.node(first);
-  if (!is_op(gate, "HardSigmoid") || GraphView::num_inputs(gate) != 1) return {};
-  if (!near(GraphView::float_attribute(gate, "alpha", 0.2f), 1.0f / 6.0f) ||
-      GraphView::float_attribute(gate, "beta", 0.5f) != 0.5f) {
-    return {};
-  }
   const int32_t x = GraphView::input(gate, 0), g = GraphView::output(gate, 0);
   if (!check_activation(x, "input").empty()) return {};
   const int64_t mul = sole_reader(g);
@@ -224,9 +197,29 @@ std::vector<size_t> Lowering::match_hard_swish(size_t first) {
   const int32_t y = GraphView::output(mul_node, 0);
   if (!check_activation(y, "output").empty() || graph_.shape(y) != graph_.shape(x)) return {};
   Op& op = add(blob::OpKind::Eltwise, mul_node, {activation(x)}, {activation(y)});
-  op.algorithm = blob::Algorithm::HardSwish;
-  op.name = "HardSwish ending at " + op.name;
+  op.algorithm = algorithm;
+  op.alpha = alpha;
+  op.name = std::string(what) + " ending at " + op.name;
   return {first, static_cast<size_t>(mul)};
+}
+
+// y = x * Sigmoid(x): SiLU, as PyTorch exports it (EfficientNet, MobileNetV3's heads).
+std::vector<size_t> Lowering::match_swish(size_t first) {
+  if (!is_op(graph_.node(first), "Sigmoid")) return {};
+  return match_self_gated(first, blob::Algorithm::Swish, 1.0f, "SiLU");
+}
+
+// y = x * HardSigmoid(x) with alpha 1/6 and beta 1/2: HardSwish, as PyTorch exports it
+// before opset 14 (MobileNetV3), instead of two eltwise steps and a binary one over the
+// whole tensor.
+std::vector<size_t> Lowering::match_hard_swish(size_t first) {
+  const ir::Node& gate = graph_.node(first);
+  if (!is_op(gate, "HardSigmoid") || GraphView::num_inputs(gate) != 1 ||
+      !near(GraphView::float_attribute(gate, "alpha", 0.2f), 1.0f / 6.0f) ||
+      GraphView::float_attribute(gate, "beta", 0.5f) != 0.5f) {
+    return {};
+  }
+  return match_self_gated(first, blob::Algorithm::HardSwish, 0.0f, "HardSwish");
 }
 
 // Reshape [.., C, ..] to [.., g, C / g, ..], Transpose swapping those two axes, Reshape
