@@ -6,7 +6,8 @@
 
 namespace plugrt::backend_test {
 
-void expect_taken_and_matching_portable(PluginEnvironment& env, const std::string& backend, const OpCase& c) {
+void expect_taken_and_matching_portable(PluginEnvironment& env, const std::string& backend, const OpCase& c,
+                                        const MethodOptions& options) {
   const std::vector<uint8_t> graph = c.build();
   compiler::CompiledModel taken = env.compile(graph, {backend});
   ASSERT_FALSE(taken.program.empty());
@@ -15,7 +16,7 @@ void expect_taken_and_matching_portable(PluginEnvironment& env, const std::strin
   for (const compiler::PartitionSummary& partition : taken.summary.partitions) EXPECT_EQ(partition.backend, backend);
   compiler::CompiledModel portable = env.compile(graph, {"portable"});
 
-  Result<Method> on_backend = env.load(taken.program);
+  Result<Method> on_backend = env.load(taken.program, options);
   ASSERT_TRUE(on_backend.is_ok()) << on_backend.status().to_string();
   for (const DelegatePlacement& placement : on_backend->report().delegates) {
     EXPECT_EQ(placement.backend, backend);

@@ -34,9 +34,10 @@ inline std::ostream& operator<<(std::ostream& os, const OpCase& c) { return os <
 inline std::ostream& operator<<(std::ostream& os, const RefusedCase& c) { return os << c.name; }
 
 /// Compiles the case for `backend` alone: every node taken, in at most max_partitions
-/// partitions, all loaded without fallback; outputs for two input seeds within 1e-4
-/// (relative) of the portable backend's.
-void expect_taken_and_matching_portable(PluginEnvironment& env, const std::string& backend, const OpCase& c);
+/// partitions, all loaded (with `options`) without fallback; outputs for two input seeds
+/// within 1e-4 (relative) of the portable backend's.
+void expect_taken_and_matching_portable(PluginEnvironment& env, const std::string& backend, const OpCase& c,
+                                        const MethodOptions& options = {});
 
 /// Compiles the case for `backend`: its op is left untaken, and the mixed program's
 /// outputs are within 1e-4 (relative) of the portable backend's.

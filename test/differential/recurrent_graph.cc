@@ -2,8 +2,8 @@
 // Recurrent graphs: an LSTM or a GRU (either reset form) over a run-time sequence,
 // forward, reverse or both ways, with or without a bias and initial states (constant or
 // given at run time), some of its outputs, and now and then a chain op on Y. Batches of 1
-// to 5, and one graph in ten 17 to 20 (oneDNN's LSTM primitive rather than its
-// hand-written step); hidden sizes of 1 to 40, across the step's column panels and tiles;
+// to 5, and one graph in ten 17 to 20 (on one thread, oneDNN's LSTM primitive rather than
+// its hand-written step); hidden sizes of 1 to 40, across the step's column panels and tiles;
 // a third of the inputs scaled up so that the gates saturate.
 #include <optional>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The plan's recurrent step, for small batches: ONNX's LSTM and GRU (either reset form)
+// The plan's recurrent step (up to a batch of 16 on one thread, any on more; see
+// kRecurrentStepMaxBatch in plan_builder.cc): ONNX's LSTM and GRU (either reset form)
 // with their default activations (no clip, peepholes or sequence lengths), written here
 // rather than run on oneDNN 2.x's RNN primitives. At a batch of 1 its LSTM spends most of
 // its time outside its products (a bidirectional 128-unit tagger took 1.4x ONNX

@@ -49,6 +49,17 @@ ValueId decomposed_layer_norm(TestGraph& g, ValueId x, Ints shape) {
   return g.node("Add", {scaled, g.constant({shape.back()})}, shape);
 }
 
+/// A bidirectional LSTM of batch 20: above the hand-written step's batch limit, so a plan
+/// for one thread runs it on oneDNN's LSTM primitive (a plan for more, on the step).
+std::vector<uint8_t> lstm_batch_of_twenty() {
+  TestGraph g;
+  ValueId x = g.input({4, 20, 6});
+  std::vector<ValueId> out =
+      g.node_outputs("LSTM", {x, g.constant({2, 32, 6}), g.constant({2, 32, 8}), g.constant({2, 64})},
+                     {{4, 2, 20, 8}, {2, 20, 8}, {2, 20, 8}}, {I("hidden_size", 8), S("direction", "bidirectional")});
+  return g.finish(out);
+}
+
 /// ShuffleNet's channel shuffle of `x` ([N, C, ...]) into `groups` groups: Reshape to
 /// [N, groups, C / groups, ...], Transpose of those two axes, Reshape back.
 ValueId channel_shuffle(TestGraph& g, ValueId x, Ints shape, int64_t groups) {
@@ -864,16 +875,7 @@ const std::vector<OpCase>& own_cases() {
                                                    {{9, 1, 5, 40}, {1, 5, 40}}, {I("hidden_size", 40)});
          return g.finish(out);
        }},
-      {"LstmBatchOfTwentyOnThePrimitive",
-       [] {
-         // Above the hand-written step's batch limit: oneDNN's LSTM primitive.
-         TestGraph g;
-         ValueId x = g.input({4, 20, 6});
-         std::vector<ValueId> out = g.node_outputs(
-             "LSTM", {x, g.constant({2, 32, 6}), g.constant({2, 32, 8}), g.constant({2, 64})},
-             {{4, 2, 20, 8}, {2, 20, 8}, {2, 20, 8}}, {I("hidden_size", 8), S("direction", "bidirectional")});
-         return g.finish(out);
-       }},
+      {"LstmBatchOfTwenty", lstm_batch_of_twenty},
       {"GruBidirectionalBothResetForms",
        [] {
          // PyTorch's GRU applies the reset after the recurrent product (linear_before_reset 1).
@@ -994,6 +996,13 @@ TEST_P(OnednnOpTest, TakesEveryNodeAndMatchesPortable) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, OnednnOpTest, ::testing::ValuesIn(taken_cases()),
                          [](const ::testing::TestParamInfo<OpCase>& param) { return param.param.name; });
+
+TEST(OnednnRecurrentTest, ABatchAboveTheStepsLimitOnOneThreadRunsOnThePrimitive) {
+  OnednnEnvironment env;
+  MethodOptions options;
+  options.num_threads = 1;
+  expect_taken_and_matching_portable(env, "onednn", {"LstmBatchOfTwenty", lstm_batch_of_twenty}, options);
+}
 
 // ---- Ops the portable backend lacks: checked against values computed here.
 
