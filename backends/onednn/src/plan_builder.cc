@@ -348,6 +348,8 @@ class Builder {
 
   int new_storage(StorageKind kind, size_t index, size_t size);
   dnnl::memory view(int storage, const desc_t& md, size_t offset = 0);
+  /// A memory of `md` over the scratchpad buffer the plan's steps share, one at a time.
+  dnnl::memory scratchpad_view(const desc_t& md);
   /// The memory of a value or constant as it is now.
   dnnl::memory current(int32_t t);
   /// The value in format `md`, converted (once) when it is in another.
@@ -471,6 +473,13 @@ int Builder::new_storage(StorageKind kind, size_t index, size_t size) {
   return static_cast<int>(storages_.size() - 1);
 }
 
+dnnl::memory Builder::scratchpad_view(const desc_t& md) {
+  dnnl::memory memory(md, engine_, DNNL_MEMORY_NONE);
+  plan_.scratchpad_views.push_back(memory);
+  plan_.scratchpad_size = std::max(plan_.scratchpad_size, md.get_size());
+  return memory;
+}
+
 dnnl::memory Builder::view(int storage, const desc_t& md, size_t offset) {
   dnnl::memory memory(md, engine_, DNNL_MEMORY_NONE);
   views_.push_back({memory, storage, offset});
@@ -592,12 +601,7 @@ dnnl::primitive_attr Builder::attributes() const {
 
 void Builder::add_step(dnnl::primitive primitive, std::unordered_map<int, dnnl::memory> args,
                        const desc_t& scratchpad) {
-  if (scratchpad.get_size() > 0) {
-    dnnl::memory memory(scratchpad, engine_, DNNL_MEMORY_NONE);
-    plan_.scratchpad_views.push_back(memory);
-    plan_.scratchpad_size = std::max(plan_.scratchpad_size, scratchpad.get_size());
-    args[DNNL_ARG_SCRATCHPAD] = memory;
-  }
+  if (scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = scratchpad_view(scratchpad);
   Step step;
   step.primitive = std::move(primitive);
   step.args = std::move(args);
@@ -1871,12 +1875,7 @@ void Builder::build_recurrent_step(const blob::Op& op, const RecurrentShape& sha
   step.args[DNNL_ARG_BIAS] = current(input(op, 3));
   const int arg[] = {DNNL_ARG_DST_LAYER, DNNL_ARG_DST_ITER, DNNL_ARG_DST_ITER_C};
   for (size_t o = 0; o < outputs.size(); ++o) step.args[arg[o]] = define(outputs[o], plain(dims(outputs[o])));
-  const desc_t scratch({static_cast<int64_t>(recurrent_scratch_floats(shape))}, dnnl::memory::data_type::f32,
-                       dnnl::memory::format_tag::x);
-  dnnl::memory memory(scratch, engine_, DNNL_MEMORY_NONE);
-  plan_.scratchpad_views.push_back(memory);
-  plan_.scratchpad_size = std::max(plan_.scratchpad_size, scratch.get_size());
-  step.args[DNNL_ARG_SCRATCHPAD] = memory;
+  step.args[DNNL_ARG_SCRATCHPAD] = scratchpad_view(plain({static_cast<int64_t>(recurrent_scratch_floats(shape))}));
   plan_.steps.push_back(std::move(step));
   for (int32_t t : outputs) publish(t);
 }
