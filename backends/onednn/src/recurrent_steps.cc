@@ -198,9 +198,8 @@ struct Direction {
   float* gates;               // every step's projection, [T, N, gates x H]
   float* y;                   // its first column in y
   float* h_last;
-  /// The hidden state the first step reads: h0's rows, or zeros.
+  /// h0's rows for this direction, or nullptr when the first step reads zeros.
   const float* h0;
-  bool zero_start;
   float* scratch;  // after the gates: a GRU's sums, reset state and zeros
 };
 
@@ -219,7 +218,6 @@ Direction direction(const Step& step, int64_t d) {
   r.y = operand(step, DNNL_ARG_DST_LAYER) + at * r.hidden;
   r.h_last = operand(step, DNNL_ARG_DST_ITER) + at * r.batch * r.hidden;
   const float* h0 = operand(step, DNNL_ARG_SRC_ITER);
-  r.zero_start = h0 == nullptr;
   r.h0 = h0 != nullptr ? h0 + at * r.batch * r.hidden : nullptr;
   return r;
 }
@@ -260,11 +258,13 @@ void recur_lstm(const Step& step, int64_t d) {
   for (int64_t i = 0; i < step.recurrent.steps; ++i) {
     const auto t = static_cast<size_t>(r.reverse ? step.recurrent.steps - 1 - i : i);
     float* gates = r.gates + t * r.batch * r.gate_width;
-    if (h != nullptr)
+    if (h != nullptr) {
       accumulate_products(h, stride, r.batch, r.iter_weights, r.hidden, r.gate_width, gates, r.gate_width);
+    }
     float* y = r.y + t * r.batch * r.y_width;
-    for (size_t n = 0; n < r.batch; ++n)
+    for (size_t n = 0; n < r.batch; ++n) {
       lstm_cell(gates + n * r.gate_width, r.hidden, c + n * r.hidden, y + n * r.y_width);
+    }
     h = y;
     stride = r.y_width;
   }
@@ -286,11 +286,11 @@ void recur_gru(const Step& step, int64_t d) {
   std::fill(zeros, zeros + r.batch * hidden, 0.0f);
   // Rb_h, the fourth bias row of a GRU that resets after its product.
   const float* hidden_bias = operand(step, DNNL_ARG_BIAS) + static_cast<size_t>((4 * d + 3) * step.recurrent.hidden);
-  const float* h = r.zero_start ? zeros : r.h0;
+  const float* h = r.h0 != nullptr ? r.h0 : zeros;
   size_t stride = hidden;
   for (int64_t i = 0; i < step.recurrent.steps; ++i) {
     const auto t = static_cast<size_t>(r.reverse ? step.recurrent.steps - 1 - i : i);
-    const bool zero_h = i == 0 && r.zero_start;
+    const bool zero_h = i == 0 && r.h0 == nullptr;
     for (size_t n = 0; n < r.batch; ++n) {
       float* row = sums + n * width;
       std::fill(row, row + width, 0.0f);
