@@ -282,6 +282,8 @@ std::string Lowering::lower(const ir::Node& node) {
   // The quantized ops check their 8-bit output themselves.
   if (op == "QLinearConv") return lower_qlinear_conv(node);
   if (op == "QLinearMatMul") return lower_qlinear_matmul(node);
+  if (op == "QuantizeLinear") return lower_quantize_linear(node);
+  if (op == "DequantizeLinear") return lower_dequantize_linear(node);
   if (std::string why = check_activation(GraphView::output(node, 0), "output"); !why.empty()) return why;
   if (op == "Conv") return lower_conv(node);
   if (op == "ConvTranspose") return lower_conv_transpose(node);
@@ -883,7 +885,8 @@ std::string Lowering::quantized_activation(int32_t value, const Quantization& q,
   auto found = value_tensor_.find(value);
   if (found != value_tensor_.end()) {
     const Tensor& t = tensors_[found->second];
-    if (t.datatype != q.datatype || t.scale != q.scale || t.zero_point != q.zero_point ||
+    const float graph_scale = t.graph_scale != 0 ? t.graph_scale : t.scale;
+    if (t.datatype != q.datatype || graph_scale != q.scale || t.zero_point != q.zero_point ||
         t.from_uint8 != q.from_uint8) {
       return "a value is read or written with another scale or zero point than the node before gave it "
              "(an XNNPACK value has one)";
@@ -971,10 +974,10 @@ std::string Lowering::lower_qlinear_conv(const ir::Node& node) {
   std::vector<uint8_t> weights = constant_bytes(graph_, w, 1);
   if (weights.empty()) return "the weights' data does not match their shape";
   weights = oihw_to_ohwi(weights, out_channels, group_in, kh, kw);
-  QuantizedWeights q = quantized_weights(scales, xq.scale);
-
   uint32_t input = 0, output = 0;
   if (std::string why = quantized_activation(x, xq, &input); !why.empty()) return why;
+  if (std::string why = fold_unit_input(input, yq, &xq, &scales); !why.empty()) return why;
+  QuantizedWeights q = quantized_weights(scales, xq.scale);
   const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
   const uint32_t filter_id =
       add_quantized_static({u(out_channels), u(kh), u(kw), u(group_in)}, q.weights, q.weight_scale, 0,
@@ -1012,22 +1015,118 @@ std::string Lowering::lower_qlinear_matmul(const ir::Node& node) {
   if (graph_.shape(y) != expected) return "the output shape is not " + shape_text(expected);
   std::vector<float> scales;
   if (std::string why = read_weight_scales(node, bs[1], aq, yq, &scales); !why.empty()) return why;
-  if (scales.size() > 1) return "per-column weight scales (XNNPACK's quantized fully connected has one)";
   std::vector<uint8_t> bytes = constant_bytes(graph_, b, 1);
   if (bytes.empty()) return "B's data does not match its shape";
   const int64_t k = bs[0], n = bs[1];
   std::vector<uint8_t> weights(bytes.size());  // [K, N] -> [N, K]
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j) weights[static_cast<size_t>(j * k + i)] = bytes[static_cast<size_t>(i * n + j)];
-  QuantizedWeights q = quantized_weights(scales, aq.scale);
   uint32_t input = 0, output = 0;
   if (std::string why = quantized_activation(a, aq, &input); !why.empty()) return why;
-  const uint32_t filter_id = add_quantized_static({static_cast<uint64_t>(n), static_cast<uint64_t>(k)}, q.weights,
-                                                  q.weight_scale, 0, {}, std::move(weights));
-  const uint32_t bias_id = add_quantized_static({static_cast<uint64_t>(n)}, q.bias, q.bias_scale, 0, {},
+  if (std::string why = fold_unit_input(input, yq, &aq, &scales); !why.empty()) return why;
+  QuantizedWeights q = quantized_weights(scales, aq.scale);
+  const uint64_t rows = static_cast<uint64_t>(num_elements(as) / k), un = static_cast<uint64_t>(n);
+  const uint64_t uk = static_cast<uint64_t>(k);
+  const bool per_column = scales.size() > 1;
+  // XNNPACK's quantized fully connected has one weight scale; its per-channel (QC8)
+  // kernels are convolutions. So with per-column scales A's rows are the batch of a 1x1
+  // convolution: [rows, 1, 1, K] and [rows, 1, 1, N] hold A's and Y's bytes as they are.
+  const uint32_t filter_id =
+      add_quantized_static(per_column ? std::vector<uint64_t>{un, 1, 1, uk} : std::vector<uint64_t>{un, uk}, q.weights,
+                           q.weight_scale, 0, std::move(q.weight_channel_scales), std::move(weights));
+  const uint32_t bias_id = add_quantized_static({un}, q.bias, q.bias_scale, 0, std::move(q.bias_channel_scales),
                                                 std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0));
   if (std::string why = quantized_activation(y, yq, &output); !why.empty()) return why;
-  add(NodeKind::FullyConnected, node, {input, filter_id, bias_id}, {output});
+  if (!per_column) {
+    add(NodeKind::FullyConnected, node, {input, filter_id, bias_id}, {output});
+    return "";
+  }
+  const uint32_t rows_in = add_internal_like(input, {rows, 1, 1, uk});
+  add(NodeKind::Reshape, node, {input}, {rows_in}).new_shape = tensors_[rows_in].dims;
+  const uint32_t rows_out = add_internal_like(output, {rows, 1, 1, un});
+  Node& conv = add(NodeKind::Convolution2d, node, {rows_in, filter_id, bias_id}, {rows_out});
+  conv.padding = {0, 0, 0, 0};
+  conv.kernel = conv.strides = conv.dilations = {1, 1};
+  conv.groups = 1;
+  conv.group_input_channels = uk;
+  conv.group_output_channels = un;
+  add(NodeKind::Reshape, node, {rows_out}, {output}).new_shape = tensors_[output].dims;
+  return "";
+}
+
+uint32_t Lowering::add_internal_like(uint32_t like, std::vector<uint64_t> dims) {
+  Tensor tensor = tensors_[like];
+  tensor.dims = std::move(dims);
+  tensors_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(tensors_.size() - 1);
+}
+
+// ---- QuantizeLinear, DequantizeLinear ------------------------------------------------------
+//
+// XNNPACK's convert quantizes by multiplying by the reciprocal of the scale, so a value
+// within rounding of a half of x / scale may round to the other neighbour of ONNX's
+// result. A QuantizeLinear is therefore a Divide by the scale (ONNX's quotient, exactly)
+// and a convert at scale 1: its output tensor holds ONNX's bytes at scale 1 and keeps
+// the graph's scale beside (Tensor::graph_scale), which its readers fold in:
+// - a DequantizeLinear converts to exact integers, (q - zero point), and multiplies by
+//   the scale: ONNX's one rounding;
+// - a QLinearConv or QLinearMatMul takes x_scale * w_scale as its weights' scale, so
+//   XNNPACK's multiplier, input scale * weight scale / output scale, is 1 * (x_scale *
+//   w_scale) / y_scale: the same float32 value as with the input at its own scale.
+// Dequantizing any other 8-bit value is XNNPACK's convert alone, (q - zero point) * scale
+// in float32: ONNX's product. Scales are per tensor (XNNPACK's converts have one).
+
+std::string Lowering::lower_quantize_linear(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(x, "input"); !why.empty()) return why;
+  Quantization yq;
+  if (std::string why = read_quantization(node, y, 1, 2, "output", &yq); !why.empty()) return why;
+  if (graph_.shape(y) != graph_.shape(x)) return "the output shape differs from the input's";
+  const uint32_t quotient = add_internal(xnn_dims(graph_.shape(x)));
+  // Clamped from below, so that a NaN quotient becomes the lowest float (x86's max takes
+  // its second operand then) and saturates low, as on portable.
+  add(NodeKind::Divide, node, {activation(x), add_static({1}, {yq.scale})}, {quotient}).output_min =
+      std::numeric_limits<float>::lowest();
+  const float graph_scale = yq.scale;
+  yq.scale = 1.0f;
+  uint32_t output = 0;
+  if (std::string why = quantized_activation(y, yq, &output); !why.empty()) return why;
+  tensors_[output].graph_scale = graph_scale;
+  add(NodeKind::Convert, node, {quotient}, {output});
+  return "";
+}
+
+std::string Lowering::lower_dequantize_linear(const ir::Node& node) {
+  const int32_t x = GraphView::input(node, 0), y = GraphView::output(node, 0);
+  if (std::string why = check_activation(y, "output"); !why.empty()) return why;
+  Quantization xq;
+  if (std::string why = read_quantization(node, x, 1, 2, "input", &xq); !why.empty()) return why;
+  if (graph_.shape(y) != graph_.shape(x)) return "the output shape differs from the input's";
+  uint32_t input = 0;
+  if (std::string why = quantized_activation(x, xq, &input); !why.empty()) return why;
+  const float graph_scale = tensors_[input].graph_scale;
+  if (graph_scale == 0) {
+    add(NodeKind::Convert, node, {input}, {activation(y)});
+    return "";
+  }
+  const uint32_t integers = add_internal(xnn_dims(graph_.shape(x)));
+  add(NodeKind::Convert, node, {input}, {integers});
+  add(NodeKind::Multiply, node, {integers, add_static({1}, {graph_scale})}, {activation(y)});
+  return "";
+}
+
+std::string Lowering::fold_unit_input(uint32_t input, const Quantization& y, Quantization* x,
+                                      std::vector<float>* weight_scales) const {
+  const float graph_scale = tensors_[input].graph_scale;
+  if (graph_scale == 0) return "";
+  for (float& scale : *weight_scales) {
+    scale = graph_scale * scale;  // x_scale * w_scale, the first product of the multiplier
+    if (!positive_normal(scale)) return "x_scale * w_scale is not a normal float";
+    if (!multiplier_in_range(1.0f, scale, y.scale)) {
+      return "a requantization multiplier x_scale * w_scale / y_scale is outside XNNPACK's range [2^-32, 256)";
+    }
+  }
+  x->scale = 1.0f;
   return "";
 }
 

@@ -53,6 +53,9 @@ class Lowering {
     uint32_t channel_dim = 0;
     std::vector<uint8_t> bytes;
     bool from_uint8 = false;  // the graph's value is uint8 (see Quantization)
+    // A QuantizeLinear's output, held at scale 1 (`scale` is 1): the graph's scale,
+    // which readers fold into their own arithmetic (lower_quantize_linear). 0 otherwise.
+    float graph_scale = 0;
   };
   /// One 8-bit activation's type and quantization, as a QLinear node states it, in
   /// XNNPACK's terms: a uint8 value is int8 inside the partition, each element and the
@@ -101,6 +104,13 @@ class Lowering {
   std::string lower_batch_norm(const ir::Node& node);
   std::string lower_qlinear_conv(const ir::Node& node);
   std::string lower_qlinear_matmul(const ir::Node& node);
+  std::string lower_quantize_linear(const ir::Node& node);
+  std::string lower_dequantize_linear(const ir::Node& node);
+  /// For a QLinear node whose input tensor holds a QuantizeLinear's output at scale 1:
+  /// the input's scale folded into the weights' (`x->scale` becomes 1), so that XNNPACK's
+  /// multiplier 1 * (x_scale * w_scale) / y_scale is the one the node states.
+  std::string fold_unit_input(uint32_t input, const Quantization& y, Quantization* x,
+                              std::vector<float>* weight_scales) const;
   /// The quantization of the 8-bit run-time value `value` whose scale and zero point are
   /// the node's inputs `scale` and `zero_point` (the zero point may be absent).
   std::string read_quantization(const ir::Node& node, int32_t value, size_t scale, size_t zero_point, const char* role,
@@ -125,6 +135,8 @@ class Lowering {
   uint32_t activation(int32_t value);
   uint32_t add_static(std::vector<uint64_t> dims, std::vector<float> data);
   uint32_t add_internal(std::vector<uint64_t> dims);
+  /// An internal run-time tensor of `dims` with the type and quantization of `like`.
+  uint32_t add_internal_like(uint32_t like, std::vector<uint64_t> dims);
   Node& add(blob::NodeKind kind, const ir::Node& from, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
 
   const GraphView& graph_;

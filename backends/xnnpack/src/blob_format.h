@@ -10,9 +10,9 @@
 
 namespace plugrt::xnnpack {
 
-/// Magic PRTXNNPK. This build writes version 3 (version 2 and quantized tensors) and
-/// reads versions 1 to 3; COMPATIBILITY.md keeps the history.
-inline constexpr sdk::BlobFormat kBlobFormat{"PRTXNNPK", "XNNPACK", /*version=*/3, /*oldest_readable=*/1};
+/// Magic PRTXNNPK. This build writes version 4 (version 3 and the convert node) and
+/// reads versions 1 to 4; COMPATIBILITY.md keeps the history.
+inline constexpr sdk::BlobFormat kBlobFormat{"PRTXNNPK", "XNNPACK", /*version=*/4, /*oldest_readable=*/1};
 /// Magic PRTXNNPV: a partition whose dimensions vary, kept as its graph IR and lowered
 /// per shape at run time (plugrt/sdk/per_shape.h). Version 2 puts the graph at byte 64,
 /// where a program shares it with the portable fallback; version 1 (graph at byte 16)

@@ -180,6 +180,15 @@ bool convolution_consistent(const blob::Blob& root, const blob::Node& node, bool
   return true;
 }
 
+/// Whether a convert node goes between float32 and an 8-bit type, either way: the only
+/// pairs the lowering writes, and XNNPACK's 2022 snapshot takes some other pairs on trust.
+bool convert_types(const blob::Blob& root, const blob::Node& node) {
+  auto is_8bit = [](blob::DataType t) { return t == blob::DataType::QInt8 || t == blob::DataType::QUInt8; };
+  const blob::DataType in = root.tensors()->Get(node.inputs()->Get(0))->datatype();
+  const blob::DataType out = root.tensors()->Get(node.outputs()->Get(0))->datatype();
+  return (in == blob::DataType::Float32 && is_8bit(out)) || (is_8bit(in) && out == blob::DataType::Float32);
+}
+
 /// Whether a node's output has the shape its inputs give, for the element-wise and
 /// reshaping kinds. XNNPACK's define calls do not check it, and the 2022 snapshot then
 /// crashes setting the runtime up. Indices are checked by the caller.
@@ -205,6 +214,7 @@ bool output_shape_consistent(const blob::Blob& root, const blob::Node& node) {
     case NodeKind::HardSwish:
     case NodeKind::LeakyRelu:
     case NodeKind::Softmax: return out == a;
+    case NodeKind::Convert: return out == a && convert_types(root, node);
     case NodeKind::Reshape: {
       const auto* shape = node.new_shape();
       if (shape == nullptr || !std::equal(out.begin(), out.end(), shape->begin(), shape->end())) return false;
@@ -552,7 +562,7 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
           ? 2
           : 1;
   if (num_in != needed_inputs) return invalid(where + " has the wrong number of inputs");
-  if (!output_shape_consistent(root, *node)) return invalid(where + " has an output of the wrong shape");
+  if (!output_shape_consistent(root, *node)) return invalid(where + " has an output of the wrong shape or type");
   xnn_status status = xnn_status_success;
   switch (kind) {
     case NodeKind::Convolution2d:
@@ -588,6 +598,7 @@ sdk::Status XnnpackDelegate::define_node(const blob::Blob& root, size_t index, c
     case NodeKind::HardSwish: status = xnn_define_hardswish(subgraph, in[0], y, 0); break;
     case NodeKind::LeakyRelu: status = xnn_define_leaky_relu(subgraph, node->alpha(), in[0], y, 0); break;
     case NodeKind::Softmax: status = xnn_define_softmax(subgraph, in[0], y, 0); break;
+    case NodeKind::Convert: status = xnn_define_convert(subgraph, in[0], y, 0); break;
     case NodeKind::MaxPooling2d:
       status = xnn_define_max_pooling_2d(subgraph, pad[0], pad[1], pad[2], pad[3], kh, kw, sh, sw, dh, dw, lo, hi,
                                          in[0], y, 0);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// QLinearConv and QLinearMatMul on XNNPACK's quantized operators (QS8, QC8, QU8) against
-// the portable kernels (ONNX's reference arithmetic) on the same graph and the same
-// inputs; and the forms XNNPACK does not compute to the specification, which stay on
-// portable.
+// QLinearConv and QLinearMatMul on XNNPACK's quantized operators (QS8, QC8, QU8), and
+// QuantizeLinear and DequantizeLinear on its converts, against the portable kernels
+// (ONNX's reference arithmetic) on the same graph and the same inputs; and the forms
+// XNNPACK does not compute to the specification, which stay on portable.
 //
 // uint8 activations run as int8 inside XNNPACK (the edges flip the top bit), so both
 // types are checked with per-tensor and per-channel weight scales.
@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "plugrt/program.h"
+#include "quantize_linear_cases.h"
 #include "quantized_cases.h"
 #include "xnnpack_test_support.h"
 
@@ -184,6 +185,54 @@ TEST(XnnpackQuantized, MatMulInt8PerTensorBatched) {
   expect_matches_portable(q);
 }
 
+/// Per-column weight scales, on a 1x1 per-channel convolution over A's rows.
+TEST(XnnpackQuantized, MatMulPerColumnScales) {
+  Quantized q;
+  q.matmul = true;
+  q.x = {6, 40};
+  q.w = {40, 24};
+  q.y = {6, 24};
+  q.attributes = {};
+  q.per_channel = true;
+  expect_matches_portable(q);
+  q.activation = q.output = DType::kInt8;
+  q.x_zero_point = static_cast<uint8_t>(-9);
+  q.x = {2, 5, 40};
+  q.y = {2, 5, 24};
+  expect_matches_portable(q);
+}
+
+// ---- QuantizeLinear and DequantizeLinear ---------------------------------------------------
+
+// A scale of two mantissa bits whose reciprocal is not a float: x * (1 / scale) misses
+// ties that x / scale hits, so these check the division the lowering makes.
+TEST(XnnpackQuantized, QuantizeLinearUint8TiesAndSaturation) {
+  XnnpackEnvironment env;
+  expect_quantize_exact(env, "xnnpack", DType::kUInt8, 3, 0.75f);
+}
+
+TEST(XnnpackQuantized, QuantizeLinearInt8TiesAndSaturation) {
+  XnnpackEnvironment env;
+  expect_quantize_exact(env, "xnnpack", DType::kInt8, static_cast<uint8_t>(-5), 0.375f);
+}
+
+TEST(XnnpackQuantized, DequantizeLinearUint8) {
+  XnnpackEnvironment env;
+  expect_dequantize_exact(env, "xnnpack", DType::kUInt8, 131, 0.0173f);
+}
+
+TEST(XnnpackQuantized, DequantizeLinearInt8) {
+  XnnpackEnvironment env;
+  expect_dequantize_exact(env, "xnnpack", DType::kInt8, static_cast<uint8_t>(-7), 0.0291f);
+}
+
+/// The QuantizeLinear of the model input feeds both the QLinearConv (its scale folded
+/// into the weights' scales) and a DequantizeLinear (a multiply by the scale).
+TEST(XnnpackQuantized, QuantizedBlockIsOnePartition) {
+  XnnpackEnvironment env;
+  expect_quantized_block_is_one_partition(env, "xnnpack");
+}
+
 /// How often the float32 requantization differs from the double one, on many random
 /// convolutions' outputs (logged; the bound is expect_matches_portable's).
 TEST(XnnpackQuantized, OneQuantumDifferencesAreRare) {
@@ -226,18 +275,6 @@ TEST(XnnpackQuantized, Int8WeightsWithANonZeroZeroPointStayOnPortable) {
   expect_untaken(q, "QLinearConv");
 }
 
-TEST(XnnpackQuantized, MatMulPerColumnScalesStayOnPortable) {
-  Quantized q;
-  q.matmul = true;
-  q.activation = q.output = DType::kInt8;
-  q.x = {6, 40};
-  q.w = {40, 24};
-  q.y = {6, 24};
-  q.attributes = {};
-  q.per_channel = true;
-  expect_untaken(q, "QLinearMatMul");
-}
-
 TEST(XnnpackQuantized, MultipliersOf256OrMoreStayOnPortable) {
   Quantized q;
   q.x_scale = 40.0f;  // 40 * w_scale (at least 0.002) / 0.0001: 800 or more
@@ -254,7 +291,7 @@ TEST(XnnpackQuantized, OneDimensionalConvStaysOnPortable) {
   expect_untaken(q, "QLinearConv");
 }
 
-TEST(XnnpackQuantized, BlobOfAQuantizedOpIsVersion3) {
+TEST(XnnpackQuantized, BlobOfAQuantizedOpIsVersion4) {
   XnnpackEnvironment env;
   compiler::CompiledModel taken = env.compile(quantized_graph({}), {"xnnpack"});
   ASSERT_FALSE(taken.program.empty());
@@ -264,7 +301,7 @@ TEST(XnnpackQuantized, BlobOfAQuantizedOpIsVersion3) {
   ASSERT_NE(at, taken.program.end());
   uint32_t version = 0;
   std::memcpy(&version, &*(at + 8), 4);
-  EXPECT_EQ(version, 3u);
+  EXPECT_EQ(version, 4u);
 }
 
 }  // namespace
