@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -202,6 +203,61 @@ void expect_quantized_block_is_one_partition(PluginEnvironment& env, const std::
     differing += a != e;
   }
   EXPECT_LE(differing * 100, element_count(pooled_shape)) << differing << " outputs differ by one quantum";
+}
+
+namespace {
+
+/// The graph of expect_varying_quantized_matches_portable.
+std::vector<uint8_t> varying_quantized_graph() {
+  GraphBuilder b;
+  const common::DimExpr n = common::DimExpr::symbol(b.add_symbol("n", 1, 64));
+  const ValueId x = b.add_dynamic_value("x", DType::kFloat32, {n, common::DimExpr::constant(8)});
+  b.add_input(x);
+  const ValueId xs = b.add_constant_f32("xs", {}, {0.05f});
+  const ValueId xz = b.add_constant("xz", DType::kUInt8, {}, {128});
+  const ValueId xq = b.add_dynamic_value("xq", DType::kUInt8, {n, common::DimExpr::constant(8)});
+  b.add_node("QuantizeLinear", "q", {x, xs, xz}, {xq});
+  std::mt19937 generator(11);
+  const ValueId w = b.add_constant("w", DType::kInt8, {8, 4}, random_bytes(32, generator));
+  const ValueId ws = b.add_constant_f32("ws", {4}, {0.01f, 0.02f, 0.015f, 0.03f});
+  const ValueId wz = b.add_constant("wz", DType::kInt8, {4}, std::vector<uint8_t>(4, 0));
+  const ValueId ys = b.add_constant_f32("ys", {}, {0.1f});
+  const ValueId yz = b.add_constant("yz", DType::kUInt8, {}, {120});
+  const ValueId yq = b.add_dynamic_value("yq", DType::kUInt8, {n, common::DimExpr::constant(4)});
+  b.add_node("QLinearMatMul", "matmul", {xq, xs, xz, w, ws, wz, ys, yz}, {yq});
+  const ValueId y = b.add_dynamic_value("y", DType::kFloat32, {n, common::DimExpr::constant(4)});
+  b.add_node("DequantizeLinear", "dq", {yq, ys, yz}, {y});
+  b.add_output(y);
+  return b.finish();
+}
+
+}  // namespace
+
+void expect_varying_quantized_matches_portable(PluginEnvironment& env, const std::string& backend) {
+  const std::vector<uint8_t> graph = varying_quantized_graph();
+  compiler::CompiledModel taken = env.compile(graph, {backend});
+  EXPECT_THAT(taken.summary.untaken_ops, IsEmpty());
+  compiler::CompiledModel portable = env.compile(graph, {"portable"});
+  std::mt19937 generator(3);
+  std::uniform_real_distribution<float> values(-4.0f, 4.0f);
+  for (int64_t n : {1, 3, 64, 3}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    std::vector<float> input(static_cast<size_t>(n * 8));
+    for (float& v : input) v = values(generator);
+    const std::vector<uint8_t> actual = run_bytes(env, taken.program, float_bytes(input), kFloat32, {n, 8}, backend);
+    const std::vector<uint8_t> expected = run_bytes(env, portable.program, float_bytes(input), kFloat32, {n, 8});
+    ASSERT_EQ(actual.size(), static_cast<size_t>(n * 4) * sizeof(float));
+    ASSERT_EQ(actual.size(), expected.size());
+    int64_t differing = 0;
+    for (size_t i = 0; i < actual.size() / sizeof(float); ++i) {
+      float a = 0, e = 0;
+      std::memcpy(&a, &actual[i * sizeof(float)], sizeof(float));
+      std::memcpy(&e, &expected[i * sizeof(float)], sizeof(float));
+      EXPECT_LE(std::fabs(a - e), 0.1f * 1.001f) << "element " << i;  // one quantum of y
+      differing += a != e;
+    }
+    EXPECT_LE(differing * 20, std::max<int64_t>(n * 4, 20)) << differing << " outputs differ by one quantum";
+  }
 }
 
 }  // namespace plugrt::backend_test

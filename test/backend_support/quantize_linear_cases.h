@@ -38,6 +38,12 @@ void expect_dequantize_exact(PluginEnvironment& env, const std::string& backend,
 /// convolution's float32 requantization) in at most 1 output of 100.
 void expect_quantized_block_is_one_partition(PluginEnvironment& env, const std::string& backend);
 
+/// x [n, 8] (n in 1..64) -> QuantizeLinear -> QLinearMatMul (per-column weight scales)
+/// -> DequantizeLinear -> y [n, 4], compiled for `backend` alone: taken, and run at n =
+/// 1, 3, 64 and 3 again within one quantum (the matmul's float32 requantization) of
+/// portable's program, with no more than 1 output in 20 differing.
+void expect_varying_quantized_matches_portable(PluginEnvironment& env, const std::string& backend);
+
 }  // namespace plugrt::backend_test
 
 #endif  // PLUGRT_TEST_BACKEND_SUPPORT_QUANTIZE_LINEAR_CASES_H_

@@ -250,6 +250,12 @@ TEST(OnednnQuantized, QuantizedBlockIsOnePartition) {
   expect_quantized_block_is_one_partition(env, "onednn");
 }
 
+/// Built again per shape (the varying-shape blob), the quantized nodes included.
+TEST(OnednnQuantized, DimensionsThatVary) {
+  OnednnEnvironment env;
+  expect_varying_quantized_matches_portable(env, "onednn");
+}
+
 /// One input of a graph: its bytes, type and shape.
 struct RawInput {
   std::vector<uint8_t> bytes;

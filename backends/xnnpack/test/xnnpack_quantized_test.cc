@@ -233,6 +233,12 @@ TEST(XnnpackQuantized, QuantizedBlockIsOnePartition) {
   expect_quantized_block_is_one_partition(env, "xnnpack");
 }
 
+/// Lowered again per shape (the varying-shape blob), the quantized nodes included.
+TEST(XnnpackQuantized, DimensionsThatVary) {
+  XnnpackEnvironment env;
+  expect_varying_quantized_matches_portable(env, "xnnpack");
+}
+
 /// How often the float32 requantization differs from the double one, on many random
 /// convolutions' outputs (logged; the bound is expect_matches_portable's).
 TEST(XnnpackQuantized, OneQuantumDifferencesAreRare) {
