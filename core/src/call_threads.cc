@@ -53,20 +53,30 @@ void ThreadChooser::record(size_t threads, uint64_t nanoseconds) {
     return;
   }
   samples_[which].add(nanoseconds);
-  // On the budget, calls against one thread's last block: kSlowStreak calls in a row
-  // slower than one thread (other work took cores; one or two alone are a hiccup) move
-  // to one thread at once. Back to the budget only by a comparison: one thread's samples
-  // from before say nothing of now.
-  const uint64_t one = samples_[1].median();
-  slow_streak_ = chosen_ == 0 && nanoseconds > one + one / 20 ? slow_streak_ + 1 : 0;
-  if (slow_streak_ >= kSlowStreak) {
-    slow_streak_ = 0;
+  // Back to the budget only by a comparison: one thread's samples from before say
+  // nothing of now.
+  if (chosen_ == 0 && budget_losing(nanoseconds)) {
     chosen_ = 1;
     gap_ = kFirstGap;
     calls_until_comparison_ = gap_;
     return;
   }
   if (--calls_until_comparison_ == 0) start_block(other(), 1);
+}
+
+bool ThreadChooser::budget_losing(uint64_t nanoseconds) {
+  // Against one thread's last block: kSlowStreak calls in a row slower than one thread
+  // (other work took cores; one or two alone are a hiccup), or kStalls calls of the
+  // last kStallWindow more than twice as slow (a worker that lost its core for a time
+  // slice, again and again).
+  const uint64_t one = samples_[1].median();
+  slow_streak_ = nanoseconds > one + one / 20 ? slow_streak_ + 1 : 0;
+  stalls_ <<= 1;
+  stalls_[0] = one > 0 && nanoseconds > 2 * one;
+  if (slow_streak_ < kSlowStreak && stalls_.count() < kStalls) return false;
+  slow_streak_ = 0;
+  stalls_.reset();
+  return true;
 }
 
 void ThreadChooser::start_block(size_t which, size_t discard) {
@@ -102,6 +112,10 @@ void ThreadChooser::decide() {
   if (chosen_ == 0 && one + one / 20 < budget) chosen_ = 1;
   if (chosen_ == 1 && budget + budget / 20 < one) chosen_ = 0;
   gap_ = chosen_ == before && decided_ ? std::min(gap_ * 2, kLongestGap) : kFirstGap;
+  if (chosen_ != before) {  // what the budget's calls did before the switch says nothing of now
+    stalls_.reset();
+    slow_streak_ = 0;
+  }
   decided_ = true;
   skip_next_ = chosen_ != block_which_;
   calls_until_comparison_ = gap_;

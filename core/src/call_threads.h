@@ -9,6 +9,7 @@
 #define PLUGRT_CORE_SRC_CALL_THREADS_H_
 
 #include <array>
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 
@@ -31,6 +32,12 @@ class ThreadChooser {
   static constexpr size_t kWarmupCalls = 2;
   /// Calls on the budget in a row slower than one thread that move to one thread.
   static constexpr size_t kSlowStreak = 4;
+  /// Stalls among the last kStallWindow calls on the budget that move to one thread: a
+  /// stall is a call more than twice one thread's median, as when another process's
+  /// threads take a core from a worker for a time slice and every parallel region
+  /// waits for it. Each one alone does not move the median, but it is the caller's tail.
+  static constexpr size_t kStalls = 4;
+  static constexpr size_t kStallWindow = 32;
   /// A block of the count not followed ends after this many samples when each is slower
   /// than the followed count's median by a quarter or more: no median of the rest could
   /// win, and each of its calls is a slow one for the method's caller.
@@ -64,6 +71,9 @@ class ThreadChooser {
   size_t other() const { return 1 - chosen_; }
   /// Runs `which` (0: the budget, 1: one thread) for `discard` calls and kSamples more.
   void start_block(size_t which, size_t discard);
+  /// Counts a call on the followed budget; whether the budget now loses to one thread
+  /// without waiting for a comparison.
+  bool budget_losing(uint64_t nanoseconds);
   /// Whether the block under way, of the count not followed, has lost already.
   bool block_lost() const;
   void end_block();
@@ -81,6 +91,7 @@ class ThreadChooser {
   bool decided_ = false;    // the first comparison has ended
   bool skip_next_ = false;  // the next call is the first on the chosen count after a block
   size_t slow_streak_ = 0;  // calls on the budget in a row slower than one thread
+  std::bitset<kStallWindow> stalls_;  // bit i: the call on the budget i calls ago stalled
   bool adapt_;
 };
 

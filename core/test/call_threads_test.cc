@@ -78,15 +78,55 @@ TEST(ThreadChooser, SlowCallsOnTheBudgetMoveToOneThreadAtOnce) {
   settle(chooser, kMs, 2 * kMs);
   ASSERT_EQ(chooser.chosen(), 2u);
   chooser.record(2, 50 * kMs);  // the first call after a block is not measured
-  // A hiccup: three slow calls, then one as before.
-  for (int i = 0; i < 3; ++i) chooser.record(2, 50 * kMs);
+  // A hiccup: three calls slower than one thread (not twice as slow: no stalls), then
+  // one as before.
+  for (int i = 0; i < 3; ++i) chooser.record(2, 3 * kMs);
   chooser.record(2, kMs);
   EXPECT_EQ(chooser.chosen(), 2u);
   // Another workload takes the cores: four slow calls in a row.
-  for (int i = 0; i < 3; ++i) chooser.record(2, 50 * kMs);
+  for (int i = 0; i < 3; ++i) chooser.record(2, 3 * kMs);
   EXPECT_EQ(chooser.chosen(), 2u);
-  chooser.record(2, 50 * kMs);
+  chooser.record(2, 3 * kMs);
   EXPECT_EQ(chooser.chosen(), 1u);
+  // Stalls, more than twice one thread's time, need not come in a row.
+  ThreadChooser stalled(2, true);
+  settle(stalled, kMs, 2 * kMs);
+  stalled.record(2, 50 * kMs);  // not measured
+  for (int i = 0; i < 3; ++i) stalled.record(2, 50 * kMs), stalled.record(2, kMs);
+  EXPECT_EQ(stalled.chosen(), 2u);
+  stalled.record(2, 50 * kMs);
+  EXPECT_EQ(stalled.chosen(), 1u);
+}
+
+/// Runs `calls` calls on a chooser that follows the budget of 2, one thread taking 1.1
+/// ms and the budget 1 ms but every `every`-th call on it 10 ms (a stalled worker);
+/// returns the call at which the chooser moved to one thread, or -1.
+int stalled_calls(ThreadChooser& chooser, int calls, int every) {
+  int on_budget = 0;
+  for (int i = 0; i < calls; ++i) {
+    const size_t threads = chooser.next();
+    if (threads == 1 && chooser.chosen() == 1) return i;
+    const bool stall = threads == 2 && ++on_budget % every == 0;
+    chooser.record(threads, threads == 1 ? 11 * kMs / 10 : stall ? 10 * kMs : kMs);
+  }
+  return -1;
+}
+
+TEST(ThreadChooser, StallsOnTheBudgetMoveToOneThread) {
+  // Medians a tenth apart, within reach of the hysteresis: the stalls decide. One call in
+  // six stalls: the fourth stall is within the window, after 24 calls at most.
+  ThreadChooser chooser(2, true);
+  settle(chooser, kMs, 11 * kMs / 10);
+  ASSERT_EQ(chooser.chosen(), 2u);
+  const int moved = stalled_calls(chooser, 200, 6);
+  EXPECT_GE(moved, 19);
+  EXPECT_LE(moved, 26);
+  EXPECT_EQ(chooser.chosen(), 1u);
+  // One in twelve: never four in a window of 32 calls.
+  ThreadChooser rare(2, true);
+  settle(rare, kMs, 11 * kMs / 10);
+  EXPECT_EQ(stalled_calls(rare, 2000, 12), -1);
+  EXPECT_EQ(rare.chosen(), 2u);
 }
 
 TEST(ThreadChooser, SlowCallsOnOneThreadWaitForAComparison) {
