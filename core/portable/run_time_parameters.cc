@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "half_widening.h"
+
 namespace plugrt::portable {
 
 namespace {
@@ -226,6 +228,11 @@ class RunTimeParameterKernel final : public Kernel {
 
 Prepared prepare_node(PrepareFunction prepare, const NodeContext& node) {
   Prepared result = prepare(node);
+  if (result.kernel == nullptr && node.values_wanted() == 0) {
+    // A float16 or bfloat16 node on its float32 kernel, if that takes it.
+    Prepared widened = prepare_widened(prepare, node);
+    return widened.kernel != nullptr ? std::move(widened) : std::move(result);
+  }
   if (result.kernel != nullptr || node.values_wanted() == 0) return result;
   auto deferred = std::make_unique<RunTimeParameterKernel>(prepare, node, node.values_wanted());
   if (!deferred->fits()) return result;

@@ -25,7 +25,8 @@ inline constexpr size_t kMaxParameterBytes = 64 * 1024;
 
 /// Prepares `node` with `prepare`. When that fails for want of the values of inputs
 /// given at run time (NodeContext::values_wanted), returns instead a kernel that
-/// prepares the node when it runs. The node (in its graph IR buffer) must outlive the
+/// prepares the node when it runs; when it fails on a float16 or bfloat16 node, the
+/// node on its float32 kernel if that takes it (half_widening.h). The node (in its graph IR buffer) must outlive the
 /// result; its TensorInfo are copied.
 Prepared prepare_node(PrepareFunction prepare, const NodeContext& node);
 

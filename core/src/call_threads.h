@@ -88,9 +88,9 @@ class ThreadChooser {
   size_t block_left_ = 0;  // measured calls left in the block under way; 0: none
   uint64_t calls_until_comparison_ = 0;
   uint64_t gap_ = kFirstGap;
-  bool decided_ = false;    // the first comparison has ended
-  bool skip_next_ = false;  // the next call is the first on the chosen count after a block
-  size_t slow_streak_ = 0;  // calls on the budget in a row slower than one thread
+  bool decided_ = false;              // the first comparison has ended
+  bool skip_next_ = false;            // the next call is the first on the chosen count after a block
+  size_t slow_streak_ = 0;            // calls on the budget in a row slower than one thread
   std::bitset<kStallWindow> stalls_;  // bit i: the call on the budget i calls ago stalled
   bool adapt_;
 };

@@ -124,6 +124,8 @@ def compile_model(plugrt, work_dir, model, backend_set, program, env):
         command += ["--input-value", value]
     for dim in model["dims"]:
         command += ["--dim", dim]
+    if model["compute_dtype"]:
+        command += ["--compute-dtype", model["compute_dtype"]]
     status, out, err = run(command, env)
     if abnormal_end(status):
         return None, None, f"compile {abnormal_end(status)}"

@@ -30,6 +30,7 @@ def load_manifest(path=MANIFEST):
         model.setdefault("dims", [])  # NAME=MIN..MAX: dimensions that vary (--dim)
         model.setdefault("rtol", manifest["check"]["rtol"])
         model.setdefault("convert", "")  # "float16": the package's model, made float16 (float16.py)
+        model.setdefault("compute_dtype", "")  # what `plugrt compile --compute-dtype` is given, if anything
         model.setdefault("chunks", "")  # a key of `file` (a resources.json): the model is its chunks
         model.setdefault("large", False)  # only with PLUGRT_REAL_MODELS_LARGE=1
         if model["package"] not in manifest["package"]:
