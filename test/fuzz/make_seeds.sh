@@ -11,7 +11,8 @@
 #   <backend>_blob/  each backend's blobs from the same models (every plugin in
 #                    BUILD_DIR/bin/plugins, each compiled alone with portable), compiled
 #                    without fallbacks so that every blob holds its weights
-#   onnx_importer/   models/mlp.onnx, models/varying_conv1d.onnx and single-node models from the ONNX backend tests
+#   onnx_importer/   models/mlp.onnx, models/varying_conv1d.onnx, single-node models from the ONNX backend tests
+#                    and four of its sequence models
 #                    (Debian's libonnx-testdata)
 # Blobs over 2 KB are left out (one mid-sized one per backend stays), so the fuzzers
 # mutate small inputs; with the fuzzers built in BUILD_DIR, only the seeds that add
@@ -88,6 +89,11 @@ for test in conv_with_strides_padding gemm_default_matrix_bias maxpool_2d_pads s
             matmul_3d averagepool_2d_pads concat_2d_axis_0 expand_dim_changed constantofshape_int_zeros \
             resize_upsample_scales_nearest layer_normalization_2d_axis0 clip_default_min if loop11 scan9_sum; do
   cp "$node_tests/test_$test/model.onnx" "$out/onnx_importer/$test.onnx"
+done
+# Sequences lowered at import (tools/compiler/onnx_sequences.h), from the "simple" suite.
+for model in 3 5 7 8; do
+  cp "/usr/share/libonnx-testdata/data/simple/test_sequence_model$model/model.onnx" \
+    "$out/onnx_importer/sequence_model$model.onnx"
 done
 # Keep only the seeds that add coverage, when the fuzzers are built in BUILD_DIR.
 for dir in "$out"/*/; do

@@ -32,6 +32,7 @@
 
 #include "onnx_importer.h"
 #include "onnx_internal.h"
+#include "onnx_sequences.h"
 #include "onnx_symbolic.h"
 
 namespace plugrt::compiler {
@@ -128,6 +129,10 @@ class Importer {
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
   Status inline_if(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending, std::set<std::string>* consumed);
+  /// A sequence op (onnx_sequences.h): recorded, or the tensor nodes it lowers to put in
+  /// front of `pending`.
+  Status lower_sequence_op(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending,
+                           std::set<std::string>* consumed);
   Status import_control_flow(onnx::NodeProto& node, const std::function<std::string(std::string)>& resolve);
   Status read_graph(onnx::ModelProto& model);
   Result<std::vector<uint8_t>> import_graph();
@@ -155,6 +160,7 @@ class Importer {
   onnx_import::SymbolicDims symbols_;                                 // ImportOptions::dims
   std::map<std::string, std::vector<common::DimExpr>> shape_values_;  // kept nodes' shape values
   size_t folded_ = 0;
+  onnx_import::StaticSequences sequences_;  // the sequences known at compile time
 };
 
 bool is_control_flow(const onnx::NodeProto& node) {
@@ -561,6 +567,10 @@ Status Importer::simplify() {
       PLUGRT_RETURN_IF_ERROR(inline_if(node, &pending, &consumed));
       continue;
     }
+    if (onnx_import::StaticSequences::handles(node)) {
+      PLUGRT_RETURN_IF_ERROR(lower_sequence_op(node, &pending, &consumed));
+      continue;
+    }
     if (is_control_flow(node)) {
       PLUGRT_RETURN_IF_ERROR(import_control_flow(node, resolve));
       for (const std::string& output : node.output()) produced.insert(output);
@@ -668,6 +678,23 @@ Status Importer::inline_if(const onnx::NodeProto& node, std::deque<onnx::NodePro
   }
   pending->insert(pending->begin(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
   ++folded_;  // the If itself
+  return Status::ok();
+}
+
+Status Importer::lower_sequence_op(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending,
+                                   std::set<std::string>* consumed) {
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<std::pair<std::string, Tensor>> made;
+  auto type_of = [this](const std::string& name) {
+    const auto found = types_.find(name);
+    return found != types_.end() ? found->second : onnx_import::ValueType{};
+  };
+  const std::string why = sequences_.lower(node, constants_, type_of, &nodes, &made);
+  if (!why.empty()) return node_error(Error::kNotSupported, node, why);
+  for (auto& [name, tensor] : made) add_constant(name, std::move(tensor));
+  for (const onnx::NodeProto& inner : nodes) consumed->insert(inner.input().begin(), inner.input().end());
+  pending->insert(pending->begin(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
+  ++folded_;  // the sequence op itself
   return Status::ok();
 }
 

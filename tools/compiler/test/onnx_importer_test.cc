@@ -1937,5 +1937,99 @@ TEST(OnnxImporter, AnInputBoundToAValueFoldsTheIfItDecides) {
   EXPECT_THAT(unknown.status().message(), HasSubstr("its inputs: x, c"));
 }
 
+// ---- Sequences known at compile time ----------------------------------------------------
+
+std::vector<float> iota_from(float first, size_t count) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
+  return values;
+}
+
+TEST(OnnxImporter, SequencesKnownAtCompileTimeBecomeTheirTensors) {
+  onnx::ModelProto model = make_model(13);
+  for (const char* name : {"a", "b", "c"}) add_input(model, name, {2, 3});
+  add_int64_initializer(model, "one", {}, {1});
+  add_int64_initializer(model, "last", {}, {-1});
+  add_node(model, "SequenceConstruct", "construct", {"a", "b"}, {"s1"});
+  add_node(model, "SequenceInsert", "insert", {"s1", "c", "one"}, {"s2"});  // a, c, b
+  add_node(model, "SequenceErase", "erase", {"s2"}, {"s3"});                // a, c
+  add_node(model, "SequenceAt", "at", {"s3", "last"}, {"y"});               // c
+  add_node(model, "SequenceLength", "length", {"s2"}, {"n"});
+  set_int(add_node(model, "ConcatFromSequence", "concat", {"s2"}, {"z"}), "axis", 0);
+  onnx::NodeProto* stack = add_node(model, "ConcatFromSequence", "stack", {"s3"}, {"w"});
+  set_int(stack, "axis", 1);
+  set_int(stack, "new_axis", 1);
+  add_output(model, "y", {2, 3});
+  add_output(model, "n", {}, onnx::TensorProto::INT64);
+  add_output(model, "z", {6, 3});
+  add_output(model, "w", {2, 2, 3});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  std::vector<HostTensor> outputs =
+      run_portable(*imported, {float_tensor({2, 3}, iota_from(0, 6)), float_tensor({2, 3}, iota_from(10, 6)),
+                               float_tensor({2, 3}, iota_from(20, 6))});
+  ASSERT_EQ(outputs.size(), 4u);
+  EXPECT_EQ(floats_of(outputs[0]), iota_from(20, 6));
+  int64_t n = 0;
+  ASSERT_EQ(outputs[1].bytes.size(), sizeof(n));
+  std::memcpy(&n, outputs[1].bytes.data(), sizeof(n));
+  EXPECT_EQ(n, 3);
+  std::vector<float> z = iota_from(0, 6);
+  for (float first : {20.0f, 10.0f}) {
+    const std::vector<float> more = iota_from(first, 6);
+    z.insert(z.end(), more.begin(), more.end());
+  }
+  EXPECT_EQ(floats_of(outputs[2]), z);
+  // w[i][k] = s3[k][i]: rows of a, then of c, interleaved.
+  EXPECT_THAT(floats_of(outputs[3]), ElementsAre(0, 1, 2, 20, 21, 22, 3, 4, 5, 23, 24, 25));
+}
+
+TEST(OnnxImporter, SplitToSequenceBecomesSlices) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "x", {4, 3});
+  add_int64_initializer(model, "two", {}, {2});
+  add_int64_initializer(model, "sizes", {2}, {1, 3});
+  onnx::NodeProto* rows = add_node(model, "SplitToSequence", "rows", {"x"}, {"r"});
+  set_int(rows, "keepdims", 0);
+  add_node(model, "SequenceAt", "third_row", {"r", "two"}, {"row"});  // [3]
+  add_node(model, "SplitToSequence", "sized", {"x", "sizes"}, {"t"});
+  add_node(model, "SequenceAt", "bottom", {"t", "last"}, {"bottom3"});
+  add_int64_initializer(model, "last", {}, {-1});
+  set_int(add_node(model, "SplitToSequence", "columns", {"x", "two"}, {"u"}), "axis", 1);  // [4, 2], [4, 1]
+  add_node(model, "SequenceLength", "count", {"u"}, {"m"});
+  set_int(add_node(model, "ConcatFromSequence", "back", {"u"}, {"x_again"}), "axis", 1);
+  add_output(model, "row", {3});
+  add_output(model, "bottom3", {3, 3});
+  add_output(model, "m", {}, onnx::TensorProto::INT64);
+  add_output(model, "x_again", {4, 3});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({4, 3}, iota_from(0, 12))});
+  ASSERT_EQ(outputs.size(), 4u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(6, 7, 8));
+  EXPECT_EQ(floats_of(outputs[1]), iota_from(3, 9));
+  int64_t m = 0;
+  std::memcpy(&m, outputs[2].bytes.data(), sizeof(m));
+  EXPECT_EQ(m, 2);
+  EXPECT_EQ(floats_of(outputs[3]), iota_from(0, 12));
+}
+
+TEST(OnnxImporter, ASequencePositionGivenAtRunTimeIsRefusedSayingWhatToDo) {
+  onnx::ModelProto model = make_model(13);
+  add_input(model, "a", {2});
+  add_input(model, "p", {}, onnx::TensorProto::INT64);
+  add_node(model, "SequenceConstruct", "construct", {"a", "a"}, {"s"});
+  add_node(model, "SequenceAt", "at", {"s", "p"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_THAT(imported.status().message(), HasSubstr("its position 'p' is not a constant integer"));
+  EXPECT_THAT(imported.status().message(), HasSubstr("--input-value"));
+  ImportOptions bound;
+  bound.input_values["p"] = {1};
+  Result<ImportedModel> with_value = import_model(model, bound);
+  ASSERT_TRUE(with_value.is_ok()) << with_value.status().to_string();
+}
+
 }  // namespace
 }  // namespace plugrt::compiler

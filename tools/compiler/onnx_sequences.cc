@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "onnx_sequences.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace plugrt::compiler::onnx_import {
+
+namespace {
+
+int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback, bool* present = nullptr) {
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() != name) continue;
+    if (present != nullptr) *present = true;
+    return attribute.i();
+  }
+  if (present != nullptr) *present = false;
+  return fallback;
+}
+
+/// The integers of an int32 or int64 constant.
+bool constant_ints(const StaticSequences::Constants& constants, const std::string& name, std::vector<int64_t>* values,
+                   std::vector<int64_t>* shape) {
+  const auto found = constants.find(name);
+  if (found == constants.end()) return false;
+  const Tensor& tensor = found->second;
+  const size_t size = tensor.dtype == DType::kInt64 ? 8 : tensor.dtype == DType::kInt32 ? 4 : 0;
+  if (size == 0 || tensor.bytes.size() % size != 0) return false;
+  values->clear();
+  for (size_t i = 0; i < tensor.bytes.size(); i += size) {
+    if (size == 8) {
+      int64_t v = 0;
+      std::memcpy(&v, &tensor.bytes[i], 8);
+      values->push_back(v);
+    } else {
+      int32_t v = 0;
+      std::memcpy(&v, &tensor.bytes[i], 4);
+      values->push_back(v);
+    }
+  }
+  *shape = tensor.shape;
+  return true;
+}
+
+onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
+                          const std::string& name) {
+  onnx::NodeProto node;
+  node.set_op_type(op);
+  for (const std::string& input : inputs) node.add_input(input);
+  node.add_output(output);
+  node.set_name(name);
+  return node;
+}
+
+void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(value);
+}
+
+const char kAtCompileTime[] =
+    ": plugrt lowers sequences when the model is imported (bind such an input with "
+    "--input-value)";
+
+}  // namespace
+
+bool StaticSequences::handles(const onnx::NodeProto& node) {
+  static const char* const kOps[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
+                                     "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+  return std::find(std::begin(kOps), std::end(kOps), node.op_type()) != std::end(kOps);
+}
+
+std::string StaticSequences::elements_of(const std::string& name, const std::vector<std::string>** elements) const {
+  const auto found = sequences_.find(name);
+  *elements = found != sequences_.end() ? &found->second : nullptr;
+  if (*elements != nullptr) return "";
+  return "its sequence '" + name +
+         "' is not one plugrt can lower (sequences that are graph inputs or come from Loop, If or SequenceMap are not "
+         "supported)";
+}
+
+std::string StaticSequences::lower(const onnx::NodeProto& node, const Constants& constants, const TypeOf& type_of,
+                                   std::vector<onnx::NodeProto>* nodes,
+                                   std::vector<std::pair<std::string, Tensor>>* made) {
+  const std::string& op = node.op_type();
+  if (node.output_size() != 1 || node.output(0).empty()) return "it does not have exactly one output";
+  const std::string& output = node.output(0);
+  auto input = [&node](int k) { return k < node.input_size() ? node.input(k) : std::string(); };
+  if (op == "SequenceEmpty") {
+    sequences_[output] = {};
+    return "";
+  }
+  if (op == "SequenceConstruct") {
+    sequences_[output] = {node.input().begin(), node.input().end()};
+    return "";
+  }
+  if (op == "SplitToSequence") return split(node, constants, type_of, nodes, made);
+  const std::vector<std::string>* elements = nullptr;
+  if (std::string why = elements_of(input(0), &elements); !why.empty()) return why;
+  const auto n = static_cast<int64_t>(elements->size());
+  if (op == "SequenceLength") {
+    made->emplace_back(output, int64_tensor({n}, {}));
+    return "";
+  }
+  if (op == "ConcatFromSequence") return concat(node, *elements, type_of, nodes, made);
+  // SequenceInsert (at the end by default), SequenceErase (the last by default), SequenceAt.
+  const bool insert = op == "SequenceInsert";
+  const std::string position_name = input(insert ? 2 : 1);
+  int64_t position = insert ? n : n - 1;
+  if (!position_name.empty()) {
+    std::vector<int64_t> values, shape;
+    if (!constant_ints(constants, position_name, &values, &shape) || values.size() != 1) {
+      return "its position '" + position_name + "' is not a constant integer" + kAtCompileTime;
+    }
+    position = values[0];
+  } else if (op == "SequenceAt") {
+    return "it has no position";
+  }
+  const int64_t highest = insert ? n : n - 1;
+  if (position < -n || position > highest) {
+    return "position " + std::to_string(position) + " is outside its sequence of " + std::to_string(n) + " tensors";
+  }
+  if (position < 0) position += n;
+  std::vector<std::string> result = *elements;
+  if (insert) {
+    if (input(1).empty()) return "it inserts no tensor";
+    result.insert(result.begin() + position, input(1));
+  } else if (op == "SequenceErase") {
+    result.erase(result.begin() + position);
+  } else {  // SequenceAt
+    nodes->push_back(make_node("Identity", {result[static_cast<size_t>(position)]}, output, node.name()));
+    return "";
+  }
+  sequences_[output] = std::move(result);
+  return "";
+}
+
+std::string StaticSequences::split(const onnx::NodeProto& node, const Constants& constants, const TypeOf& type_of,
+                                   std::vector<onnx::NodeProto>* nodes,
+                                   std::vector<std::pair<std::string, Tensor>>* made) {
+  const std::string& x = node.input(0);
+  const std::string& output = node.output(0);
+  const ValueType type = type_of(x);
+  if (!type.is_static()) return "its input '" + x + "' has no static shape (give it with --input-shape)";
+  const auto rank = static_cast<int64_t>(type.dims.size());
+  int64_t axis = int_attribute(node, "axis", 0);
+  if (axis < -rank || axis >= rank) return "its axis " + std::to_string(axis) + " is outside the input's rank";
+  if (axis < 0) axis += rank;
+  const int64_t length = type.dims[static_cast<size_t>(axis)];
+  bool keepdims = int_attribute(node, "keepdims", 1) != 0;
+  std::vector<int64_t> sizes(static_cast<size_t>(length), 1);
+  if (node.input_size() > 1 && !node.input(1).empty()) {
+    std::vector<int64_t> split, shape;
+    if (!constant_ints(constants, node.input(1), &split, &shape) || shape.size() > 1) {
+      return "its split '" + node.input(1) + "' is not a constant integer scalar or list" + kAtCompileTime;
+    }
+    keepdims = true;      // ONNX ignores keepdims when split is given
+    if (shape.empty()) {  // chunks of split[0], the last one shorter
+      if (split.size() != 1 || split[0] < 1) return "its split is not a positive integer";
+      sizes.clear();
+      for (int64_t begin = 0; begin < length; begin += split[0]) sizes.push_back(std::min(split[0], length - begin));
+    } else {
+      const bool valid = std::all_of(split.begin(), split.end(), [](int64_t s) { return s >= 0; });
+      if (!valid || std::accumulate(split.begin(), split.end(), int64_t{0}) != length) {
+        return "its split does not add up to the input's length " + std::to_string(length) + " along the axis";
+      }
+      sizes = split;
+    }
+  }
+  std::vector<int64_t> squeezed = type.dims;
+  squeezed.erase(squeezed.begin() + axis);
+  std::vector<std::string> elements;
+  int64_t begin = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string element = output + "/" + std::to_string(i);
+    const std::string sliced = keepdims ? element : element + "/slice";
+    made->emplace_back(element + "/starts", int64_tensor({begin}, {1}));
+    made->emplace_back(element + "/ends", int64_tensor({begin + sizes[i]}, {1}));
+    made->emplace_back(element + "/axes", int64_tensor({axis}, {1}));
+    nodes->push_back(make_node("Slice", {x, element + "/starts", element + "/ends", element + "/axes"}, sliced,
+                               node.name() + "/slice_" + std::to_string(i)));
+    if (!keepdims) {
+      made->emplace_back(element + "/shape", int64_tensor(squeezed, {static_cast<int64_t>(squeezed.size())}));
+      nodes->push_back(
+          make_node("Reshape", {sliced, element + "/shape"}, element, node.name() + "/squeeze_" + std::to_string(i)));
+    }
+    elements.push_back(element);
+    begin += sizes[i];
+  }
+  sequences_[output] = std::move(elements);
+  return "";
+}
+
+std::string StaticSequences::concat(const onnx::NodeProto& node, const std::vector<std::string>& elements,
+                                    const TypeOf& type_of, std::vector<onnx::NodeProto>* nodes,
+                                    std::vector<std::pair<std::string, Tensor>>* made) const {
+  if (elements.empty()) return "its sequence is empty (ConcatFromSequence needs a tensor)";
+  bool has_axis = false;
+  int64_t axis = int_attribute(node, "axis", 0, &has_axis);
+  if (!has_axis) return "it has no axis";
+  const bool new_axis = int_attribute(node, "new_axis", 0) != 0;
+  const ValueType first = type_of(elements[0]);
+  if (!first.has_shape) return "the rank of '" + elements[0] + "' is not known";
+  const auto rank = static_cast<int64_t>(first.dims.size()) + (new_axis ? 1 : 0);
+  if (axis < -rank || axis >= rank) return "its axis " + std::to_string(axis) + " is outside the elements' rank";
+  if (axis < 0) axis += rank;
+  std::vector<std::string> inputs = elements;
+  if (new_axis) {  // each element with a dimension of 1 inserted at the axis
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const ValueType type = type_of(elements[i]);
+      if (!type.is_static()) return "the shape of '" + elements[i] + "' is not static (give it with --input-shape)";
+      std::vector<int64_t> shape = type.dims;
+      shape.insert(shape.begin() + std::min<int64_t>(axis, static_cast<int64_t>(shape.size())), 1);
+      inputs[i] = node.output(0) + "/" + std::to_string(i);
+      made->emplace_back(inputs[i] + "/shape", int64_tensor(shape, {static_cast<int64_t>(shape.size())}));
+      nodes->push_back(make_node("Reshape", {elements[i], inputs[i] + "/shape"}, inputs[i],
+                                 node.name() + "/unsqueeze_" + std::to_string(i)));
+    }
+  }
+  nodes->push_back(make_node("Concat", inputs, node.output(0), node.name()));
+  set_int_attribute(&nodes->back(), "axis", axis);
+  return "";
+}
+
+}  // namespace plugrt::compiler::onnx_import
