@@ -27,6 +27,8 @@ struct BackendUnderTest {
 inline std::ostream& operator<<(std::ostream& os, const BackendUnderTest& backend) { return os << backend.name; }
 
 class BackendSuite : public ::testing::TestWithParam<BackendUnderTest> {};
+/// The quantized checks (quantized_suite.cc), for the backends with int8 kernels.
+class QuantizedSuite : public ::testing::TestWithParam<BackendUnderTest> {};
 
 /// The instance name of a BackendSuite parameter: the backend's name.
 std::string backend_suite_name(const ::testing::TestParamInfo<BackendUnderTest>& info);

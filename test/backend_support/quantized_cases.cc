@@ -14,6 +14,16 @@ namespace plugrt::backend_test {
 
 using ::testing::IsEmpty;
 
+Quantized matmul_case() {
+  Quantized q;
+  q.matmul = true;
+  q.x = {6, 40};
+  q.w = {40, 24};
+  q.y = {6, 24};
+  q.attributes = {};
+  return q;
+}
+
 int64_t element_count(const Ints& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -32,6 +32,9 @@ struct Quantized {
   float x_scale = 0.05f, y_scale = 0.11f;
 };
 
+/// A QLinearMatMul case: A [6, 40] by B [40, 24], the other settings the defaults.
+Quantized matmul_case();
+
 /// The number of elements of `shape`.
 int64_t element_count(const Ints& shape);
 

@@ -123,6 +123,23 @@ const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const st
   return nullptr;
 }
 
+onnx::NodeProto make_node(const std::string& op_type, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name) {
+  onnx::NodeProto node;
+  node.set_op_type(op_type);
+  node.set_name(name);
+  for (const std::string& input : inputs) node.add_input(input);
+  for (const std::string& output : outputs) node.add_output(output);
+  return node;
+}
+
+void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(value);
+}
+
 Status constant_node_value(const onnx::NodeProto& node, Tensor* tensor) {
   if (node.attribute_size() != 1) return Status(Error::kInvalidArgument, "a Constant needs exactly one attribute");
   const onnx::AttributeProto& a = node.attribute(0);

@@ -125,6 +125,11 @@ size_t fuse_qdq_groups(onnx::GraphProto* graph, const std::map<std::string, Tens
                        const std::set<std::string>& graph_outputs);
 /// The node's attribute called `name`, or nullptr.
 const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name);
+/// A node of `op_type` in the default domain.
+onnx::NodeProto make_node(const std::string& op_type, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name);
+/// Adds the int attribute `name` to `node`.
+void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value);
 /// The value of a Constant node (value, value_float(s), value_int(s)); the reason alone
 /// on failure.
 Status constant_node_value(const onnx::NodeProto& node, Tensor* tensor);

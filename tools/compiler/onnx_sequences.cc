@@ -9,14 +9,11 @@ namespace plugrt::compiler::onnx_import {
 
 namespace {
 
+/// The int attribute `name`, or `fallback` (with `*present` false).
 int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback, bool* present = nullptr) {
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.name() != name) continue;
-    if (present != nullptr) *present = true;
-    return attribute.i();
-  }
-  if (present != nullptr) *present = false;
-  return fallback;
+  const onnx::AttributeProto* attribute = find_attribute(node, name);
+  if (present != nullptr) *present = attribute != nullptr;
+  return attribute != nullptr ? attribute->i() : fallback;
 }
 
 /// The integers of an int32 or int64 constant.
@@ -41,23 +38,6 @@ bool constant_ints(const StaticSequences::Constants& constants, const std::strin
   }
   *shape = tensor.shape;
   return true;
-}
-
-onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
-                          const std::string& name) {
-  onnx::NodeProto node;
-  node.set_op_type(op);
-  for (const std::string& input : inputs) node.add_input(input);
-  node.add_output(output);
-  node.set_name(name);
-  return node;
-}
-
-void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  onnx::AttributeProto* attribute = node->add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::INT);
-  attribute->set_i(value);
 }
 
 const char kAtCompileTime[] =
@@ -131,7 +111,7 @@ std::string StaticSequences::lower(const onnx::NodeProto& node, const Constants&
   } else if (op == "SequenceErase") {
     result.erase(result.begin() + position);
   } else {  // SequenceAt
-    nodes->push_back(make_node("Identity", {result[static_cast<size_t>(position)]}, output, node.name()));
+    nodes->push_back(make_node("Identity", {result[static_cast<size_t>(position)]}, {output}, node.name()));
     return "";
   }
   sequences_[output] = std::move(result);
@@ -180,12 +160,12 @@ std::string StaticSequences::split(const onnx::NodeProto& node, const Constants&
     made->emplace_back(element + "/starts", int64_tensor({begin}, {1}));
     made->emplace_back(element + "/ends", int64_tensor({begin + sizes[i]}, {1}));
     made->emplace_back(element + "/axes", int64_tensor({axis}, {1}));
-    nodes->push_back(make_node("Slice", {x, element + "/starts", element + "/ends", element + "/axes"}, sliced,
+    nodes->push_back(make_node("Slice", {x, element + "/starts", element + "/ends", element + "/axes"}, {sliced},
                                node.name() + "/slice_" + std::to_string(i)));
     if (!keepdims) {
       made->emplace_back(element + "/shape", int64_tensor(squeezed, {static_cast<int64_t>(squeezed.size())}));
       nodes->push_back(
-          make_node("Reshape", {sliced, element + "/shape"}, element, node.name() + "/squeeze_" + std::to_string(i)));
+          make_node("Reshape", {sliced, element + "/shape"}, {element}, node.name() + "/squeeze_" + std::to_string(i)));
     }
     elements.push_back(element);
     begin += sizes[i];
@@ -216,11 +196,11 @@ std::string StaticSequences::concat(const onnx::NodeProto& node, const std::vect
       shape.insert(shape.begin() + std::min<int64_t>(axis, static_cast<int64_t>(shape.size())), 1);
       inputs[i] = node.output(0) + "/" + std::to_string(i);
       made->emplace_back(inputs[i] + "/shape", int64_tensor(shape, {static_cast<int64_t>(shape.size())}));
-      nodes->push_back(make_node("Reshape", {elements[i], inputs[i] + "/shape"}, inputs[i],
+      nodes->push_back(make_node("Reshape", {elements[i], inputs[i] + "/shape"}, {inputs[i]},
                                  node.name() + "/unsqueeze_" + std::to_string(i)));
     }
   }
-  nodes->push_back(make_node("Concat", inputs, node.output(0), node.name()));
+  nodes->push_back(make_node("Concat", inputs, {node.output(0)}, node.name()));
   set_int_attribute(&nodes->back(), "axis", axis);
   return "";
 }

@@ -55,23 +55,6 @@ void add_float_initializer(onnx::GraphProto* graph, const std::string& name, con
   add_initializer(graph, name, onnx::TensorProto::FLOAT, shape, values.data(), values.size() * 4);
 }
 
-onnx::NodeProto make_node(const std::string& op_type, const std::vector<std::string>& inputs,
-                          const std::vector<std::string>& outputs, const std::string& name) {
-  onnx::NodeProto node;
-  node.set_op_type(op_type);
-  node.set_name(name);
-  for (const std::string& input : inputs) node.add_input(input);
-  for (const std::string& output : outputs) node.add_output(output);
-  return node;
-}
-
-void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  onnx::AttributeProto* attribute = node->add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::INT);
-  attribute->set_i(value);
-}
-
 int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
   for (const onnx::AttributeProto& a : node.attribute()) {
     if (a.name() == name) return a.i();

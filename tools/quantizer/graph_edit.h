@@ -12,6 +12,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "onnx_internal.h"
+
 namespace plugrt::quantizer {
 
 /// A float32 initializer's values and shape.
@@ -29,10 +31,9 @@ void add_initializer(onnx::GraphProto* graph, const std::string& name, int32_t d
 void add_float_initializer(onnx::GraphProto* graph, const std::string& name, const std::vector<float>& values,
                            const std::vector<int64_t>& shape);
 
-/// A node of `op_type` in the default domain; `axis` >= -rank sets the axis attribute.
-onnx::NodeProto make_node(const std::string& op_type, const std::vector<std::string>& inputs,
-                          const std::vector<std::string>& outputs, const std::string& name);
-void set_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value);
+/// A node of `op_type` in the default domain, and an int attribute: the importer's.
+using compiler::onnx_import::make_node;
+using compiler::onnx_import::set_int_attribute;
 /// The int attribute `name` of `node`, or `fallback`.
 int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
 /// The float attribute `name` of `node`, or `fallback`.

@@ -136,10 +136,9 @@ TEST_F(OnednnBackendTest, TheFuzzersFindingsAreRefusedWithTheirReasons) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backend, BackendSuite,
-                         ::testing::Values(BackendUnderTest{"onednn", PLUGRT_ONEDNN_PLUGIN_FILE, "PRTONDNN", "oneDNN",
-                                                            "libdnnl", "tiny_encoder"}),
-                         backend_suite_name);
+const BackendUnderTest kOnednn{"onednn", PLUGRT_ONEDNN_PLUGIN_FILE, "PRTONDNN", "oneDNN", "libdnnl", "tiny_encoder"};
+INSTANTIATE_TEST_SUITE_P(Backend, BackendSuite, ::testing::Values(kOnednn), backend_suite_name);
+INSTANTIATE_TEST_SUITE_P(Backend, QuantizedSuite, ::testing::Values(kOnednn), backend_suite_name);
 
 // With its portable fallback kept, a partition's weights are stored once: in the fallback
 // graph, which the oneDNN blob names them from (ABI 1.4). Without the fallback, the blob

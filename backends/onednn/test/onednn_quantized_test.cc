@@ -143,12 +143,7 @@ TEST(OnednnQuantized, ConvPointwiseTooLargeToFoldKeepsTheZeroPoint) {
 }
 
 TEST(OnednnQuantized, MatMulUint8PerTensor) {
-  Quantized q;
-  q.matmul = true;
-  q.x = {6, 40};
-  q.w = {40, 24};
-  q.y = {6, 24};
-  q.attributes = {};
+  Quantized q = matmul_case();
   expect_matches_portable(q);
 }
 
@@ -218,42 +213,12 @@ TEST(OnednnQuantized, BlobOfAQuantizedOpIsVersion6) {
 }
 
 // ---- QuantizeLinear and DequantizeLinear ------------------------------------------------------
+// (per tensor: test/backend_support/quantized_suite.cc; per axis, below)
 
 /// run_bytes, expecting every partition on oneDNN when `expect_onednn`.
 std::vector<uint8_t> run_raw(OnednnEnvironment& env, const std::vector<uint8_t>& program, std::vector<uint8_t> input,
                              DLDataType dtype, Ints shape, bool expect_onednn) {
   return run_bytes(env, program, std::move(input), dtype, std::move(shape), expect_onednn ? "onednn" : "");
-}
-
-TEST(OnednnQuantized, QuantizeLinearUint8TiesAndSaturation) {
-  OnednnEnvironment env;
-  expect_quantize_exact(env, "onednn", DType::kUInt8, 3, 0.5f);
-}
-
-TEST(OnednnQuantized, QuantizeLinearInt8TiesAndSaturation) {
-  OnednnEnvironment env;
-  expect_quantize_exact(env, "onednn", DType::kInt8, static_cast<uint8_t>(-5), 0.5f);
-}
-
-TEST(OnednnQuantized, DequantizeLinearUint8) {
-  OnednnEnvironment env;
-  expect_dequantize_exact(env, "onednn", DType::kUInt8, 131, 0.0173f);
-}
-
-TEST(OnednnQuantized, DequantizeLinearInt8) {
-  OnednnEnvironment env;
-  expect_dequantize_exact(env, "onednn", DType::kInt8, static_cast<uint8_t>(-7), 0.0291f);
-}
-
-TEST(OnednnQuantized, QuantizedBlockIsOnePartition) {
-  OnednnEnvironment env;
-  expect_quantized_block_is_one_partition(env, "onednn");
-}
-
-/// Built again per shape (the varying-shape blob), the quantized nodes included.
-TEST(OnednnQuantized, DimensionsThatVary) {
-  OnednnEnvironment env;
-  expect_varying_quantized_matches_portable(env, "onednn");
 }
 
 /// One input of a graph: its bytes, type and shape.

@@ -78,10 +78,9 @@ TEST_F(XnnpackBackendTest, ThePoolsWorkersSleepAfterACall) {
   EXPECT_LT(other_threads_cpu_ns() - before, uint64_t{5'000'000});
 }
 
-INSTANTIATE_TEST_SUITE_P(Backend, BackendSuite,
-                         ::testing::Values(BackendUnderTest{"xnnpack", PLUGRT_XNNPACK_PLUGIN_FILE, "PRTXNNPK",
-                                                            "XNNPACK", "libXNNPACK", "tiny_cnn"}),
-                         backend_suite_name);
+const BackendUnderTest kXnnpack{"xnnpack", PLUGRT_XNNPACK_PLUGIN_FILE, "PRTXNNPK", "XNNPACK", "libXNNPACK", "tiny_cnn"};
+INSTANTIATE_TEST_SUITE_P(Backend, BackendSuite, ::testing::Values(kXnnpack), backend_suite_name);
+INSTANTIATE_TEST_SUITE_P(Backend, QuantizedSuite, ::testing::Values(kXnnpack), backend_suite_name);
 
 }  // namespace
 }  // namespace plugrt::xnnpack_test

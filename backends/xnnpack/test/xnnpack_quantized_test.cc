@@ -21,7 +21,6 @@
 #include <gtest/gtest.h>
 
 #include "plugrt/program.h"
-#include "quantize_linear_cases.h"
 #include "quantized_cases.h"
 #include "xnnpack_test_support.h"
 
@@ -164,12 +163,7 @@ TEST(XnnpackQuantized, ConvPointwiseOneByOneSpatial) {
 }
 
 TEST(XnnpackQuantized, MatMulUint8PerTensor) {
-  Quantized q;
-  q.matmul = true;
-  q.x = {6, 40};
-  q.w = {40, 24};
-  q.y = {6, 24};
-  q.attributes = {};
+  Quantized q = matmul_case();
   expect_matches_portable(q);
 }
 
@@ -187,12 +181,7 @@ TEST(XnnpackQuantized, MatMulInt8PerTensorBatched) {
 
 /// Per-column weight scales, on a 1x1 per-channel convolution over A's rows.
 TEST(XnnpackQuantized, MatMulPerColumnScales) {
-  Quantized q;
-  q.matmul = true;
-  q.x = {6, 40};
-  q.w = {40, 24};
-  q.y = {6, 24};
-  q.attributes = {};
+  Quantized q = matmul_case();
   q.per_channel = true;
   expect_matches_portable(q);
   q.activation = q.output = DType::kInt8;
@@ -202,42 +191,7 @@ TEST(XnnpackQuantized, MatMulPerColumnScales) {
   expect_matches_portable(q);
 }
 
-// ---- QuantizeLinear and DequantizeLinear ---------------------------------------------------
-
-// A scale of two mantissa bits whose reciprocal is not a float: x * (1 / scale) misses
-// ties that x / scale hits, so these check the division the lowering makes.
-TEST(XnnpackQuantized, QuantizeLinearUint8TiesAndSaturation) {
-  XnnpackEnvironment env;
-  expect_quantize_exact(env, "xnnpack", DType::kUInt8, 3, 0.75f);
-}
-
-TEST(XnnpackQuantized, QuantizeLinearInt8TiesAndSaturation) {
-  XnnpackEnvironment env;
-  expect_quantize_exact(env, "xnnpack", DType::kInt8, static_cast<uint8_t>(-5), 0.375f);
-}
-
-TEST(XnnpackQuantized, DequantizeLinearUint8) {
-  XnnpackEnvironment env;
-  expect_dequantize_exact(env, "xnnpack", DType::kUInt8, 131, 0.0173f);
-}
-
-TEST(XnnpackQuantized, DequantizeLinearInt8) {
-  XnnpackEnvironment env;
-  expect_dequantize_exact(env, "xnnpack", DType::kInt8, static_cast<uint8_t>(-7), 0.0291f);
-}
-
-/// The QuantizeLinear of the model input feeds both the QLinearConv (its scale folded
-/// into the weights' scales) and a DequantizeLinear (a multiply by the scale).
-TEST(XnnpackQuantized, QuantizedBlockIsOnePartition) {
-  XnnpackEnvironment env;
-  expect_quantized_block_is_one_partition(env, "xnnpack");
-}
-
-/// Lowered again per shape (the varying-shape blob), the quantized nodes included.
-TEST(XnnpackQuantized, DimensionsThatVary) {
-  XnnpackEnvironment env;
-  expect_varying_quantized_matches_portable(env, "xnnpack");
-}
+// QuantizeLinear and DequantizeLinear: test/backend_support/quantized_suite.cc.
 
 /// How often the float32 requantization differs from the double one, on many random
 /// convolutions' outputs (logged; the bound is expect_matches_portable's).
@@ -267,12 +221,10 @@ TEST(XnnpackQuantized, Uint8WeightsStayOnPortable) {
   q.weight = DType::kUInt8;
   q.weight_zero_point = 128;
   expect_untaken(q, "QLinearConv");
-  q.matmul = true;
-  q.x = {6, 40};
-  q.w = {40, 24};
-  q.y = {6, 24};
-  q.attributes = {};
-  expect_untaken(q, "QLinearMatMul");
+  Quantized m = matmul_case();
+  m.weight = DType::kUInt8;
+  m.weight_zero_point = 128;
+  expect_untaken(m, "QLinearMatMul");
 }
 
 TEST(XnnpackQuantized, Int8WeightsWithANonZeroZeroPointStayOnPortable) {
