@@ -90,7 +90,7 @@ for test in conv_with_strides_padding gemm_default_matrix_bias maxpool_2d_pads s
             resize_upsample_scales_nearest layer_normalization_2d_axis0 clip_default_min if loop11 scan9_sum; do
   cp "$node_tests/test_$test/model.onnx" "$out/onnx_importer/$test.onnx"
 done
-# Sequences lowered at import (tools/compiler/onnx_sequences.h), from the "simple" suite.
+# Sequences lowered at import (tools/compiler/onnx_containers.h), from the "simple" suite.
 for model in 3 5 7 8; do
   cp "/usr/share/libonnx-testdata/data/simple/test_sequence_model$model/model.onnx" \
     "$out/onnx_importer/sequence_model$model.onnx"

@@ -30,9 +30,9 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "onnx_containers.h"
 #include "onnx_importer.h"
 #include "onnx_internal.h"
-#include "onnx_sequences.h"
 #include "onnx_symbolic.h"
 
 namespace plugrt::compiler {
@@ -129,7 +129,7 @@ class Importer {
   Status set_type(const onnx::NodeProto& node, const std::string& name, const onnx::TypeProto& inferred);
   bool try_fold(const onnx::NodeProto& node);
   Status inline_if(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending, std::set<std::string>* consumed);
-  /// A sequence op (onnx_sequences.h): recorded, or the tensor nodes it lowers to put in
+  /// A sequence op (onnx_containers.h): recorded, or the tensor nodes it lowers to put in
   /// front of `pending`.
   Status lower_sequence_op(const onnx::NodeProto& node, std::deque<onnx::NodeProto>* pending,
                            std::set<std::string>* consumed);
@@ -160,7 +160,7 @@ class Importer {
   onnx_import::SymbolicDims symbols_;                                 // ImportOptions::dims
   std::map<std::string, std::vector<common::DimExpr>> shape_values_;  // kept nodes' shape values
   size_t folded_ = 0;
-  onnx_import::StaticSequences sequences_;  // the sequences known at compile time
+  onnx_import::StaticContainers containers_;  // the sequences and optionals known at compile time
 };
 
 bool is_control_flow(const onnx::NodeProto& node) {
@@ -567,7 +567,7 @@ Status Importer::simplify() {
       PLUGRT_RETURN_IF_ERROR(inline_if(node, &pending, &consumed));
       continue;
     }
-    if (onnx_import::StaticSequences::handles(node)) {
+    if (onnx_import::StaticContainers::handles(node)) {
       PLUGRT_RETURN_IF_ERROR(lower_sequence_op(node, &pending, &consumed));
       continue;
     }
@@ -689,7 +689,7 @@ Status Importer::lower_sequence_op(const onnx::NodeProto& node, std::deque<onnx:
     const auto found = types_.find(name);
     return found != types_.end() ? found->second : onnx_import::ValueType{};
   };
-  const std::string why = sequences_.lower(node, constants_, type_of, &nodes, &made);
+  const std::string why = containers_.lower(node, constants_, type_of, &nodes, &made);
   if (!why.empty()) return node_error(Error::kNotSupported, node, why);
   for (auto& [name, tensor] : made) add_constant(name, std::move(tensor));
   for (const onnx::NodeProto& inner : nodes) consumed->insert(inner.input().begin(), inner.input().end());

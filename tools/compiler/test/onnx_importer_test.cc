@@ -2031,5 +2031,43 @@ TEST(OnnxImporter, ASequencePositionGivenAtRunTimeIsRefusedSayingWhatToDo) {
   ASSERT_TRUE(with_value.is_ok()) << with_value.status().to_string();
 }
 
+TEST(OnnxImporter, AnIfOnAnOptionalKnownAtCompileTimeBecomesItsBranch) {
+  // c = OptionalHasElement(Optional(x)): TorchScript's `is not None`, true here.
+  onnx::ModelProto model = if_model(false, false);
+  model.mutable_opset_import(0)->set_version(15);        // Optional's first
+  model.mutable_graph()->mutable_input()->RemoveLast();  // c is computed instead
+  onnx::GraphProto* graph = model.mutable_graph();
+  onnx::NodeProto if_node = graph->node(0);
+  graph->clear_node();
+  add_node(model, "Optional", "wrap", {"x"}, {"o"});
+  add_node(model, "OptionalHasElement", "has", {"o"}, {"c"});
+  *graph->add_node() = if_node;
+  add_node(model, "OptionalGetElement", "get", {"o"}, {"x_again"});
+  add_output(model, "x_again", {2});
+  Result<ImportedModel> imported = import_model(model, {});
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_THAT(op_types(graph_of(*imported)), ElementsAre("Relu", "Add", "Identity"));
+  std::vector<HostTensor> outputs = run_portable(*imported, {float_tensor({2}, {-1, 2})});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_THAT(floats_of(outputs[0]), ElementsAre(10, 22));  // Relu(x) + [10, 20]
+  EXPECT_THAT(floats_of(outputs[1]), ElementsAre(-1, 2));
+}
+
+TEST(OnnxImporter, TheElementOfAnEmptyOptionalIsRefused) {
+  onnx::ModelProto model = make_model(15);
+  add_input(model, "x", {2});
+  onnx::NodeProto* empty = add_node(model, "Optional", "none", {}, {"o"});
+  onnx::AttributeProto* type = empty->add_attribute();
+  type->set_name("type");
+  type->set_type(onnx::AttributeProto::TYPE_PROTO);
+  type->mutable_tp()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  add_node(model, "OptionalGetElement", "get", {"o"}, {"v"});
+  add_node(model, "Add", "add", {"x", "v"}, {"y"});
+  add_output(model, "y", {2});
+  Result<ImportedModel> imported = import_model(model);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_THAT(imported.status().message(), HasSubstr("its optional 'o' is empty"));
+}
+
 }  // namespace
 }  // namespace plugrt::compiler

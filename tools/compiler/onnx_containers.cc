@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "onnx_sequences.h"
+#include "onnx_containers.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,7 +17,7 @@ int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int6
 }
 
 /// The integers of an int32 or int64 constant.
-bool constant_ints(const StaticSequences::Constants& constants, const std::string& name, std::vector<int64_t>* values,
+bool constant_ints(const StaticContainers::Constants& constants, const std::string& name, std::vector<int64_t>* values,
                    std::vector<int64_t>* shape) {
   const auto found = constants.find(name);
   if (found == constants.end()) return false;
@@ -46,14 +46,15 @@ const char kAtCompileTime[] =
 
 }  // namespace
 
-bool StaticSequences::handles(const onnx::NodeProto& node) {
-  static const char* const kOps[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
-                                     "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
+bool StaticContainers::handles(const onnx::NodeProto& node) {
+  static const char* const kOps[] = {"SequenceEmpty", "SequenceConstruct",  "SequenceInsert",     "SequenceErase",
+                                     "SequenceAt",    "SequenceLength",     "ConcatFromSequence", "SplitToSequence",
+                                     "Optional",      "OptionalHasElement", "OptionalGetElement"};
   if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
   return std::find(std::begin(kOps), std::end(kOps), node.op_type()) != std::end(kOps);
 }
 
-std::string StaticSequences::elements_of(const std::string& name, const std::vector<std::string>** elements) const {
+std::string StaticContainers::elements_of(const std::string& name, const std::vector<std::string>** elements) const {
   const auto found = sequences_.find(name);
   *elements = found != sequences_.end() ? &found->second : nullptr;
   if (*elements != nullptr) return "";
@@ -62,9 +63,9 @@ std::string StaticSequences::elements_of(const std::string& name, const std::vec
          "supported)";
 }
 
-std::string StaticSequences::lower(const onnx::NodeProto& node, const Constants& constants, const TypeOf& type_of,
-                                   std::vector<onnx::NodeProto>* nodes,
-                                   std::vector<std::pair<std::string, Tensor>>* made) {
+std::string StaticContainers::lower(const onnx::NodeProto& node, const Constants& constants, const TypeOf& type_of,
+                                    std::vector<onnx::NodeProto>* nodes,
+                                    std::vector<std::pair<std::string, Tensor>>* made) {
   const std::string& op = node.op_type();
   if (node.output_size() != 1 || node.output(0).empty()) return "it does not have exactly one output";
   const std::string& output = node.output(0);
@@ -78,6 +79,7 @@ std::string StaticSequences::lower(const onnx::NodeProto& node, const Constants&
     return "";
   }
   if (op == "SplitToSequence") return split(node, constants, type_of, nodes, made);
+  if (op.rfind("Optional", 0) == 0) return optional(node, nodes, made);
   const std::vector<std::string>* elements = nullptr;
   if (std::string why = elements_of(input(0), &elements); !why.empty()) return why;
   const auto n = static_cast<int64_t>(elements->size());
@@ -118,9 +120,38 @@ std::string StaticSequences::lower(const onnx::NodeProto& node, const Constants&
   return "";
 }
 
-std::string StaticSequences::split(const onnx::NodeProto& node, const Constants& constants, const TypeOf& type_of,
-                                   std::vector<onnx::NodeProto>* nodes,
-                                   std::vector<std::pair<std::string, Tensor>>* made) {
+std::string StaticContainers::optional(const onnx::NodeProto& node, std::vector<onnx::NodeProto>* nodes,
+                                       std::vector<std::pair<std::string, Tensor>>* made) {
+  const std::string& op = node.op_type();
+  const std::string& output = node.output(0);
+  const std::string value = node.input_size() > 0 ? node.input(0) : std::string();
+  if (op == "Optional") {
+    optionals_[output] = value;
+    return "";
+  }
+  // From opset 18 the input may be a tensor or a sequence too (present), or absent.
+  const auto found = optionals_.find(value);
+  const std::string held = found != optionals_.end() ? found->second : value;
+  if (op == "OptionalHasElement") {
+    Tensor present;
+    present.dtype = DType::kBool;
+    present.bytes = {static_cast<uint8_t>(held.empty() ? 0 : 1)};
+    made->emplace_back(output, std::move(present));
+    return "";
+  }
+  // OptionalGetElement
+  if (held.empty()) return "its optional '" + value + "' is empty";
+  if (const auto sequence = sequences_.find(held); sequence != sequences_.end()) {
+    sequences_[output] = sequence->second;
+    return "";
+  }
+  nodes->push_back(make_node("Identity", {held}, {output}, node.name()));
+  return "";
+}
+
+std::string StaticContainers::split(const onnx::NodeProto& node, const Constants& constants, const TypeOf& type_of,
+                                    std::vector<onnx::NodeProto>* nodes,
+                                    std::vector<std::pair<std::string, Tensor>>* made) {
   const std::string& x = node.input(0);
   const std::string& output = node.output(0);
   const ValueType type = type_of(x);
@@ -174,9 +205,9 @@ std::string StaticSequences::split(const onnx::NodeProto& node, const Constants&
   return "";
 }
 
-std::string StaticSequences::concat(const onnx::NodeProto& node, const std::vector<std::string>& elements,
-                                    const TypeOf& type_of, std::vector<onnx::NodeProto>* nodes,
-                                    std::vector<std::pair<std::string, Tensor>>* made) const {
+std::string StaticContainers::concat(const onnx::NodeProto& node, const std::vector<std::string>& elements,
+                                     const TypeOf& type_of, std::vector<onnx::NodeProto>* nodes,
+                                     std::vector<std::pair<std::string, Tensor>>* made) const {
   if (elements.empty()) return "its sequence is empty (ConcatFromSequence needs a tensor)";
   bool has_axis = false;
   int64_t axis = int_attribute(node, "axis", 0, &has_axis);
