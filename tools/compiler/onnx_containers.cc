@@ -2,7 +2,6 @@
 #include "onnx_containers.h"
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 namespace plugrt::compiler::onnx_import {
@@ -16,27 +15,12 @@ int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int6
   return attribute != nullptr ? attribute->i() : fallback;
 }
 
-/// The integers of an int32 or int64 constant.
+/// The integers of the int32 or int64 constant `name` of rank 0 or 1, and its rank.
 bool constant_ints(const StaticContainers::Constants& constants, const std::string& name, std::vector<int64_t>* values,
-                   std::vector<int64_t>* shape) {
+                   size_t* rank) {
   const auto found = constants.find(name);
-  if (found == constants.end()) return false;
-  const Tensor& tensor = found->second;
-  const size_t size = tensor.dtype == DType::kInt64 ? 8 : tensor.dtype == DType::kInt32 ? 4 : 0;
-  if (size == 0 || tensor.bytes.size() % size != 0) return false;
-  values->clear();
-  for (size_t i = 0; i < tensor.bytes.size(); i += size) {
-    if (size == 8) {
-      int64_t v = 0;
-      std::memcpy(&v, &tensor.bytes[i], 8);
-      values->push_back(v);
-    } else {
-      int32_t v = 0;
-      std::memcpy(&v, &tensor.bytes[i], 4);
-      values->push_back(v);
-    }
-  }
-  *shape = tensor.shape;
+  if (found == constants.end() || !tensor_ints(found->second, values)) return false;
+  *rank = found->second.shape.size();
   return true;
 }
 
@@ -79,7 +63,7 @@ std::string StaticContainers::lower(const onnx::NodeProto& node, const Constants
     return "";
   }
   if (op == "SplitToSequence") return split(node, constants, type_of, nodes, made);
-  if (op.rfind("Optional", 0) == 0) return optional(node, nodes, made);
+  if (op.rfind("Optional", 0) == 0) return optional(node, type_of, nodes, made);
   const std::vector<std::string>* elements = nullptr;
   if (std::string why = elements_of(input(0), &elements); !why.empty()) return why;
   const auto n = static_cast<int64_t>(elements->size());
@@ -93,8 +77,9 @@ std::string StaticContainers::lower(const onnx::NodeProto& node, const Constants
   const std::string position_name = input(insert ? 2 : 1);
   int64_t position = insert ? n : n - 1;
   if (!position_name.empty()) {
-    std::vector<int64_t> values, shape;
-    if (!constant_ints(constants, position_name, &values, &shape) || values.size() != 1) {
+    std::vector<int64_t> values;
+    size_t rank = 0;
+    if (!constant_ints(constants, position_name, &values, &rank) || values.size() != 1) {
       return "its position '" + position_name + "' is not a constant integer" + kAtCompileTime;
     }
     position = values[0];
@@ -120,7 +105,8 @@ std::string StaticContainers::lower(const onnx::NodeProto& node, const Constants
   return "";
 }
 
-std::string StaticContainers::optional(const onnx::NodeProto& node, std::vector<onnx::NodeProto>* nodes,
+std::string StaticContainers::optional(const onnx::NodeProto& node, const TypeOf& type_of,
+                                       std::vector<onnx::NodeProto>* nodes,
                                        std::vector<std::pair<std::string, Tensor>>* made) {
   const std::string& op = node.op_type();
   const std::string& output = node.output(0);
@@ -132,6 +118,11 @@ std::string StaticContainers::optional(const onnx::NodeProto& node, std::vector<
   // From opset 18 the input may be a tensor or a sequence too (present), or absent.
   const auto found = optionals_.find(value);
   const std::string held = found != optionals_.end() ? found->second : value;
+  if (found == optionals_.end() && sequences_.count(value) == 0 && type_of(value).non_tensor) {
+    return "its optional '" + value +
+           "' is not one plugrt can lower (optionals that are graph inputs or come from "
+           "Loop or If are not supported)";
+  }
   if (op == "OptionalHasElement") {
     Tensor present;
     present.dtype = DType::kBool;
@@ -164,12 +155,13 @@ std::string StaticContainers::split(const onnx::NodeProto& node, const Constants
   bool keepdims = int_attribute(node, "keepdims", 1) != 0;
   std::vector<int64_t> sizes(static_cast<size_t>(length), 1);
   if (node.input_size() > 1 && !node.input(1).empty()) {
-    std::vector<int64_t> split, shape;
-    if (!constant_ints(constants, node.input(1), &split, &shape) || shape.size() > 1) {
+    std::vector<int64_t> split;
+    size_t split_rank = 0;
+    if (!constant_ints(constants, node.input(1), &split, &split_rank)) {
       return "its split '" + node.input(1) + "' is not a constant integer scalar or list" + kAtCompileTime;
     }
-    keepdims = true;      // ONNX ignores keepdims when split is given
-    if (shape.empty()) {  // chunks of split[0], the last one shorter
+    keepdims = true;        // ONNX ignores keepdims when split is given
+    if (split_rank == 0) {  // chunks of split[0], the last one shorter
       if (split.size() != 1 || split[0] < 1) return "its split is not a positive integer";
       sizes.clear();
       for (int64_t begin = 0; begin < length; begin += split[0]) sizes.push_back(std::min(split[0], length - begin));

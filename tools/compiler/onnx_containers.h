@@ -47,7 +47,7 @@ class StaticContainers {
                     std::vector<onnx::NodeProto>* nodes, std::vector<std::pair<std::string, Tensor>>* made);
   std::string concat(const onnx::NodeProto& node, const std::vector<std::string>& elements, const TypeOf& type_of,
                      std::vector<onnx::NodeProto>* nodes, std::vector<std::pair<std::string, Tensor>>* made) const;
-  std::string optional(const onnx::NodeProto& node, std::vector<onnx::NodeProto>* nodes,
+  std::string optional(const onnx::NodeProto& node, const TypeOf& type_of, std::vector<onnx::NodeProto>* nodes,
                        std::vector<std::pair<std::string, Tensor>>* made);
 
   std::map<std::string, std::vector<std::string>> sequences_;  // name -> its elements' value names

@@ -75,6 +75,8 @@ onnx::TypeProto type_proto_of(const Tensor& tensor);
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
 /// An int64 constant of these values and shape (its element count: values.size()).
 Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape);
+/// The integers of an int64 or int32 tensor of rank 0 or 1; false for another type or rank.
+bool tensor_ints(const Tensor& tensor, std::vector<int64_t>* values);
 /// The initializer that binds graph input `input` to `values` (ImportOptions::input_values),
 /// in its declared dtype, its shape taken from the declaration, `shapes` (by input name),
 /// or the count of values. The message names the input and what does not fit.

@@ -79,21 +79,7 @@ DimExpr larger(const DimExpr& a, const DimExpr& b, const std::vector<common::Dim
 
 /// The integers of a constant int64 or int32 tensor of rank 0 or 1.
 bool constant_ints(const Tensor& tensor, std::vector<int64_t>* values) {
-  if (tensor.shape.size() > 1) return false;
-  values->clear();
-  if (tensor.dtype == DType::kInt64) {
-    values->resize(tensor.bytes.size() / sizeof(int64_t));
-    if (!values->empty()) std::memcpy(values->data(), tensor.bytes.data(), values->size() * sizeof(int64_t));
-  } else if (tensor.dtype == DType::kInt32) {
-    for (size_t k = 0; k + sizeof(int32_t) <= tensor.bytes.size(); k += sizeof(int32_t)) {
-      int32_t v = 0;
-      std::memcpy(&v, tensor.bytes.data() + k, sizeof(v));
-      values->push_back(v);
-    }
-  } else {
-    return false;
-  }
-  return values->size() <= kMaxShapeValueLength;
+  return tensor_ints(tensor, values) && values->size() <= kMaxShapeValueLength;
 }
 
 /// An operand's integers as expressions: a shape value's elements, or a small integer

@@ -178,6 +178,24 @@ onnx::TypeProto type_proto_of(const Tensor& tensor) {
   return type;
 }
 
+bool tensor_ints(const Tensor& tensor, std::vector<int64_t>* values) {
+  if (tensor.shape.size() > 1) return false;
+  values->clear();
+  if (tensor.dtype == DType::kInt64) {
+    values->resize(tensor.bytes.size() / sizeof(int64_t));
+    if (!values->empty()) std::memcpy(values->data(), tensor.bytes.data(), values->size() * sizeof(int64_t));
+  } else if (tensor.dtype == DType::kInt32) {
+    for (size_t k = 0; k + sizeof(int32_t) <= tensor.bytes.size(); k += sizeof(int32_t)) {
+      int32_t v = 0;
+      std::memcpy(&v, tensor.bytes.data() + k, sizeof(v));
+      values->push_back(v);
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape) {
   Tensor tensor;
   tensor.dtype = DType::kInt64;
